@@ -1,0 +1,1 @@
+//! The demo server the examples run against.

@@ -1,0 +1,304 @@
+//! What a scenario body gets: one virtual user's HTTP client, with its own connection.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper::http::header::{HeaderName, HeaderValue};
+use hyper::http::{Method, Request, StatusCode};
+use hyper::HeaderMap;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::target::Target;
+
+/// One virtual user's view of the run: an HTTP/1.1 client bound to the target, with a keep-alive
+/// connection of its own.
+///
+/// No pool and no lock sit between the scenario and the socket: each virtual user owns its
+/// connection and reconnects when the server closes it, so `concurrency = C` means exactly C
+/// connections.
+///
+/// ```no_run
+/// #[loadbench::scenario(concurrency = 10, count = 1_000)]
+/// async fn create_item(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+///     ctx.post("/items")
+///         .header("content-type", "application/json")
+///         .body(r#"{"name":"widget"}"#)
+///         .send()
+///         .await?
+///         .expect_status(201)?;
+///     Ok(())
+/// }
+/// # fn main() {}
+/// ```
+#[derive(Debug)]
+pub struct Ctx {
+    target: Rc<Target>,
+    timeout: Duration,
+    user: u32,
+    conn: Option<SendRequest<Full<Bytes>>>,
+    pub(crate) counters: HttpCounters,
+}
+
+/// HTTP figures of one virtual user, merged into the scenario's totals when it finishes.
+#[derive(Debug, Default)]
+pub(crate) struct HttpCounters {
+    pub(crate) responses: u64,
+    pub(crate) bytes_received: u64,
+    pub(crate) connections: u64,
+    /// Few distinct codes occur in a run, so a short vector beats a map on the hot path.
+    pub(crate) status: Vec<(u16, u64)>,
+}
+
+impl HttpCounters {
+    fn count_status(&mut self, status: StatusCode) {
+        let code = status.as_u16();
+        match self.status.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, n)) => *n += 1,
+            None => self.status.push((code, 1)),
+        }
+    }
+}
+
+impl Ctx {
+    pub(crate) fn new(target: Rc<Target>, timeout: Duration, user: u32) -> Ctx {
+        Ctx { target, timeout, user, conn: None, counters: HttpCounters::default() }
+    }
+
+    /// This virtual user's number, from 0 to `concurrency - 1`; handy for picking test data.
+    pub fn user(&self) -> u32 {
+        self.user
+    }
+
+    /// The base URL requests go to.
+    pub fn target(&self) -> &str {
+        self.target.url()
+    }
+
+    /// Starts a GET request for `path`, relative to the target's base URL.
+    pub fn get(&mut self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::GET, path)
+    }
+
+    /// Starts a POST request for `path`, relative to the target's base URL.
+    pub fn post(&mut self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::POST, path)
+    }
+
+    /// Starts a PUT request for `path`, relative to the target's base URL.
+    pub fn put(&mut self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::PUT, path)
+    }
+
+    /// Starts a DELETE request for `path`, relative to the target's base URL.
+    pub fn delete(&mut self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::DELETE, path)
+    }
+
+    /// Starts a request with any method.
+    pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
+        let uri = self.target.join(path);
+        RequestBuilder { ctx: self, method, uri, headers: HeaderMap::new(), body: Bytes::new(), error: None }
+    }
+
+    async fn execute(&mut self, request: Request<Full<Bytes>>) -> Result<Response> {
+        let timeout = self.timeout;
+        match tokio::time::timeout(timeout, self.exchange(request)).await {
+            Ok(result) => result,
+            Err(_) => {
+                // The connection is mid-exchange: its state is unknown, so it cannot be reused.
+                self.conn = None;
+                Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!("no complete response within {}", humantime::format_duration(timeout)),
+                ))
+            }
+        }
+    }
+
+    async fn exchange(&mut self, mut request: Request<Full<Bytes>>) -> Result<Response> {
+        // One retry, only for a request hyper never started to send: the server may close an
+        // idle keep-alive connection just as we pick it up, which is not the server failing.
+        let mut retried = false;
+        let response = loop {
+            let sender = self.ready_connection().await?;
+            match sender.try_send_request(request).await {
+                Ok(response) => break response,
+                Err(mut err) => {
+                    self.conn = None;
+                    match err.take_message() {
+                        Some(unsent) if !retried => {
+                            retried = true;
+                            request = unsent;
+                        }
+                        _ => return Err(Error::with_source(ErrorKind::Io, "request failed", err.into_error())),
+                    }
+                }
+            }
+        };
+        let (parts, body) = response.into_parts();
+        self.counters.responses += 1;
+        self.counters.count_status(parts.status);
+        let body = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(err) => {
+                self.conn = None;
+                return Err(Error::with_source(ErrorKind::Io, "reading the response body failed", err));
+            }
+        };
+        self.counters.bytes_received += body.len() as u64;
+        Ok(Response { status: parts.status, headers: parts.headers, body })
+    }
+
+    /// The open connection, after reconnecting if the server closed the previous one.
+    async fn ready_connection(&mut self) -> Result<&mut SendRequest<Full<Bytes>>> {
+        if let Some(sender) = &mut self.conn {
+            // `ready` fails once the server has closed the connection (e.g. `Connection: close`).
+            if sender.ready().await.is_err() {
+                self.conn = None;
+            }
+        }
+        if self.conn.is_none() {
+            self.conn = Some(self.connect().await?);
+        }
+        match &mut self.conn {
+            Some(sender) => Ok(sender),
+            None => Err(Error::new(ErrorKind::Connect, "no connection")),
+        }
+    }
+
+    async fn connect(&mut self) -> Result<SendRequest<Full<Bytes>>> {
+        let addr = self.target.addr();
+        let stream = TcpStream::connect(addr)
+            .await
+            .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e))?;
+        // Requests are small and latency-bound; Nagle would hold them back.
+        stream
+            .set_nodelay(true)
+            .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot configure connection to {addr}"), e))?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| Error::with_source(ErrorKind::Connect, format!("HTTP handshake with {addr} failed"), e))?;
+        // The connection task ends when the sender is dropped or the server closes the socket;
+        // its error, if any, surfaces through the next request on this sender.
+        tokio::task::spawn_local(async move {
+            let _ = connection.await;
+        });
+        self.counters.connections += 1;
+        Ok(sender)
+    }
+}
+
+/// A request being built; send it with [`RequestBuilder::send`].
+#[derive(Debug)]
+#[must_use = "a request does nothing until `.send().await`"]
+pub struct RequestBuilder<'a> {
+    ctx: &'a mut Ctx,
+    method: Method,
+    uri: String,
+    headers: HeaderMap,
+    body: Bytes,
+    error: Option<Error>,
+}
+
+impl RequestBuilder<'_> {
+    /// Adds a header. An invalid name or value makes [`send`](Self::send) fail with a scenario
+    /// error.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            (Ok(name), Ok(value)) => {
+                self.headers.append(name, value);
+            }
+            _ => {
+                self.error.get_or_insert_with(|| Error::msg(format!("invalid header `{name}: {value}`")));
+            }
+        }
+        self
+    }
+
+    /// Sets the request body.
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// Sends the request and reads the whole response, within the scenario's timeout.
+    ///
+    /// Any status is a successful exchange here; use [`Response::expect_status`] to turn an
+    /// unexpected status into an error that counts as a failed iteration.
+    pub async fn send(self) -> Result<Response> {
+        let RequestBuilder { ctx, method, uri, headers, body, error } = self;
+        if let Some(error) = error {
+            return Err(error);
+        }
+        let mut request = Request::builder()
+            .method(method)
+            .uri(uri.as_str())
+            .body(Full::new(body))
+            .map_err(|e| Error::with_source(ErrorKind::Scenario, format!("invalid request `{uri}`"), e))?;
+        let request_headers = request.headers_mut();
+        request_headers.insert(hyper::http::header::HOST, ctx.target.host_header().clone());
+        request_headers.extend(headers);
+        ctx.execute(request).await
+    }
+}
+
+/// A complete response: status, headers and body.
+#[derive(Debug, Clone)]
+pub struct Response {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Response {
+    /// The status code.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The response headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body.
+    pub fn bytes(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// The body as UTF-8 text.
+    pub fn text(&self) -> Result<&str> {
+        std::str::from_utf8(&self.body).map_err(|e| Error::with_source(ErrorKind::Scenario, "body is not UTF-8", e))
+    }
+
+    /// Passes the response through if its status is `expected`, or fails with an
+    /// [`ErrorKind::Status`] error.
+    ///
+    /// ```no_run
+    /// # async fn body(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    /// ctx.get("/health").send().await?.expect_status(200)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn expect_status(self, expected: u16) -> Result<Response> {
+        if self.status.as_u16() == expected {
+            Ok(self)
+        } else {
+            Err(Error::new(ErrorKind::Status, format!("expected status {expected}, got {}", self.status)))
+        }
+    }
+
+    /// Passes the response through if its status is 2xx, or fails with an [`ErrorKind::Status`]
+    /// error.
+    pub fn expect_success(self) -> Result<Response> {
+        if self.status.is_success() {
+            Ok(self)
+        } else {
+            Err(Error::new(ErrorKind::Status, format!("expected a 2xx status, got {}", self.status)))
+        }
+    }
+}

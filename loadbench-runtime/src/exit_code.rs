@@ -1,0 +1,10 @@
+//! Exit codes of bench binaries and of `cargo loadbench`. Stable: CI scripts depend on them.
+
+/// The run completed. Request errors are counted and reported, not fatal.
+pub const OK: u8 = 0;
+/// A gate failed: a threshold or a regression against a baseline.
+pub const GATE_FAILED: u8 = 1;
+/// Usage, configuration or build error: a bad flag or file, a filter that matches nothing.
+pub const USAGE: u8 = 2;
+/// A scenario could not run: its binary crashed or its setup failed.
+pub const SCENARIO_FAILED: u8 = 3;

@@ -1,0 +1,407 @@
+//! The bench binary's entry point: reads its command line, runs the selected scenarios and
+//! reports, either to the terminal or to `cargo loadbench`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use clap::Parser;
+
+use crate::config::Load;
+use crate::executor::{self, RunPlan};
+use crate::registry::{self, ScenarioEntry};
+use crate::report::{self, ConfigReport, RunReport, ScenarioInfo, ScenarioList, ScenarioReport, SCHEMA_VERSION};
+use crate::target::{Target, TargetError};
+use crate::{exit_code, limits, machine, table};
+
+/// Environment variable naming the file where a bench binary writes its results (or its list,
+/// with `--list`) for `cargo loadbench`; when set, the binary prints no table of its own.
+pub const OUTPUT_ENV: &str = "LOADBENCH_OUTPUT";
+
+/// Environment variable giving the target base URL when `--target` is not passed.
+pub const TARGET_ENV: &str = "LOADBENCH_TARGET";
+
+/// Command line of a bench binary (`cargo bench --bench NAME -- …`, or run by `cargo loadbench`).
+#[derive(Debug, Parser)]
+#[command(about = "Runs the loadbench scenarios of this bench target.", disable_version_flag = true)]
+struct BenchArgs {
+    /// Run only scenarios whose name contains one of these strings.
+    filters: Vec<String>,
+    /// Match filters against whole scenario names.
+    #[arg(long)]
+    exact: bool,
+    /// List the scenarios instead of running them.
+    #[arg(long)]
+    list: bool,
+    /// Run the full load; passed by `cargo bench`. Without it (as under `cargo test --benches`)
+    /// each scenario runs once, as a smoke test.
+    #[arg(long)]
+    bench: bool,
+    /// Base URL of the server under test; overrides LOADBENCH_TARGET and the attribute.
+    #[arg(long, value_name = "URL")]
+    target: Option<String>,
+    /// Also write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+    // Passed by cargo's test harness conventions; accepted and ignored.
+    #[arg(long, hide = true)]
+    nocapture: bool,
+    #[arg(long, hide = true)]
+    show_output: bool,
+}
+
+/// Why a run could not start. Each maps to exit code 2 (usage or configuration).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// The binary holds no `#[scenario]` functions.
+    #[error("this binary has no #[loadbench::scenario] functions")]
+    NoScenarios,
+    /// The filters matched nothing.
+    #[error("no scenario matches {filters}; available: {available}")]
+    NoMatch {
+        /// The filters, quoted.
+        filters: String,
+        /// Every scenario name.
+        available: String,
+    },
+    /// A scenario has no target from any source.
+    #[error(
+        "scenario `{scenario}` has no target: pass --target URL, set LOADBENCH_TARGET, or add target = \"…\" to its attribute"
+    )]
+    NoTarget {
+        /// The scenario's name.
+        scenario: String,
+    },
+    /// A target URL is malformed or unsupported.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The embedded server given to [`Harness::default_target`] failed to start.
+    #[error("the default target failed to start: {0}")]
+    DefaultTarget(std::io::Error),
+}
+
+/// Runs the scenarios registered in this binary.
+///
+/// `loadbench::main!()` is `Harness::new().run()`. Write `main` yourself to give a default target,
+/// for instance a server embedded in the bench file:
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     loadbench::Harness::new()
+///         // Called only when no --target, LOADBENCH_TARGET or attribute target is given.
+///         .default_target(|| Ok("http://127.0.0.1:8080".to_string()))
+///         .run()
+/// }
+/// ```
+#[must_use]
+pub struct Harness {
+    default_target: Option<Box<dyn FnOnce() -> std::io::Result<String>>>,
+    target: Option<String>,
+    filters: Vec<String>,
+    exact: bool,
+    smoke: bool,
+    progress: bool,
+    stop: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness")
+            .field("target", &self.target)
+            .field("filters", &self.filters)
+            .field("exact", &self.exact)
+            .field("smoke", &self.smoke)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Harness::new()
+    }
+}
+
+impl Harness {
+    /// A harness with no target, no filter and progress shown.
+    pub fn new() -> Harness {
+        Harness {
+            default_target: None,
+            target: None,
+            filters: Vec::new(),
+            exact: false,
+            smoke: false,
+            progress: true,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The target to use when neither `--target`, `LOADBENCH_TARGET` nor the scenario's
+    /// attribute names one. `start` runs at most once, and only if it is needed.
+    pub fn default_target(mut self, start: impl FnOnce() -> std::io::Result<String> + 'static) -> Harness {
+        self.default_target = Some(Box::new(start));
+        self
+    }
+
+    /// The target for every scenario, as `--target` would give it.
+    pub fn target(mut self, url: impl Into<String>) -> Harness {
+        self.target = Some(url.into());
+        self
+    }
+
+    /// Runs only the scenario with exactly this name (may be repeated).
+    pub fn only(mut self, name: impl Into<String>) -> Harness {
+        self.filters.push(name.into());
+        self.exact = true;
+        self
+    }
+
+    /// Shows or hides progress output.
+    pub fn progress(mut self, show: bool) -> Harness {
+        self.progress = show;
+        self
+    }
+
+    /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
+    /// scenario ran (request errors are counted, not fatal), 2 for a usage or configuration
+    /// error, 3 when a scenario could not run.
+    pub fn run(mut self) -> ExitCode {
+        let args = match BenchArgs::try_parse_from(std::env::args_os().map(OsString::from)) {
+            Ok(args) => args,
+            Err(err) => {
+                let _ = err.print();
+                return if err.use_stderr() { ExitCode::from(exit_code::USAGE) } else { ExitCode::SUCCESS };
+            }
+        };
+        self.filters = args.filters;
+        self.exact = args.exact;
+        self.smoke = !args.bench;
+        self.progress = !args.quiet;
+        if args.target.is_some() {
+            self.target = args.target;
+        }
+        let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
+
+        if args.list {
+            return self.list(output);
+        }
+
+        // First Ctrl-C: stop starting iterations and report what ran. Second: leave at once.
+        let stop = Arc::clone(&self.stop);
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::Relaxed) {
+                std::process::exit(130);
+            }
+            eprintln!("interrupted: finishing in-flight requests; press Ctrl-C again to quit");
+        });
+
+        let report = match self.run_report() {
+            Ok(report) => report,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return ExitCode::from(exit_code::USAGE);
+            }
+        };
+        for path in output.iter().chain(args.json.iter()) {
+            if let Err(err) = report::write_json_atomic(path, &report) {
+                eprintln!("error: cannot write results to {}: {err}", path.display());
+                return ExitCode::from(exit_code::USAGE);
+            }
+        }
+        if output.is_none() {
+            print!("{}", table::render(&report));
+        }
+        ExitCode::from(report_exit_code(&report))
+    }
+
+    fn list(self, output: Option<PathBuf>) -> ExitCode {
+        let entries = registry::all();
+        let selected = registry::select(&entries, &self.filters, self.exact);
+        let list = ScenarioList {
+            schema_version: SCHEMA_VERSION,
+            scenarios: selected
+                .iter()
+                .map(|e| ScenarioInfo {
+                    name: e.name.to_owned(),
+                    module_path: e.module_path.to_owned(),
+                    file: e.file.to_owned(),
+                    line: e.line,
+                    config: config_report(e.config.concurrency, e.config.load, e.config.timeout(), e.config.target),
+                })
+                .collect(),
+        };
+        match output {
+            Some(path) => {
+                if let Err(err) = report::write_json_atomic(&path, &list) {
+                    eprintln!("error: cannot write the scenario list to {}: {err}", path.display());
+                    return ExitCode::from(exit_code::USAGE);
+                }
+            }
+            None => {
+                for s in &list.scenarios {
+                    println!("{}: {}", s.name, table::describe_config(&s.config));
+                }
+            }
+        }
+        ExitCode::SUCCESS
+    }
+
+    /// Runs the selected scenarios and returns the report, without printing a table.
+    ///
+    /// Scenarios that cannot run (their target does not resolve, too few file descriptors) are in
+    /// the report with [`ScenarioReport::setup_error`] set; the others still run.
+    pub fn run_report(mut self) -> Result<RunReport, HarnessError> {
+        let entries = registry::all();
+        if entries.is_empty() {
+            return Err(HarnessError::NoScenarios);
+        }
+        let selected = registry::select(&entries, &self.filters, self.exact);
+        if selected.is_empty() {
+            return Err(HarnessError::NoMatch {
+                filters: self.filters.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+                available: entries.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
+            });
+        }
+
+        // Decide every scenario's target before running any, so a configuration mistake costs
+        // no load-test time.
+        let env_target = std::env::var(TARGET_ENV).ok().filter(|t| !t.is_empty());
+        let mut fallback: Option<String> = None;
+        let mut targets = Vec::with_capacity(selected.len());
+        for entry in &selected {
+            let url = match (&self.target, &env_target, entry.config.target) {
+                (Some(t), _, _) | (None, Some(t), _) => t.clone(),
+                (None, None, Some(t)) => t.to_owned(),
+                (None, None, None) => match (&fallback, self.default_target.take()) {
+                    (Some(url), _) => url.clone(),
+                    (None, Some(start)) => {
+                        let url = start().map_err(HarnessError::DefaultTarget)?;
+                        fallback = Some(url.clone());
+                        url
+                    }
+                    (None, None) => return Err(HarnessError::NoTarget { scenario: entry.name.to_owned() }),
+                },
+            };
+            Target::check_syntax(&url)?;
+            targets.push(url);
+        }
+
+        let file_limit = limits::raise_open_files();
+        let started_at = SystemTime::now();
+        let mut scenarios = Vec::with_capacity(selected.len());
+        for (entry, url) in selected.into_iter().zip(targets) {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let report = self.run_one(entry, &url, file_limit);
+            if let Some(err) = &report.setup_error {
+                eprintln!("error: scenario `{}` could not run: {err}", entry.name);
+            }
+            scenarios.push(report);
+        }
+        Ok(RunReport {
+            schema_version: SCHEMA_VERSION,
+            tool: report::ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
+            started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
+            machine: machine::describe(),
+            scenarios,
+        })
+    }
+
+    fn run_one(&self, entry: &'static ScenarioEntry, url: &str, file_limit: Option<u64>) -> ScenarioReport {
+        let (concurrency, load) =
+            if self.smoke { (1, Load::Count(1)) } else { (entry.config.concurrency, entry.config.load) };
+        let timeout = entry.config.timeout();
+        let mut report = ScenarioReport {
+            name: entry.name.to_owned(),
+            bench: None,
+            package: None,
+            config: config_report(concurrency, load, timeout, Some(url)),
+            started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            duration_us: 0,
+            interrupted: false,
+            setup_error: None,
+            iterations: 0,
+            ok: 0,
+            failed: 0,
+            errors: Default::default(),
+            http: Default::default(),
+            latency_us: None,
+            rps: 0.0,
+        };
+        if let Err(needed) = limits::check_concurrency(concurrency, file_limit) {
+            report.setup_error = Some(needed);
+            return report;
+        }
+        let target = match Target::resolve(url) {
+            Ok(target) => target,
+            Err(err) => {
+                report.setup_error = Some(err.to_string());
+                return report;
+            }
+        };
+        let plan = RunPlan {
+            concurrency,
+            load,
+            timeout,
+            target,
+            threads: executor::worker_threads(concurrency),
+            show_progress: self.progress,
+        };
+        match executor::execute(entry, &plan, &self.stop) {
+            Ok(run) => {
+                let stats = run.stats;
+                report.duration_us = u64::try_from(run.wall.as_micros()).unwrap_or(u64::MAX);
+                report.interrupted = run.interrupted;
+                report.failed = stats.errors.total();
+                report.ok = stats.ok;
+                report.iterations = stats.ok + report.failed;
+                report.errors = stats.errors;
+                report.latency_us = stats.latency_report();
+                report.http = stats.http.clone();
+                report.rps = if run.wall.is_zero() { 0.0 } else { report.iterations as f64 / run.wall.as_secs_f64() };
+                if !self.progress {
+                    return report;
+                }
+                for (kind, message) in &stats.first_errors {
+                    eprintln!("{}: first {kind} error: {message}", entry.name);
+                }
+            }
+            Err(err) => report.setup_error = Some(format!("cannot start worker threads: {err}")),
+        }
+        report
+    }
+}
+
+/// The exit code a finished run earns: 3 if any scenario could not run, else 0.
+pub(crate) fn report_exit_code(report: &RunReport) -> u8 {
+    if report.scenarios.iter().any(|s| s.setup_error.is_some()) { exit_code::SCENARIO_FAILED } else { exit_code::OK }
+}
+
+fn config_report(
+    concurrency: u32,
+    load: Load,
+    timeout: std::time::Duration,
+    target: Option<&str>,
+) -> ConfigReport {
+    let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    ConfigReport {
+        concurrency,
+        count: match load {
+            Load::Count(n) => Some(n),
+            Load::Duration(_) => None,
+        },
+        duration_ms: match load {
+            Load::Count(_) => None,
+            Load::Duration(d) => Some(millis(d)),
+        },
+        timeout_ms: millis(timeout),
+        target: target.map(str::to_owned),
+    }
+}

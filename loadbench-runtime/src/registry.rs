@@ -1,0 +1,53 @@
+//! The scenarios registered by `#[scenario]` in this binary.
+//!
+//! Registration uses `inventory`: each attribute submits a `const` [`ScenarioEntry`] that is
+//! collected before `main`, so users never list their scenarios by hand. We chose it over
+//! `linkme` because its link sections live inside inventory's own `macro_rules` (so our proc
+//! macro emits no platform-specific attributes into user crates) and it has no history of
+//! breaking under LLD's section garbage collection; over a generated `main!(a, b, c)` because
+//! that makes users name each scenario twice.
+
+use crate::config::ScenarioConfig;
+use crate::vu::{VirtualUser, VuFuture};
+
+/// One `#[scenario]` function, as registered by the macro.
+#[derive(Debug)]
+pub struct ScenarioEntry {
+    /// Display name: the function name, or `name = "…"`.
+    pub name: &'static str,
+    /// `module_path!()` at the definition.
+    pub module_path: &'static str,
+    /// `file!()` at the definition.
+    pub file: &'static str,
+    /// `line!()` at the definition.
+    pub line: u32,
+    /// The load declared by the attribute.
+    pub config: ScenarioConfig,
+    /// Starts one virtual user's loop over the scenario body.
+    pub run: fn(VirtualUser) -> VuFuture,
+}
+
+inventory::collect!(ScenarioEntry);
+
+/// Every registered scenario, sorted by name then location so listings are stable
+/// (inventory's own order is unspecified).
+pub fn all() -> Vec<&'static ScenarioEntry> {
+    let mut entries: Vec<&'static ScenarioEntry> = inventory::iter::<ScenarioEntry>().collect();
+    entries.sort_by_key(|e| (e.name, e.file, e.line));
+    entries
+}
+
+/// Scenarios whose name contains any of `filters` (all of them when `filters` is empty), or
+/// equals one of them when `exact` is set.
+pub fn select<'a>(entries: &[&'static ScenarioEntry], filters: &[String], exact: bool) -> Vec<&'static ScenarioEntry> {
+    entries
+        .iter()
+        .copied()
+        .filter(|e| {
+            filters.is_empty()
+                || filters
+                    .iter()
+                    .any(|f| if exact { e.name == f } else { e.name.contains(f.as_str()) })
+        })
+        .collect()
+}

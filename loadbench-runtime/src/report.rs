@@ -1,0 +1,219 @@
+//! The versioned result document: what a run measured, as written to JSON.
+//!
+//! These types are the contract between a bench binary, `cargo loadbench` and any tool that reads
+//! the files; they change only together with [`SCHEMA_VERSION`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the JSON layout of [`RunReport`] and [`ScenarioList`].
+///
+/// Bumped on any change that an older reader would misread; readers should refuse a version they
+/// do not know rather than guess.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one run produced: one entry per scenario, plus where and when it ran.
+///
+/// ```
+/// let json = r#"{"schema_version":1,"tool":{"name":"loadbench","version":"0.1.0"},
+///   "started_at":"2026-01-01T00:00:00Z","machine":{"os":"linux","arch":"x86_64","cpus":2,
+///   "hostname":null,"kernel":null},"scenarios":[]}"#;
+/// let report: loadbench::report::RunReport = serde_json::from_str(json).unwrap();
+/// assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Always [`SCHEMA_VERSION`] when written by this version.
+    pub schema_version: u32,
+    /// The program that wrote the file.
+    pub tool: ToolInfo,
+    /// Wall-clock start of the run, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The machine the generator ran on.
+    pub machine: MachineInfo,
+    /// One entry per scenario, in the order they ran.
+    pub scenarios: Vec<ScenarioReport>,
+}
+
+/// Name and version of the writer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// `loadbench`.
+    pub name: String,
+    /// The crate version of the runtime that measured.
+    pub version: String,
+}
+
+/// A description of the generator's machine, so results from different machines are not
+/// compared unknowingly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// `std::env::consts::OS`.
+    pub os: String,
+    /// `std::env::consts::ARCH`.
+    pub arch: String,
+    /// Logical CPUs available to the process.
+    pub cpus: usize,
+    /// Host name, when it could be read.
+    pub hostname: Option<String>,
+    /// Kernel release, when it could be read.
+    pub kernel: Option<String>,
+}
+
+/// The result of one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioReport {
+    /// The scenario's name (the function name unless `name = "…"` was given).
+    pub name: String,
+    /// The bench target that holds the scenario; filled in by `cargo loadbench`.
+    #[serde(default)]
+    pub bench: Option<String>,
+    /// The package that holds the bench target; filled in by `cargo loadbench`.
+    #[serde(default)]
+    pub package: Option<String>,
+    /// The load that was asked for.
+    pub config: ConfigReport,
+    /// Wall-clock start of this scenario, RFC 3339 in UTC.
+    pub started_at: String,
+    /// Wall time from the first iteration's start to the last one's end, in microseconds.
+    pub duration_us: u64,
+    /// True when the run was stopped early (Ctrl-C); the figures cover what did run.
+    pub interrupted: bool,
+    /// Set when the scenario could not run at all (bad target, too few file descriptors, …).
+    pub setup_error: Option<String>,
+    /// Iterations (runs of the scenario body) that finished.
+    pub iterations: u64,
+    /// Iterations whose body returned `Ok`.
+    pub ok: u64,
+    /// Iterations whose body returned an error; the sum of [`ScenarioReport::errors`].
+    pub failed: u64,
+    /// Failed iterations by kind.
+    pub errors: ErrorCounts,
+    /// HTTP exchanges made by the scenario body.
+    pub http: HttpReport,
+    /// Latency of successful iterations; `None` when no iteration succeeded.
+    pub latency_us: Option<LatencyReport>,
+    /// Finished iterations per second of wall time.
+    pub rps: f64,
+}
+
+/// The load a scenario was configured with, after overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigReport {
+    /// Virtual users (bodies in flight at once).
+    pub concurrency: u32,
+    /// Total iterations, when the scenario is bounded by count.
+    pub count: Option<u64>,
+    /// Run time in milliseconds, when the scenario is bounded by time.
+    pub duration_ms: Option<u64>,
+    /// Per-request timeout in milliseconds.
+    pub timeout_ms: u64,
+    /// Base URL the requests went to.
+    pub target: Option<String>,
+}
+
+/// Failed iterations, by what went wrong.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    /// The TCP connection could not be opened (refused, unreachable).
+    pub connect: u64,
+    /// A request did not complete within the timeout.
+    pub timeout: u64,
+    /// A response had a status the scenario rejected (`expect_status`).
+    pub status: u64,
+    /// The connection failed mid-exchange (reset, closed early, malformed response).
+    pub io: u64,
+    /// The scenario body returned an error of its own.
+    pub scenario: u64,
+}
+
+impl ErrorCounts {
+    /// The total over all kinds.
+    pub fn total(&self) -> u64 {
+        self.connect + self.timeout + self.status + self.io + self.scenario
+    }
+
+    /// Adds another set of counts to this one.
+    pub fn add(&mut self, other: &ErrorCounts) {
+        self.connect += other.connect;
+        self.timeout += other.timeout;
+        self.status += other.status;
+        self.io += other.io;
+        self.scenario += other.scenario;
+    }
+}
+
+/// What went over the wire.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpReport {
+    /// Requests for which a response head arrived.
+    pub responses: u64,
+    /// Response body bytes received.
+    pub bytes_received: u64,
+    /// Responses by status code.
+    pub status: BTreeMap<u16, u64>,
+    /// TCP connections opened (the first one per virtual user, plus reconnects).
+    pub connections: u64,
+}
+
+/// Latency percentiles from the merged HDR histogram, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyReport {
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Standard deviation.
+    pub stdev: f64,
+    /// Fastest iteration.
+    pub min: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p99_9: f64,
+    /// Slowest iteration.
+    pub max: f64,
+}
+
+/// The scenarios a bench binary holds, as `--list` writes them for `cargo loadbench`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioList {
+    /// Always [`SCHEMA_VERSION`] when written by this version.
+    pub schema_version: u32,
+    /// The scenarios, sorted by name.
+    pub scenarios: Vec<ScenarioInfo>,
+}
+
+/// One registered scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioInfo {
+    /// The scenario's name.
+    pub name: String,
+    /// Rust module that defines it.
+    pub module_path: String,
+    /// Source file that defines it.
+    pub file: String,
+    /// Line of the attribute.
+    pub line: u32,
+    /// The load from the attribute (before command-line overrides).
+    pub config: ConfigReport,
+}
+
+/// Writes `value` as pretty JSON to `path` atomically: into a temporary file in the same
+/// directory, then renamed over `path`, so a reader never sees half a file and a crash never
+/// leaves one.
+pub fn write_json_atomic<T: Serialize>(path: &std::path::Path, value: &T) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    serde_json::to_writer_pretty(&mut file, value)?;
+    file.write_all(b"\n")?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! Test support: servers on loopback that count what they see.
