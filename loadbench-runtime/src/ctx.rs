@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::HeaderMap;
 use hyper::client::conn::http1::SendRequest;
 use hyper::http::header::{HeaderName, HeaderValue};
 use hyper::http::{Method, Request, StatusCode};
-use hyper::HeaderMap;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 

@@ -13,7 +13,7 @@ use clap::Parser;
 use crate::config::Load;
 use crate::executor::{self, RunPlan};
 use crate::registry::{self, ScenarioEntry};
-use crate::report::{self, ConfigReport, RunReport, ScenarioInfo, ScenarioList, ScenarioReport, SCHEMA_VERSION};
+use crate::report::{self, ConfigReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport};
 use crate::target::{Target, TargetError};
 use crate::{exit_code, limits, machine, table};
 
@@ -366,11 +366,11 @@ impl Harness {
                 report.latency_us = stats.latency_report();
                 report.http = stats.http.clone();
                 report.rps = if run.wall.is_zero() { 0.0 } else { report.iterations as f64 / run.wall.as_secs_f64() };
-                if !self.progress {
-                    return report;
-                }
-                for (kind, message) in &stats.first_errors {
-                    eprintln!("{}: first {kind} error: {message}", entry.name);
+                if self.progress {
+                    // One example per kind, so a wall of failures comes with a reason.
+                    for (kind, message) in &stats.first_errors {
+                        eprintln!("{}: first {kind} error: {message}", entry.name);
+                    }
                 }
             }
             Err(err) => report.setup_error = Some(format!("cannot start worker threads: {err}")),
@@ -384,12 +384,7 @@ pub(crate) fn report_exit_code(report: &RunReport) -> u8 {
     if report.scenarios.iter().any(|s| s.setup_error.is_some()) { exit_code::SCENARIO_FAILED } else { exit_code::OK }
 }
 
-fn config_report(
-    concurrency: u32,
-    load: Load,
-    timeout: std::time::Duration,
-    target: Option<&str>,
-) -> ConfigReport {
+fn config_report(concurrency: u32, load: Load, timeout: std::time::Duration, target: Option<&str>) -> ConfigReport {
     let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     ConfigReport {
         concurrency,

@@ -101,11 +101,7 @@ fn print_lines(name: &str, load: Load, workers: &[Arc<WorkerProgress>], start: I
         let tenths = (fraction(load, done, elapsed) * 10.0).floor() as u32;
         if tenths > reported_tenths && tenths < 10 {
             reported_tenths = tenths;
-            eprintln!(
-                "{name}: {}% ({done} iterations, {failed} failed, {:.1}s)",
-                tenths * 10,
-                elapsed.as_secs_f64()
-            );
+            eprintln!("{name}: {}% ({done} iterations, {failed} failed, {:.1}s)", tenths * 10, elapsed.as_secs_f64());
         }
     }
     let (done, failed) = totals(workers);

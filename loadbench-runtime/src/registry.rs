@@ -44,10 +44,7 @@ pub fn select<'a>(entries: &[&'static ScenarioEntry], filters: &[String], exact:
         .iter()
         .copied()
         .filter(|e| {
-            filters.is_empty()
-                || filters
-                    .iter()
-                    .any(|f| if exact { e.name == f } else { e.name.contains(f.as_str()) })
+            filters.is_empty() || filters.iter().any(|f| if exact { e.name == f } else { e.name.contains(f.as_str()) })
         })
         .collect()
 }

@@ -2,8 +2,8 @@
 
 use std::net::SocketAddr;
 
-use hyper::http::uri::{Authority, Scheme, Uri};
 use hyper::http::HeaderValue;
+use hyper::http::uri::{Authority, Scheme, Uri};
 
 /// A base URL such as `http://127.0.0.1:8080/api`, resolved to one socket address.
 ///
@@ -57,7 +57,9 @@ impl Target {
     /// ```
     pub fn resolve(url: &str) -> Result<Target, TargetError> {
         let (uri, host_header) = Self::parse(url)?;
-        let authority = uri.authority().ok_or_else(|| TargetError::Invalid { url: url.to_owned(), reason: "it has no host".into() })?;
+        let authority = uri
+            .authority()
+            .ok_or_else(|| TargetError::Invalid { url: url.to_owned(), reason: "it has no host".into() })?;
         let host = authority.host();
         let port = authority.port_u16().unwrap_or(80);
         // `[::1]` arrives with its brackets; the resolver wants the bare address.

@@ -48,3 +48,20 @@ where
     }
     worker.borrow_mut().absorb(&ctx.counters);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body(ctx: &mut Ctx) -> Result<()> {
+        let _ = ctx.user();
+        Ok(())
+    }
+
+    #[test]
+    fn an_async_fn_taking_ctx_is_a_scenario_body() {
+        // What `#[scenario]` generates must coerce to the registry's function pointer type.
+        let run: fn(VirtualUser) -> VuFuture = |user| vu_future(user, body);
+        let _ = run;
+    }
+}

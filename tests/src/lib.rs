@@ -1,1 +1,172 @@
-//! Test support: servers on loopback that count what they see.
+//! Test support: a real hyper server on 127.0.0.1 that counts what it sees, so tests can compare
+//! what loadbench reports with what the server observed.
+
+// A test server that cannot start is a broken test environment; failing loudly is right here.
+#![allow(clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+/// How the test server answers. Request numbers start at 1, in order of arrival.
+#[derive(Debug, Clone)]
+pub struct Behavior {
+    /// Time each request takes before its response.
+    pub delay: Duration,
+    /// Every Nth request gets a 500 response.
+    pub fail_every: Option<u64>,
+    /// Every Nth response carries `Connection: close`, so the server closes the connection after it.
+    pub close_every: Option<u64>,
+    /// Every Nth request has its connection dropped without any response.
+    pub reset_every: Option<u64>,
+    /// Every Nth request is held this long before its response (to trigger client timeouts).
+    pub stall_every: Option<(u64, Duration)>,
+    /// The response body.
+    pub body: &'static str,
+}
+
+impl Default for Behavior {
+    fn default() -> Self {
+        Behavior {
+            delay: Duration::ZERO,
+            fail_every: None,
+            close_every: None,
+            reset_every: None,
+            stall_every: None,
+            body: "<p>hello, world!</p>",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    requests: AtomicU64,
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
+    connections: AtomicU64,
+}
+
+/// A server on an ephemeral loopback port; stops when dropped.
+#[derive(Debug)]
+pub struct TestServer {
+    addr: SocketAddr,
+    counters: Arc<Counters>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+/// Decrements the in-flight count however the request ends (answered, dropped, or cancelled).
+struct InFlight(Arc<Counters>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl TestServer {
+    /// Starts a server with the given behaviour on 127.0.0.1 and an ephemeral port.
+    pub fn start(behavior: Behavior) -> TestServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("test server runtime");
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let counters = Arc::new(Counters::default());
+        let behavior = Arc::new(behavior);
+        let accept_counters = Arc::clone(&counters);
+        runtime.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let _ = stream.set_nodelay(true);
+                accept_counters.connections.fetch_add(1, Ordering::SeqCst);
+                let counters = Arc::clone(&accept_counters);
+                let behavior = Arc::clone(&behavior);
+                tokio::spawn(async move {
+                    let service = service_fn(move |request| handle(request, Arc::clone(&counters), Arc::clone(&behavior)));
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        TestServer { addr, counters, runtime: Some(runtime) }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.counters.requests.load(Ordering::SeqCst)
+    }
+
+    /// The most requests that were being handled at the same moment.
+    pub fn max_in_flight(&self) -> u64 {
+        self.counters.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// TCP connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.counters.connections.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+async fn handle(
+    _request: Request<Incoming>,
+    counters: Arc<Counters>,
+    behavior: Arc<Behavior>,
+) -> Result<Response<Full<Bytes>>, std::io::Error> {
+    let n = counters.requests.fetch_add(1, Ordering::SeqCst) + 1;
+    let now = counters.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    counters.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    let _guard = InFlight(Arc::clone(&counters));
+    let every = |k: Option<u64>| k.is_some_and(|k| k > 0 && n % k == 0);
+
+    if !behavior.delay.is_zero() {
+        tokio::time::sleep(behavior.delay).await;
+    }
+    if let Some((k, stall)) = behavior.stall_every
+        && k > 0
+        && n % k == 0
+    {
+        tokio::time::sleep(stall).await;
+    }
+    if every(behavior.reset_every) {
+        // An error from the service makes hyper drop the connection without a response.
+        return Err(std::io::Error::other("test server drops this connection"));
+    }
+    let status = if every(behavior.fail_every) { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
+    let mut response = Response::builder().status(status).header("content-type", "text/html");
+    if every(behavior.close_every) {
+        response = response.header("connection", "close");
+    }
+    Ok(response.body(Full::new(Bytes::from_static(behavior.body.as_bytes()))).expect("static response parts are valid"))
+}
+
+/// A loopback address where nothing listens, for connection-refused tests.
+pub fn closed_port_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local addr");
+    drop(listener);
+    format!("http://{addr}")
+}

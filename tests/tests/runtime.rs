@@ -1,0 +1,212 @@
+//! The runtime against real hyper servers on 127.0.0.1: exact counts and concurrency as the
+//! server observes them, and every kind of failure counted with the run still completing.
+
+use std::time::Duration;
+
+use loadbench::report::ScenarioReport;
+use loadbench_tests::{Behavior, TestServer, closed_port_url};
+
+fn run(scenario: &str, target: &str) -> ScenarioReport {
+    let report = loadbench::Harness::new()
+        .target(target)
+        .only(scenario)
+        .progress(false)
+        .run_report()
+        .unwrap_or_else(|e| panic!("{scenario}: {e}"));
+    assert_eq!(report.scenarios.len(), 1, "{scenario} selected exactly once");
+    report.scenarios.into_iter().next().unwrap_or_else(|| unreachable!())
+}
+
+#[loadbench::scenario(concurrency = 100, count = 10_000)]
+async fn exact_count(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn count_and_concurrency_are_exact_as_the_server_sees_them() {
+    let server = TestServer::start(Behavior { delay: Duration::from_millis(1), ..Behavior::default() });
+    let report = run("exact_count", &server.url());
+
+    assert_eq!(server.requests(), 10_000, "requests the server received");
+    assert_eq!(server.max_in_flight(), 100, "most requests in flight at once");
+    assert_eq!(report.iterations, 10_000);
+    assert_eq!(report.ok, 10_000);
+    assert_eq!(report.failed, 0);
+    assert_eq!(report.http.responses, 10_000);
+    assert_eq!(report.http.status.get(&200), Some(&10_000));
+    assert_eq!(report.http.bytes_received, 10_000 * "<p>hello, world!</p>".len() as u64);
+    // One keep-alive connection per virtual user, never more.
+    assert_eq!(report.http.connections, 100);
+    assert_eq!(server.connections(), 100);
+    let latency = report.latency_us.expect("latency of successful iterations");
+    assert!(latency.min >= 1_000.0, "each request waits 1 ms on the server: min {}µs", latency.min);
+    assert!(latency.min <= latency.p50 && latency.p50 <= latency.p99 && latency.p99 <= latency.max);
+    assert!(report.rps > 0.0);
+    assert!(!report.interrupted);
+}
+
+#[loadbench::scenario(concurrency = 10, count = 1_000)]
+async fn server_errors(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn five_hundreds_are_counted_as_status_errors() {
+    let server = TestServer::start(Behavior { fail_every: Some(10), ..Behavior::default() });
+    let report = run("server_errors", &server.url());
+
+    assert_eq!(server.requests(), 1_000);
+    assert_eq!(report.iterations, 1_000);
+    assert_eq!(report.errors.status, 100);
+    assert_eq!(report.ok, 900);
+    assert_eq!(report.failed, 100);
+    assert_eq!(report.http.status.get(&500), Some(&100));
+    assert_eq!(report.http.status.get(&200), Some(&900));
+}
+
+#[loadbench::scenario(concurrency = 4, count = 200)]
+async fn refused(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn connection_refused_is_counted_and_the_run_completes() {
+    let report = run("refused", &closed_port_url());
+
+    assert_eq!(report.iterations, 200);
+    assert_eq!(report.errors.connect, 200);
+    assert_eq!(report.ok, 0);
+    assert!(report.latency_us.is_none(), "no successful iteration, so no latency");
+    assert!(report.setup_error.is_none());
+}
+
+#[loadbench::scenario(concurrency = 10, count = 1_000)]
+async fn server_closes(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn connection_close_from_the_server_means_reconnect_not_error() {
+    let server = TestServer::start(Behavior { close_every: Some(5), ..Behavior::default() });
+    let report = run("server_closes", &server.url());
+
+    assert_eq!(server.requests(), 1_000);
+    assert_eq!(report.ok, 1_000, "errors: {:?}", report.errors);
+    // 200 responses closed their connection; each user opened one more after each of those
+    // (except after its last request).
+    assert!(report.http.connections >= 200, "connections opened: {}", report.http.connections);
+    assert_eq!(report.http.connections, server.connections());
+}
+
+#[loadbench::scenario(concurrency = 10, count = 1_000)]
+async fn server_resets(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn connections_dropped_mid_request_are_io_errors() {
+    let server = TestServer::start(Behavior { reset_every: Some(10), ..Behavior::default() });
+    let report = run("server_resets", &server.url());
+
+    assert_eq!(server.requests(), 1_000);
+    assert_eq!(report.iterations, 1_000);
+    assert_eq!(report.errors.io, 100, "errors: {:?}", report.errors);
+    assert_eq!(report.ok, 900);
+}
+
+#[loadbench::scenario(concurrency = 5, count = 200, timeout = "200ms")]
+async fn stalls(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn requests_past_the_timeout_are_timeouts() {
+    let server = TestServer::start(Behavior { stall_every: Some((50, Duration::from_secs(3))), ..Behavior::default() });
+    let report = run("stalls", &server.url());
+
+    assert_eq!(report.iterations, 200);
+    assert_eq!(report.errors.timeout, 4, "errors: {:?}", report.errors);
+    assert_eq!(report.ok, 196);
+    assert_eq!(server.requests(), 200);
+    // A timed-out request abandons its connection; the user reconnects for the next one.
+    assert_eq!(report.http.connections, 5 + 4);
+    assert!(report.duration_us < 3_000_000, "timeouts cut the stalls short: {}µs", report.duration_us);
+}
+
+#[loadbench::scenario(concurrency = 10, duration = "1s")]
+async fn timed(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn a_duration_bound_run_stops_on_time() {
+    let server = TestServer::start(Behavior { delay: Duration::from_millis(2), ..Behavior::default() });
+    let report = run("timed", &server.url());
+
+    assert!(report.duration_us >= 1_000_000, "ran {}µs", report.duration_us);
+    assert!(report.duration_us < 1_300_000, "ran {}µs", report.duration_us);
+    assert_eq!(report.iterations, server.requests(), "every started request finished and was counted");
+    assert!(report.iterations > 100, "{} iterations", report.iterations);
+    assert_eq!(report.config.count, None);
+    assert_eq!(report.config.duration_ms, Some(1_000));
+}
+
+#[loadbench::scenario(concurrency = 3, count = 30)]
+async fn picky(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let response = ctx.get("/").send().await?.expect_status(200)?;
+    if ctx.user() == 0 {
+        return Err(loadbench::Error::msg(format!("user 0 rejects {} bytes", response.bytes().len())));
+    }
+    let _: u32 = response.text()?.parse()?; // the body is HTML, so this fails for every other user
+    Ok(())
+}
+
+#[test]
+fn errors_of_the_scenario_itself_are_scenario_errors() {
+    let server = TestServer::start(Behavior::default());
+    let report = run("picky", &server.url());
+
+    assert_eq!(report.iterations, 30);
+    assert_eq!(report.errors.scenario, 30);
+    assert_eq!(report.http.responses, 30);
+}
+
+#[loadbench::scenario(concurrency = 1_000_000, count = 1)]
+async fn too_many_users(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?;
+    Ok(())
+}
+
+#[test]
+fn a_concurrency_beyond_the_file_limit_is_one_clear_error() {
+    let server = TestServer::start(Behavior::default());
+    let report = run("too_many_users", &server.url());
+
+    let error = report.setup_error.expect("the run is refused up front");
+    assert!(error.contains("concurrency 1000000"), "{error}");
+    assert!(error.contains("ulimit -n"), "{error}");
+    assert_eq!(report.iterations, 0);
+    assert_eq!(server.requests(), 0);
+}
+
+#[test]
+fn a_malformed_target_is_refused_before_anything_runs() {
+    let err = loadbench::Harness::new().target("127.0.0.1:80").only("refused").progress(false).run_report();
+    let message = err.expect_err("no scheme").to_string();
+    assert!(message.contains("127.0.0.1:80"), "{message}");
+}
+
+#[test]
+fn a_filter_that_matches_nothing_lists_what_exists() {
+    let err = loadbench::Harness::new().target("http://127.0.0.1:1").only("nope").progress(false).run_report();
+    let message = err.expect_err("nothing selected").to_string();
+    assert!(message.contains("`nope`"), "{message}");
+    assert!(message.contains("exact_count"), "{message}");
+}
