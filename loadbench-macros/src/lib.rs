@@ -1,8 +1,52 @@
-//! Placeholder: being written.
+//! The `#[scenario]` attribute of loadbench.
+//!
+//! Use it through the runtime crate, as `#[loadbench::scenario(…)]`: the code it generates names
+//! `::loadbench::__private`, which only exists there.
+
+mod args;
+mod errors;
+mod scenario;
+
 use proc_macro::TokenStream;
 
 /// Turns an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>` into a registered scenario.
+///
+/// ```ignore
+/// #[loadbench::scenario(concurrency = 1000, count = 100_000)]
+/// async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+///     ctx.get("/").send().await?.expect_status(200)?;
+///     Ok(())
+/// }
+///
+/// loadbench::main!();
+/// ```
+///
+/// `concurrency` virtual users each run the body in a loop, each on its own connection, until
+/// the scenario's load is done. The function is left as it is, so it can still be called
+/// directly; the attribute only adds a registration that `loadbench::main!()` finds at startup.
+///
+/// # Arguments
+///
+/// | Argument                | Meaning                                                           | Default                  |
+/// |-------------------------|-------------------------------------------------------------------|--------------------------|
+/// | `concurrency = 100`     | Virtual users running the body at the same time (at least 1).     | `1`                      |
+/// | `count = 10_000`        | Stop after this many iterations in total, across all users.       | one of `count`/`duration` is required |
+/// | `duration = "1m 30s"`   | Stop starting iterations after this long ([humantime] syntax).    | one of `count`/`duration` is required |
+/// | `timeout = "5s"`        | Per-request timeout ([humantime] syntax).                         | 30 s                     |
+/// | `name = "checkout"`     | Name shown in reports and matched by command-line filters.        | the function's name      |
+/// | `target = "http://…"`   | Base URL; `--target` and `LOADBENCH_TARGET` take precedence.      | none                     |
+///
+/// Exactly one of `count` and `duration` must be given. Durations are strings such as `"30s"`,
+/// `"500ms"` or `"1m 30s"` and must be longer than zero.
+///
+/// # Requirements on the function
+///
+/// It must be an `async fn` without generics, `self`, `const`, `unsafe` or `extern`, take exactly
+/// one parameter, `&mut loadbench::Ctx`, and return `loadbench::Result<()>`. Every problem with
+/// the arguments or the signature is reported at once, pointing at the offending tokens.
+///
+/// [humantime]: https://docs.rs/humantime/latest/humantime/fn.parse_duration.html
 #[proc_macro_attribute]
-pub fn scenario(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn scenario(args: TokenStream, item: TokenStream) -> TokenStream {
+    scenario::expand(args.into(), item.into()).into()
 }

@@ -1,0 +1,471 @@
+//! The attribute's arguments, `#[scenario(concurrency = 100, count = 10_000, …)]`: parsed into
+//! [`ScenarioArgs`] and validated before any code is generated (tokio-macros' `Configuration`).
+
+use std::fmt;
+use std::time::Duration;
+
+use humantime::DurationError;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::meta::ParseNestedMeta;
+use syn::parse::{ParseBuffer, ParseStream, Parser as _};
+use syn::spanned::Spanned as _;
+use syn::{Expr, ExprLit, ExprUnary, Lit, LitInt, LitStr, Token, UnOp};
+
+use crate::errors::Errors;
+
+/// The validated arguments of one `#[scenario]`.
+///
+/// Each value keeps the span of the literal it came from, so that generated code built from it
+/// points back at the attribute.
+#[derive(Debug)]
+pub(crate) struct ScenarioArgs {
+    /// `concurrency = N`; the runtime's default of one virtual user when absent.
+    pub(crate) concurrency: Option<(u32, Span)>,
+    /// `count = N` or `duration = "…"`: exactly one of them is required.
+    pub(crate) load: (Load, Span),
+    /// `timeout = "…"`.
+    pub(crate) timeout: Option<(Duration, Span)>,
+    /// `name = "…"`; the function's name when absent.
+    pub(crate) name: Option<(String, Span)>,
+    /// `target = "http://…"`.
+    pub(crate) target: Option<(String, Span)>,
+}
+
+/// When a scenario stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Load {
+    Count(u64),
+    Duration(Duration),
+}
+
+impl ScenarioArgs {
+    /// Parses and validates the tokens between the attribute's parentheses, reporting every
+    /// problem at once.
+    pub(crate) fn parse(tokens: TokenStream) -> syn::Result<ScenarioArgs> {
+        let mut builder = Builder::default();
+        let mut errors = Errors::default();
+        let parsed = syn::meta::parser(|meta| builder.parse_one(&meta, &mut errors)).parse2(tokens);
+        // A syntax error stops syn's loop, so keys after it were never seen and the
+        // "needs `count` or `duration`" check would be a guess.
+        let complete = errors.check(parsed).is_some();
+        let args = builder.build(complete, &mut errors);
+        errors.finish()?;
+        args.ok_or_else(|| syn::Error::new(Span::call_site(), NO_LOAD))
+    }
+
+    /// Stands in for arguments that failed to parse, so that the rest of the expansion (and the
+    /// IDE's view of it) stays as close as possible to what the user meant.
+    pub(crate) fn fallback() -> ScenarioArgs {
+        ScenarioArgs {
+            concurrency: None,
+            load: (Load::Count(1), Span::call_site()),
+            timeout: None,
+            name: None,
+            target: None,
+        }
+    }
+}
+
+const NO_LOAD: &str = "a scenario needs `count = N` or `duration = \"…\"`";
+
+/// The attribute's keys. Typed so that a key is spelt in one place only (serde's `Symbol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Concurrency,
+    Count,
+    Duration,
+    Timeout,
+    Name,
+    Target,
+}
+
+impl Key {
+    const ALL: [Key; 6] = [Key::Concurrency, Key::Count, Key::Duration, Key::Timeout, Key::Name, Key::Target];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Key::Concurrency => "concurrency",
+            Key::Count => "count",
+            Key::Duration => "duration",
+            Key::Timeout => "timeout",
+            Key::Name => "name",
+            Key::Target => "target",
+        }
+    }
+
+    /// A typical value, quoted in error messages.
+    fn example(self) -> &'static str {
+        match self {
+            Key::Concurrency => "100",
+            Key::Count => "10_000",
+            Key::Duration => "\"30s\"",
+            Key::Timeout => "\"5s\"",
+            Key::Name => "\"checkout\"",
+            Key::Target => "\"http://127.0.0.1:8080\"",
+        }
+    }
+
+    fn from_path(path: &syn::Path) -> Option<Key> {
+        let ident = path.get_ident()?;
+        Key::ALL.into_iter().find(|key| ident == key.as_str())
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The values parsed so far. Only valid values are stored; `seen` also records keys whose value
+/// was rejected, so that a duplicate or a `count`/`duration` clash is still reported.
+#[derive(Debug, Default)]
+struct Builder {
+    seen: Vec<(Key, Span)>,
+    concurrency: Option<(u32, Span)>,
+    count: Option<(u64, Span)>,
+    duration: Option<(Duration, Span)>,
+    timeout: Option<(Duration, Span)>,
+    name: Option<(String, Span)>,
+    target: Option<(String, Span)>,
+}
+
+impl Builder {
+    /// Handles one `key = value`. Problems with the key or the value go to `errors` and parsing
+    /// goes on with the next key; only an `Err` from here (malformed syntax) stops syn's loop.
+    fn parse_one(&mut self, meta: &ParseNestedMeta, errors: &mut Errors) -> syn::Result<()> {
+        let key_span = meta.path.span();
+        let Some(key) = Key::from_path(&meta.path) else {
+            let path = meta.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
+            let expected = Key::ALL.map(|k| format!("`{k}`")).join(", ");
+            errors.spanned(&meta.path, format!("unknown attribute `{path}`; expected one of: {expected}"));
+            return skip_value(meta.input);
+        };
+
+        if self.seen.iter().any(|&(k, _)| k == key) {
+            errors.at(key_span, format!("`{key}` is set more than once"));
+        }
+        let clash = match key {
+            Key::Count => Some(Key::Duration),
+            Key::Duration => Some(Key::Count),
+            _ => None,
+        };
+        if let Some(other) = clash.filter(|other| self.seen.iter().any(|(k, _)| k == other)) {
+            errors.at(
+                key_span,
+                format!("`{key}` cannot be combined with `{other}`: a scenario stops after a number of iterations or after a time, not both"),
+            );
+        }
+        self.seen.push((key, key_span));
+
+        if !meta.input.peek(Token![=]) {
+            errors.at(key_span, format!("expected a value: `{key} = {}`", key.example()));
+            return skip_value(meta.input);
+        }
+        let value: Expr = match meta.value().and_then(ParseBuffer::parse) {
+            Ok(value) => value,
+            Err(error) => {
+                errors.push(error);
+                return skip_value(meta.input);
+            }
+        };
+        let value = strip_groups(&value);
+        let span = value.span();
+        match key {
+            Key::Concurrency => store(&mut self.concurrency, errors.check(concurrency(value)), span),
+            Key::Count => store(&mut self.count, errors.check(count(value)), span),
+            Key::Duration => store(&mut self.duration, errors.check(duration(key, value)), span),
+            Key::Timeout => store(&mut self.timeout, errors.check(duration(key, value)), span),
+            Key::Name => store(&mut self.name, errors.check(name(value)), span),
+            Key::Target => store(&mut self.target, errors.check(target(value)), span),
+        }
+        Ok(())
+    }
+
+    /// Checks the combination of keys. Returns `None` when something is missing; the reason is in
+    /// `errors` unless parsing stopped early.
+    fn build(self, complete: bool, errors: &mut Errors) -> Option<ScenarioArgs> {
+        let load_given = self.seen.iter().any(|&(k, _)| k == Key::Count || k == Key::Duration);
+        if complete && !load_given {
+            // Call site: the attribute itself, since there is no token to point at.
+            errors.at(Span::call_site(), NO_LOAD);
+        }
+        let load = match (self.count, self.duration) {
+            (Some((count, span)), None) => (Load::Count(count), span),
+            (None, Some((duration, span))) => (Load::Duration(duration), span),
+            _ => return None,
+        };
+        Some(ScenarioArgs {
+            concurrency: self.concurrency,
+            load,
+            timeout: self.timeout,
+            name: self.name,
+            target: self.target,
+        })
+    }
+}
+
+/// Keeps the first valid value: a duplicate has already been reported.
+fn store<T>(slot: &mut Option<(T, Span)>, value: Option<T>, span: Span) {
+    if let (None, Some(value)) = (&slot, value) {
+        *slot = Some((value, span));
+    }
+}
+
+/// Skips the rest of a rejected `key = value` so that the keys after it are still checked.
+fn skip_value(input: ParseStream) -> syn::Result<()> {
+    input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ',') {
+                break;
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    })
+}
+
+/// Sees through the invisible groups that `macro_rules!` puts around `$value:expr`.
+fn strip_groups(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => strip_groups(&group.expr),
+        other => other,
+    }
+}
+
+fn concurrency(value: &Expr) -> syn::Result<u32> {
+    let key = Key::Concurrency;
+    let lit = int_literal(key, value, "u32")?;
+    let n: u32 = lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u32::MAX)))?;
+    if n == 0 {
+        return Err(error_at(lit, format!("`{key}` must be at least 1")));
+    }
+    Ok(n)
+}
+
+fn count(value: &Expr) -> syn::Result<u64> {
+    let key = Key::Count;
+    let lit = int_literal(key, value, "u64")?;
+    let n: u64 = lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
+    if n == 0 {
+        return Err(error_at(lit, format!("`{key}` must be at least 1")));
+    }
+    Ok(n)
+}
+
+/// An integer literal, unsuffixed or with the suffix of the type it ends up in.
+fn int_literal<'a>(key: Key, value: &'a Expr, ty: &str) -> syn::Result<&'a LitInt> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) if lit.suffix().is_empty() || lit.suffix() == ty => Ok(lit),
+        Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => Err(error_at(
+            lit,
+            format!("`{key}` is a `{ty}`: write `{}` without the `{}` suffix", lit.base10_digits(), lit.suffix()),
+        )),
+        // Called out on its own: "expected an integer" would be confusing for `-5`.
+        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. })
+            if matches!(strip_groups(expr), Expr::Lit(ExprLit { lit: Lit::Int(_) | Lit::Float(_), .. })) =>
+        {
+            Err(syn::Error::new_spanned(value, format!("`{key}` must be at least 1")))
+        }
+        other => Err(syn::Error::new_spanned(other, format!("expected an integer such as `{}`", key.example()))),
+    }
+}
+
+fn string_literal(key: Key, value: &Expr) -> syn::Result<&LitStr> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => Ok(lit),
+        other => Err(syn::Error::new_spanned(other, format!("expected a string such as {}", key.example()))),
+    }
+}
+
+fn duration(key: Key, value: &Expr) -> syn::Result<Duration> {
+    let lit = string_literal(key, value)?;
+    let text = lit.value();
+    let duration = humantime::parse_duration(&text).map_err(|e| {
+        // These two already say what to write; the others ("invalid character at 2") need an example.
+        let explained = matches!(e, DurationError::UnknownUnit { .. } | DurationError::NumberOverflow);
+        let example = if explained { "" } else { "; write it like \"30s\", \"1m 30s\" or \"500ms\"" };
+        error_at(lit, format!("`{key}` is not a valid duration: {e}{example}"))
+    })?;
+    if duration.is_zero() {
+        return Err(error_at(lit, format!("`{key}` must be longer than zero")));
+    }
+    // The runtime receives nanoseconds as a `u64` (`Duration::from_nanos` is const).
+    if u64::try_from(duration.as_nanos()).is_err() {
+        return Err(error_at(lit, format!("`{key}` is too long: the limit is about 584 years")));
+    }
+    Ok(duration)
+}
+
+fn name(value: &Expr) -> syn::Result<String> {
+    let lit = string_literal(Key::Name, value)?;
+    let name = lit.value();
+    if name.trim().is_empty() {
+        return Err(error_at(lit, "`name` must not be empty"));
+    }
+    Ok(name)
+}
+
+fn target(value: &Expr) -> syn::Result<String> {
+    let lit = string_literal(Key::Target, value)?;
+    let url = lit.value();
+    if url.starts_with("https://") {
+        return Err(error_at(lit, "`target` must start with `http://`: loadbench does not speak TLS yet"));
+    }
+    match url.strip_prefix("http://") {
+        None => Err(error_at(lit, "`target` must start with `http://`, as in \"http://127.0.0.1:8080\"")),
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            Err(error_at(lit, "`target` has no host, as in \"http://127.0.0.1:8080\""))
+        }
+        Some(_) => Ok(url),
+    }
+}
+
+fn error_at(lit: &impl syn::spanned::Spanned, message: impl fmt::Display) -> syn::Error {
+    syn::Error::new(lit.span(), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::*;
+
+    fn parse(tokens: TokenStream) -> ScenarioArgs {
+        match ScenarioArgs::parse(tokens) {
+            Ok(args) => args,
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+
+    /// Every message, in order.
+    fn errors(tokens: TokenStream) -> Vec<String> {
+        match ScenarioArgs::parse(tokens) {
+            Ok(args) => panic!("expected errors, got {args:?}"),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn minimal_count() {
+        let args = parse(quote!(count = 100_000));
+        assert_eq!(args.load.0, Load::Count(100_000));
+        assert!(args.concurrency.is_none());
+        assert!(args.timeout.is_none() && args.name.is_none() && args.target.is_none());
+    }
+
+    #[test]
+    fn every_key() {
+        let args = parse(quote!(
+            concurrency = 1000u32,
+            duration = "1m 30s",
+            timeout = "500ms",
+            name = "checkout",
+            target = "http://127.0.0.1:8080/api",
+        ));
+        assert_eq!(args.concurrency.map(|c| c.0), Some(1000));
+        assert_eq!(args.load.0, Load::Duration(Duration::from_secs(90)));
+        assert_eq!(args.timeout.map(|t| t.0), Some(Duration::from_millis(500)));
+        assert_eq!(args.name.map(|n| n.0).as_deref(), Some("checkout"));
+        assert_eq!(args.target.map(|t| t.0).as_deref(), Some("http://127.0.0.1:8080/api"));
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(errors(quote!(concurrency = 0, count = 1)), ["`concurrency` must be at least 1"]);
+        assert_eq!(errors(quote!(concurrency = -5, count = 1)), ["`concurrency` must be at least 1"]);
+        assert_eq!(errors(quote!(concurrency = "8", count = 1)), ["expected an integer such as `100`"]);
+        assert_eq!(errors(quote!(concurrency = 1.5, count = 1)), ["expected an integer such as `100`"]);
+        assert_eq!(
+            errors(quote!(concurrency = 4_294_967_296, count = 1)),
+            ["`concurrency` must be at most 4294967295"]
+        );
+        assert_eq!(
+            errors(quote!(concurrency = 8u8, count = 1)),
+            ["`concurrency` is a `u32`: write `8` without the `u8` suffix"]
+        );
+        assert_eq!(errors(quote!(count = 0)), ["`count` must be at least 1"]);
+        assert_eq!(parse(quote!(count = 18_446_744_073_709_551_615)).load.0, Load::Count(u64::MAX));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(errors(quote!(duration = 30)), ["expected a string such as \"30s\""]);
+        assert_eq!(errors(quote!(count = 1, timeout = "0s")), ["`timeout` must be longer than zero"]);
+        let bad = errors(quote!(duration = "30 parsecs"));
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].starts_with("`duration` is not a valid duration: unknown time unit \"parsecs\""), "{bad:?}");
+        assert_eq!(
+            errors(quote!(duration = "30")),
+            ["`duration` is not a valid duration: time unit needed, for example 30sec or 30ms"]
+        );
+        assert_eq!(
+            errors(quote!(duration = "")),
+            ["`duration` is not a valid duration: value was empty; write it like \"30s\", \"1m 30s\" or \"500ms\""]
+        );
+        assert!(errors(quote!(duration = "1000000 years"))[0].contains("too long"));
+    }
+
+    #[test]
+    fn strings() {
+        assert_eq!(errors(quote!(count = 1, name = "")), ["`name` must not be empty"]);
+        assert_eq!(
+            errors(quote!(count = 1, target = "localhost:8080")),
+            ["`target` must start with `http://`, as in \"http://127.0.0.1:8080\""]
+        );
+        assert_eq!(
+            errors(quote!(count = 1, target = "https://example.com")),
+            ["`target` must start with `http://`: loadbench does not speak TLS yet"]
+        );
+        assert_eq!(
+            errors(quote!(count = 1, target = "http://")),
+            ["`target` has no host, as in \"http://127.0.0.1:8080\""]
+        );
+        assert_eq!(errors(quote!(count = 1, name = checkout)), ["expected a string such as \"checkout\""]);
+    }
+
+    #[test]
+    fn combinations() {
+        assert_eq!(errors(quote!()), [NO_LOAD]);
+        assert_eq!(errors(quote!(concurrency = 5)), [NO_LOAD]);
+        assert_eq!(
+            errors(quote!(count = 1, duration = "1s")),
+            [
+                "`duration` cannot be combined with `count`: a scenario stops after a number of iterations or after a time, not both"
+            ]
+        );
+        assert_eq!(errors(quote!(count = 1, count = 2)), ["`count` is set more than once"]);
+        // An invalid first value still counts as given.
+        assert_eq!(
+            errors(quote!(count = 0, count = 2)),
+            ["`count` must be at least 1", "`count` is set more than once"]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_malformed_values() {
+        let expected =
+            "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `name`, `target`";
+        assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
+        assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
+        assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);
+        assert_eq!(errors(quote!(count)), ["expected a value: `count = 10_000`"]);
+    }
+
+    #[test]
+    fn reports_every_error_at_once() {
+        let all = errors(quote!(concurrency = 0, foo = 1, duration = "soon", name = ""));
+        assert_eq!(all.len(), 4, "{all:?}");
+        assert_eq!(all[0], "`concurrency` must be at least 1");
+        assert!(all[1].starts_with("unknown attribute `foo`"));
+        assert!(all[2].starts_with("`duration` is not a valid duration"));
+        assert_eq!(all[3], "`name` must not be empty");
+    }
+
+    #[test]
+    fn a_syntax_error_keeps_earlier_errors_and_skips_the_missing_load_check() {
+        let all = errors(quote!(concurrency = 0 name = "x"));
+        assert_eq!(all, ["`concurrency` must be at least 1", "expected `,`"]);
+    }
+}

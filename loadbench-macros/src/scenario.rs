@@ -1,0 +1,301 @@
+//! `#[scenario]` on a function: checks its signature and registers it with the runtime.
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt as _;
+use syn::{FnArg, ItemFn, ReturnType, Safety, Signature, Type};
+
+use crate::args::{Load, ScenarioArgs};
+use crate::errors::Errors;
+
+const ONE_PARAMETER: &str = "a scenario takes one parameter, `ctx: &mut loadbench::Ctx`";
+
+/// Expands `#[scenario(args)] item`.
+///
+/// Never fails: on error the item is still emitted unchanged, followed by `compile_error!`s, so
+/// that the function keeps resolving in the IDE and rustc reports nothing but our errors
+/// (tokio-macros' `token_stream_with_error`).
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let args = errors.check(ScenarioArgs::parse(args));
+
+    let func = match syn::parse2::<ItemFn>(item.clone()) {
+        Ok(func) => func,
+        Err(e) => {
+            errors.at(e.span(), "`#[loadbench::scenario]` goes on an `async fn`");
+            return with_errors(item, errors);
+        }
+    };
+
+    let signature_errors = check_signature(&func.sig);
+    let signature_ok = signature_errors.is_empty();
+    errors.append(signature_errors);
+    if !signature_ok {
+        // Registering the function would only add type errors about generated code.
+        return with_errors(item, errors);
+    }
+    // Past this point the signature is fine; bad arguments still get a full expansion (with
+    // placeholder settings) so that the function is used and the IDE sees the real shape.
+    let args = args.unwrap_or_else(ScenarioArgs::fallback);
+    let mut tokens = register(&item, &func, &args);
+    tokens.extend(errors.into_compile_errors());
+    tokens
+}
+
+fn with_errors(mut item: TokenStream, errors: Errors) -> TokenStream {
+    item.extend(errors.into_compile_errors());
+    item
+}
+
+/// Checks what the runtime's `vu_future` needs to see: an `async fn(&mut Ctx) -> Result<()>`.
+///
+/// The parameter's and return type's *names* are left to rustc (they may be aliases or
+/// imported under other names); we only catch the shapes that would otherwise produce a
+/// confusing trait-bound error in generated code.
+fn check_signature(sig: &Signature) -> Errors {
+    let mut errors = Errors::default();
+    if let Some(constness) = &sig.constness {
+        errors.spanned(constness, "a scenario cannot be a `const fn`");
+    }
+    if sig.asyncness.is_none() {
+        errors.spanned(sig.fn_token, "a scenario must be an `async fn`");
+    }
+    if let Safety::Unsafe(unsafe_token) = &sig.safety {
+        errors.spanned(unsafe_token, "a scenario cannot be an `unsafe fn`");
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(abi, "a scenario cannot be an `extern` function");
+    }
+    if !sig.generics.params.is_empty() {
+        errors.spanned(&sig.generics, "a scenario cannot have generic parameters");
+    }
+    if let Some(where_clause) = &sig.generics.where_clause {
+        errors.spanned(where_clause, "a scenario cannot have a `where` clause");
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.spanned(variadic, "a scenario cannot be variadic");
+    }
+    check_parameters(sig, &mut errors);
+    if let ReturnType::Default = sig.output {
+        errors.spanned(sig, "a scenario must return `loadbench::Result<()>`");
+    }
+    errors
+}
+
+fn check_parameters(sig: &Signature, errors: &mut Errors) {
+    let mut inputs = sig.inputs.iter();
+    let Some(first) = inputs.next() else {
+        errors.at(sig.paren_token.span.join(), ONE_PARAMETER);
+        return;
+    };
+    match first {
+        FnArg::Receiver(receiver) => {
+            errors.spanned(receiver, "a scenario cannot take `self`: it must be a free function");
+        }
+        FnArg::Typed(param) => {
+            if !matches!(strip_groups(&param.ty), Type::Reference(r) if r.mutability.is_some()) {
+                errors.spanned(&param.ty, ONE_PARAMETER);
+            }
+        }
+    }
+    // Point at what to delete rather than at the whole list.
+    let extra: Vec<&FnArg> = inputs.collect();
+    if !extra.is_empty() {
+        errors.spanned(quote!(#(#extra),*), ONE_PARAMETER);
+    }
+}
+
+/// Sees through the invisible groups that `macro_rules!` puts around `$ty:ty`.
+fn strip_groups(ty: &Type) -> &Type {
+    match ty {
+        Type::Group(group) => strip_groups(&group.elem),
+        other => other,
+    }
+}
+
+/// The item, unchanged, followed by its registration (the contract with
+/// `loadbench::__private`).
+fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStream {
+    let private = quote!(::loadbench::__private);
+    let ident = &func.sig.ident;
+    // A `#[cfg]` below our attribute is still on the item: the registration must follow it, or
+    // it would name a function that was compiled out.
+    let cfgs = func.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
+
+    let name = match &args.name {
+        Some((name, span)) => literal(Literal::string(name), *span),
+        // `r#match` is listed as `match`.
+        None => literal(Literal::string(&ident.unraw().to_string()), ident.span()),
+    };
+    let concurrency = match args.concurrency {
+        Some((n, span)) => literal(Literal::u32_unsuffixed(n), span),
+        None => Literal::u32_unsuffixed(1).into_token_stream(),
+    };
+    let load = match args.load {
+        (Load::Count(n), span) => {
+            let n = literal(Literal::u64_unsuffixed(n), span);
+            quote!(#private::Load::Count(#n))
+        }
+        (Load::Duration(duration), span) => {
+            let duration = duration_expr(duration, span);
+            quote!(#private::Load::Duration(#duration))
+        }
+    };
+    let timeout = match args.timeout {
+        Some((duration, span)) => {
+            let duration = duration_expr(duration, span);
+            quote!(::core::option::Option::Some(#duration))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let target = match &args.target {
+        Some((url, span)) => {
+            let url = literal(Literal::string(url), *span);
+            quote!(::core::option::Option::Some(#url))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+
+    // Mixed-site: a scenario called `user` must not be shadowed by this parameter.
+    let user = Ident::new("user", Span::mixed_site());
+    // Spanned on the function's name so that a type error (wrong parameter or return type)
+    // points at the user's function rather than at the attribute.
+    let call = quote_spanned!(ident.span()=> ::loadbench::__private::vu_future(#user, #ident));
+
+    quote! {
+        #item
+
+        #(#cfgs)*
+        const _: () = {
+            fn __loadbench_virtual_user(#user: #private::VirtualUser) -> #private::VuFuture {
+                #call
+            }
+
+            #private::inventory::submit! {
+                #private::ScenarioEntry {
+                    name: #name,
+                    module_path: ::core::module_path!(),
+                    file: ::core::file!(),
+                    line: ::core::line!(),
+                    config: #private::ScenarioConfig {
+                        concurrency: #concurrency,
+                        load: #load,
+                        timeout: #timeout,
+                        target: #target,
+                    },
+                    run: __loadbench_virtual_user,
+                }
+            }
+        };
+    }
+}
+
+/// A `const` expression for `duration`. `ScenarioArgs` has checked that it fits in a `u64` of
+/// nanoseconds; saturating keeps this total anyway.
+fn duration_expr(duration: std::time::Duration, span: Span) -> TokenStream {
+    let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+    let nanos = literal(Literal::u64_unsuffixed(nanos), span);
+    quote!(::core::time::Duration::from_nanos(#nanos))
+}
+
+fn literal(mut literal: Literal, span: Span) -> TokenStream {
+    literal.set_span(span);
+    literal.into_token_stream()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn messages(args: TokenStream, item: TokenStream) -> Vec<String> {
+        let mut errors = Errors::default();
+        errors.check(ScenarioArgs::parse(args));
+        match syn::parse2::<ItemFn>(item) {
+            Ok(func) => errors.append(check_signature(&func.sig)),
+            Err(e) => errors.push(e),
+        }
+        match errors.finish() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_valid_scenario_has_no_errors() {
+        let item = quote!(
+            async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+                Ok(())
+            }
+        );
+        assert!(messages(quote!(count = 1), item).is_empty());
+    }
+
+    #[test]
+    fn signature_errors_are_all_reported() {
+        let item = quote!(
+            fn hello<T>(a: &mut T, b: u8) {}
+        );
+        assert_eq!(
+            messages(quote!(count = 1), item),
+            [
+                "a scenario must be an `async fn`",
+                "a scenario cannot have generic parameters",
+                ONE_PARAMETER,
+                "a scenario must return `loadbench::Result<()>`",
+            ]
+        );
+    }
+
+    #[test]
+    fn parameters() {
+        let ret = quote!(-> loadbench::Result<()>);
+        assert_eq!(messages(quote!(count = 1), quote!(async fn f() #ret {})), [ONE_PARAMETER]);
+        assert_eq!(messages(quote!(count = 1), quote!(async fn f(ctx: &Ctx) #ret {})), [ONE_PARAMETER]);
+        assert_eq!(messages(quote!(count = 1), quote!(async fn f(ctx: Ctx) #ret {})), [ONE_PARAMETER]);
+        assert_eq!(
+            messages(quote!(count = 1), quote!(async fn f(&mut self) #ret {})),
+            ["a scenario cannot take `self`: it must be a free function"]
+        );
+    }
+
+    #[test]
+    fn argument_and_signature_errors_come_together() {
+        let item = quote!(
+            async fn f(ctx: &mut Ctx) {}
+        );
+        assert_eq!(
+            messages(quote!(count = 0), item),
+            ["`count` must be at least 1", "a scenario must return `loadbench::Result<()>`"]
+        );
+    }
+
+    #[test]
+    fn expansion_keeps_the_item_and_registers_it() {
+        let item = quote!(
+            async fn r#match(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+                Ok(())
+            }
+        );
+        let out = expand(quote!(concurrency = 3, duration = "2s", timeout = "1s"), item.clone()).to_string();
+        assert!(out.starts_with(&item.to_string()), "{out}");
+        assert!(out.contains("name : \"match\""), "{out}");
+        assert!(out.contains("concurrency : 3"), "{out}");
+        assert!(out.contains("Load :: Duration (:: core :: time :: Duration :: from_nanos (2000000000))"), "{out}");
+        assert!(out.contains("timeout : :: core :: option :: Option :: Some"), "{out}");
+        assert!(out.contains("vu_future (user , r#match)"), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn on_error_the_item_is_kept() {
+        let item = quote!(
+            fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+                Ok(())
+            }
+        );
+        let out = expand(quote!(count = 1), item.clone()).to_string();
+        assert!(out.starts_with(&item.to_string()), "{out}");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(!out.contains("inventory"), "{out}");
+    }
+}

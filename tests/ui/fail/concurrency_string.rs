@@ -1,0 +1,7 @@
+#[loadbench::scenario(concurrency = "8", count = 1)]
+async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?;
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[loadbench::scenario(count = 1)]
+struct Hello;
+
+fn main() {}

@@ -1,0 +1,13 @@
+#[loadbench::scenario(count = 1, target = "localhost:8080")]
+async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?;
+    Ok(())
+}
+
+#[loadbench::scenario(count = 1, target = "https://example.com")]
+async fn secure(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?;
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+#[loadbench::scenario(count = 1, users = 10)]
+async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?;
+    Ok(())
+}
+
+fn main() {}

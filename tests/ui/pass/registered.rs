@@ -1,0 +1,58 @@
+//! What the attribute registers: running this binary checks the entries end to end.
+
+use std::time::Duration;
+
+use loadbench::__private::{Load, ScenarioEntry, inventory};
+
+#[loadbench::scenario(count = 100_000)]
+async fn defaults(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
+mod shop {
+    #[loadbench::scenario(
+        concurrency = 1000,
+        duration = "1m 30s",
+        timeout = "500ms",
+        name = "checkout",
+        target = "http://127.0.0.1:8080/api"
+    )]
+    async fn everything(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+        Ok(())
+    }
+}
+
+// Compiled out, and so must its registration be.
+#[loadbench::scenario(count = 1)]
+#[cfg(any())]
+async fn disabled(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
+fn entry(name: &str) -> &'static ScenarioEntry {
+    match inventory::iter::<ScenarioEntry>().find(|e| e.name == name) {
+        Some(entry) => entry,
+        None => panic!("`{name}` is not registered"),
+    }
+}
+
+fn main() {
+    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 2);
+
+    let defaults = entry("defaults");
+    // trybuild picks the crate name, so only the module part is known.
+    assert!(!defaults.module_path.contains("::"), "{}", defaults.module_path);
+    assert!(defaults.file.ends_with("registered.rs"), "{}", defaults.file);
+    assert_eq!(defaults.line, 7, "the line of the attribute");
+    assert_eq!(defaults.config.concurrency, 1);
+    assert_eq!(defaults.config.load, Load::Count(100_000));
+    assert_eq!(defaults.config.timeout, None);
+    assert_eq!(defaults.config.target, None);
+
+    let everything = entry("checkout");
+    assert!(everything.module_path.ends_with("::shop"), "{}", everything.module_path);
+    assert_eq!(everything.config.concurrency, 1000);
+    assert_eq!(everything.config.load, Load::Duration(Duration::from_secs(90)));
+    assert_eq!(everything.config.timeout, Some(Duration::from_millis(500)));
+    assert_eq!(everything.config.target, Some("http://127.0.0.1:8080/api"));
+}
