@@ -22,11 +22,23 @@ pub(crate) struct WorkerStats {
     pub(crate) first_errors: BTreeMap<&'static str, String>,
 }
 
+/// A latency histogram in nanoseconds: 3 significant digits (0.1 % resolution) from 1 ns, sized
+/// up front for 10 s and growing on demand beyond that.
+fn new_histogram() -> Histogram<u64> {
+    const INITIAL_HIGH_NS: u64 = 10_000_000_000;
+    match Histogram::new_with_bounds(1, INITIAL_HIGH_NS, 3) {
+        Ok(mut h) => {
+            h.auto(true);
+            h
+        }
+        Err(_) => unreachable!("constant bounds are valid"),
+    }
+}
+
 impl WorkerStats {
     pub(crate) fn new() -> WorkerStats {
         WorkerStats {
-            // 3 significant digits: 0.1 % resolution; auto-resize covers nanoseconds to hours.
-            latency_ns: Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant figures is valid")),
+            latency_ns: new_histogram(),
             ok: 0,
             errors: ErrorCounts::default(),
             http: HttpReport::default(),
@@ -39,7 +51,11 @@ impl WorkerStats {
             Ok(()) => {
                 self.ok += 1;
                 let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-                self.latency_ns.saturating_record(ns);
+                // `record` grows the histogram past its initial range; `saturating_record` would
+                // silently clamp to it instead, so it is only the fallback.
+                if self.latency_ns.record(ns).is_err() {
+                    self.latency_ns.saturating_record(ns);
+                }
             }
             Err(err) => {
                 let (slot, name) = match err.kind() {
@@ -99,5 +115,30 @@ impl WorkerStats {
             p99_9: at(0.999),
             max: us(h.max() as f64),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_beyond_the_initial_range_are_kept_not_clamped() {
+        let mut a = WorkerStats::new();
+        a.record(Ok(()), Duration::from_secs(100));
+        let latency = a.latency_report().expect("one sample");
+        assert!((latency.max / 1e6 - 100.0).abs() < 0.1, "{latency:?}");
+    }
+
+    #[test]
+    fn merged_latency_keeps_the_extremes() {
+        let mut a = WorkerStats::new();
+        a.record(Ok(()), Duration::from_micros(1_500));
+        a.record(Ok(()), Duration::from_micros(2_500));
+        let mut merged = WorkerStats::new();
+        merged.merge(a);
+        let latency = merged.latency_report().expect("two samples");
+        assert!((latency.min - 1_500.0).abs() < 2.0, "{latency:?}");
+        assert!((latency.max - 2_500.0).abs() < 3.0, "{latency:?}");
     }
 }
