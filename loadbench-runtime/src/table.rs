@@ -1,13 +1,409 @@
-//! The human-readable results table. (Placeholder: being written.)
+//! The human-readable results table, as `cargo loadbench` and a bench binary run on its own print
+//! it.
+//!
+//! The output is plain text with no colour and no terminal-width detection, so it is the same on
+//! a terminal, in a CI log and in a test: columns are never squeezed to fit a narrow window
+//! (comfy-table's dynamic arrangement misdetects widths and wraps cells to one character), and
+//! cell contents are kept short instead.
 
-use crate::report::{ConfigReport, RunReport};
+use std::fmt::Write as _;
+use std::time::Duration;
 
-/// Renders `report` as a table for the terminal.
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+
+use crate::report::{ConfigReport, RunReport, ScenarioReport};
+
+/// The column headers, in order.
+const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "bytes"];
+
+/// Renders `report` as a table, followed by one line per scenario that could not run and one per
+/// scenario with failed iterations or non-2xx responses.
+///
+/// ```text
+/// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
+/// | scenario     | requests | failed |  req/s |   p50 |    p90 |    p99 |    max |    bytes |
+/// +=========================================================================================+
+/// | hello        |   10,000 |     12 | 12,345 | 812µs | 1.24ms | 3.10ms | 15.2ms | 210.0 kB |
+/// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
+/// hello: 12 of 10,000 iterations failed: status 12; HTTP status 200 ×9,988, 500 ×12
+/// ```
 pub fn render(report: &RunReport) -> String {
-    format!("{report:?}\n")
+    if report.scenarios.is_empty() {
+        return "no scenarios ran\n".to_owned();
+    }
+    let labels = labels(&report.scenarios);
+
+    let mut table = Table::new();
+    table
+        .load_style(presets::ASCII_FULL_CONDENSED)
+        .force_no_tty()
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(HEADER);
+    for (scenario, label) in report.scenarios.iter().zip(&labels) {
+        table.add_row(row(scenario, label));
+    }
+    // Everything but the name is a number; right-aligned numbers line up by magnitude.
+    for column in table.column_iter_mut().skip(1) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+
+    let mut out = table.to_string();
+    out.push('\n');
+    for (scenario, label) in report.scenarios.iter().zip(&labels) {
+        if let Some(error) = &scenario.setup_error {
+            let _ = writeln!(out, "{label}: did not run: {error}");
+        } else if let Some(line) = failure_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
+    }
+    out
 }
 
-/// One-line description of a scenario's load, e.g. `concurrency 1000, count 100000`.
+/// One-line description of a scenario's load, such as
+/// `concurrency 1000, count 100000, timeout 30s, target http://127.0.0.1:8080`.
 pub fn describe_config(config: &ConfigReport) -> String {
-    format!("{config:?}")
+    let mut out = format!("concurrency {}", config.concurrency);
+    if let Some(count) = config.count {
+        let _ = write!(out, ", count {count}");
+    }
+    if let Some(ms) = config.duration_ms {
+        let _ = write!(out, ", duration {}", humantime::format_duration(Duration::from_millis(ms)));
+    }
+    let _ = write!(out, ", timeout {}", humantime::format_duration(Duration::from_millis(config.timeout_ms)));
+    if let Some(target) = &config.target {
+        let _ = write!(out, ", target {target}");
+    }
+    out
+}
+
+/// The name shown for each scenario: qualified by bench target (and package) only when the
+/// report spans several, so the common single-target table stays narrow.
+fn labels(scenarios: &[ScenarioReport]) -> Vec<String> {
+    let distinct = |key: fn(&ScenarioReport) -> Option<&str>| {
+        let mut values: Vec<Option<&str>> = scenarios.iter().map(key).collect();
+        values.sort_unstable();
+        values.dedup();
+        values.len() > 1
+    };
+    let by_package = distinct(|s| s.package.as_deref());
+    let by_bench = by_package || distinct(|s| s.bench.as_deref());
+    scenarios
+        .iter()
+        .map(|s| {
+            let mut label = String::new();
+            for (part, wanted) in [(&s.package, by_package), (&s.bench, by_bench)] {
+                if let (Some(part), true) = (part, wanted) {
+                    label.push_str(part);
+                    label.push('/');
+                }
+            }
+            label.push_str(&s.name);
+            label
+        })
+        .collect()
+}
+
+fn row(s: &ScenarioReport, label: &str) -> Vec<String> {
+    let name = if s.interrupted { format!("{label} (interrupted)") } else { label.to_owned() };
+    if s.setup_error.is_some() {
+        let mut cells = vec!["-".to_owned(); HEADER.len()];
+        cells[0] = name;
+        cells[1] = "did not run".to_owned();
+        return cells;
+    }
+    let latency =
+        |pick: fn(&crate::report::LatencyReport) -> f64| s.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)));
+    vec![
+        name,
+        thousands(s.iterations),
+        thousands(s.failed),
+        rate(s.rps),
+        latency(|l| l.p50),
+        latency(|l| l.p90),
+        latency(|l| l.p99),
+        latency(|l| l.max),
+        bytes(s.http.bytes_received),
+    ]
+}
+
+/// `12 of 500 iterations failed: connect 10, status 2; HTTP status 200 ×488, 500 ×2`, or `None`
+/// when every iteration succeeded with a 2xx response.
+fn failure_line(s: &ScenarioReport) -> Option<String> {
+    let non_2xx = s.http.status.keys().any(|code| !(200..300).contains(code));
+    if s.failed == 0 && !non_2xx {
+        return None;
+    }
+    let mut line = String::new();
+    if s.failed > 0 {
+        let e = &s.errors;
+        let kinds = [
+            ("connect", e.connect),
+            ("timeout", e.timeout),
+            ("status", e.status),
+            ("io", e.io),
+            ("scenario", e.scenario),
+        ]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .map(|(kind, n)| format!("{kind} {}", thousands(n)))
+        .collect::<Vec<_>>()
+        .join(", ");
+        let _ = write!(line, "{} of {} iterations failed: {kinds}", thousands(s.failed), thousands(s.iterations));
+    }
+    if non_2xx {
+        if !line.is_empty() {
+            line.push_str("; ");
+        }
+        let codes = s.http.status.iter().map(|(code, n)| format!("{code} ×{}", thousands(*n))).collect::<Vec<_>>();
+        let _ = write!(line, "HTTP status {}", codes.join(", "));
+    }
+    Some(line)
+}
+
+/// `1234567` → `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Requests per second: whole numbers with separators from 100 up (`12,345`), one decimal below
+/// (`42.5`), where the fraction still says something.
+fn rate(rps: f64) -> String {
+    if !rps.is_finite() || rps < 0.0 {
+        "-".to_owned()
+    } else if rps < 99.95 {
+        format!("{rps:.1}")
+    } else {
+        thousands(rps.round() as u64)
+    }
+}
+
+/// A latency in microseconds with three significant digits in the largest fitting unit:
+/// `812µs`, `1.24ms`, `12.4ms`, `124ms`, `3.10s`.
+fn micros(us: f64) -> String {
+    if !us.is_finite() || us < 0.0 {
+        return "-".to_owned();
+    }
+    // Thresholds sit where rounding would carry into the next unit (999.6µs is `1.00ms`).
+    if us < 999.5 {
+        return format!("{us:.0}µs");
+    }
+    let (value, unit) = if us < 999_500.0 { (us / 1e3, "ms") } else { (us / 1e6, "s") };
+    if value < 9.995 {
+        format!("{value:.2}{unit}")
+    } else if value < 99.95 {
+        format!("{value:.1}{unit}")
+    } else {
+        format!("{value:.0}{unit}")
+    }
+}
+
+/// A byte count in decimal units: `512 B`, `1.2 kB`, `3.4 MB`.
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
+    if n < 1000 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1000.0;
+    let mut unit = 0;
+    while value >= 999.95 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{ErrorCounts, HttpReport, LatencyReport, MachineInfo, SCHEMA_VERSION, ToolInfo};
+
+    fn config() -> ConfigReport {
+        ConfigReport {
+            concurrency: 20,
+            count: Some(500),
+            duration_ms: None,
+            timeout_ms: 30_000,
+            target: Some("http://127.0.0.1:8080".into()),
+        }
+    }
+
+    fn scenario(name: &str) -> ScenarioReport {
+        ScenarioReport {
+            name: name.into(),
+            bench: Some("api".into()),
+            package: Some("basic".into()),
+            config: config(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            duration_us: 40_500,
+            interrupted: false,
+            setup_error: None,
+            iterations: 12_500,
+            ok: 12_500,
+            failed: 0,
+            errors: ErrorCounts::default(),
+            http: HttpReport {
+                responses: 12_500,
+                bytes_received: 250_000,
+                status: [(200, 12_500)].into_iter().collect(),
+                connections: 20,
+            },
+            latency_us: Some(LatencyReport {
+                mean: 900.0,
+                stdev: 100.0,
+                min: 120.0,
+                p50: 812.0,
+                p90: 1_240.0,
+                p99: 12_400.0,
+                p99_9: 20_000.0,
+                max: 3_100_000.0,
+            }),
+            rps: 12_345.4,
+        }
+    }
+
+    fn report(scenarios: Vec<ScenarioReport>) -> RunReport {
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo { name: "loadbench".into(), version: "0.1.0".into() },
+            started_at: "2026-01-01T00:00:00Z".into(),
+            machine: MachineInfo { os: "linux".into(), arch: "x86_64".into(), cpus: 4, hostname: None, kernel: None },
+            scenarios,
+        }
+    }
+
+    /// The cells of the table's row whose first cell is `name`.
+    fn cells(table: &str, name: &str) -> Vec<String> {
+        table
+            .lines()
+            .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect::<Vec<_>>())
+            .find(|cells| cells.first().is_some_and(|c| c == name))
+            .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
+    }
+
+    #[test]
+    fn a_row_holds_every_figure_in_human_units() {
+        let out = render(&report(vec![scenario("hello")]));
+        assert_eq!(cells(&out, "scenario"), HEADER);
+        assert_eq!(
+            cells(&out, "hello"),
+            ["hello", "12,500", "0", "12,345", "812µs", "1.24ms", "12.4ms", "3.10s", "250.0 kB"]
+        );
+        // A clean run adds nothing below the table.
+        assert!(out.trim_end().ends_with('+'), "{out}");
+        assert!(!out.contains('\x1b'), "no ANSI escapes: {out:?}");
+    }
+
+    #[test]
+    fn output_does_not_depend_on_the_terminal() {
+        // Long cells stay whole: no width detection squeezes or wraps them.
+        let mut s = scenario("a_scenario_with_a_rather_long_name_that_would_not_fit_a_narrow_terminal_at_all");
+        s.rps = 1.0e9;
+        let out = render(&report(vec![s.clone()]));
+        assert!(out.contains(&s.name), "{out}");
+        assert!(out.contains("1,000,000,000"), "{out}");
+        assert_eq!(out, render(&report(vec![s])));
+    }
+
+    #[test]
+    fn failures_are_listed_by_kind_with_status_counts() {
+        let mut s = scenario("checkout");
+        s.iterations = 500;
+        s.ok = 480;
+        s.failed = 20;
+        s.errors = ErrorCounts { connect: 3, timeout: 0, status: 15, io: 2, scenario: 0 };
+        s.http.status = [(200, 480), (503, 15)].into_iter().collect();
+        let out = render(&report(vec![scenario("hello"), s]));
+        assert_eq!(cells(&out, "checkout")[1..3], ["500", "20"]);
+        assert!(
+            out.contains(
+                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 2; HTTP status 200 ×480, 503 ×15"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("hello:"), "a clean scenario gets no failure line: {out}");
+    }
+
+    #[test]
+    fn non_2xx_responses_are_shown_even_without_failures() {
+        let mut s = scenario("lenient");
+        s.http.status = [(200, 12_000), (404, 500)].into_iter().collect();
+        let out = render(&report(vec![s]));
+        assert!(out.contains("lenient: HTTP status 200 ×12,000, 404 ×500"), "{out}");
+    }
+
+    #[test]
+    fn a_scenario_that_did_not_run_says_why() {
+        let mut s = scenario("big");
+        s.setup_error = Some("concurrency 100000 needs 100064 file descriptors".into());
+        s.iterations = 0;
+        s.latency_us = None;
+        let out = render(&report(vec![scenario("hello"), s]));
+        let row = cells(&out, "big");
+        assert_eq!(row[1], "did not run");
+        assert!(row[2..].iter().all(|c| c == "-"), "{row:?}");
+        assert!(out.contains("big: did not run: concurrency 100000 needs 100064 file descriptors"), "{out}");
+    }
+
+    #[test]
+    fn interrupted_and_all_failed_scenarios_are_marked() {
+        let mut s = scenario("hello");
+        s.interrupted = true;
+        s.latency_us = None;
+        s.ok = 0;
+        s.failed = s.iterations;
+        s.errors.connect = s.iterations;
+        let out = render(&report(vec![s]));
+        let row = cells(&out, "hello (interrupted)");
+        assert_eq!(row[4..8], ["-", "-", "-", "-"], "no latency without a success");
+    }
+
+    #[test]
+    fn names_are_qualified_only_when_several_targets_ran() {
+        let mut other = scenario("hello");
+        other.bench = Some("admin".into());
+        let out = render(&report(vec![scenario("hello"), other.clone()]));
+        assert_eq!(cells(&out, "api/hello")[1], "12,500");
+        assert_eq!(cells(&out, "admin/hello")[1], "12,500");
+        other.package = Some("shop".into());
+        let out = render(&report(vec![scenario("hello"), other]));
+        assert_eq!(cells(&out, "basic/api/hello")[1], "12,500");
+        assert_eq!(cells(&out, "shop/admin/hello")[1], "12,500");
+    }
+
+    #[test]
+    fn an_empty_report_says_so() {
+        assert_eq!(render(&report(Vec::new())), "no scenarios ran\n");
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!([0.0, 7.4, 812.0, 999.4].map(micros), ["0µs", "7µs", "812µs", "999µs"]);
+        assert_eq!([999.6, 1_240.0, 12_449.0, 124_000.0].map(micros), ["1.00ms", "1.24ms", "12.4ms", "124ms"]);
+        assert_eq!(
+            [999_600.0, 3_100_000.0, 64_000_000.0, 600_000_000.0].map(micros),
+            ["1.00s", "3.10s", "64.0s", "600s"]
+        );
+        assert_eq!(
+            [0, 512, 999, 1_000, 1_234_567, 999_960].map(bytes),
+            ["0 B", "512 B", "999 B", "1.0 kB", "1.2 MB", "1.0 MB"]
+        );
+        assert_eq!([0.0, 42.54, 99.96, 12_345.4, f64::NAN].map(rate), ["0.0", "42.5", "100", "12,345", "-"]);
+        assert_eq!([0, 999, 1_000, 100_000, 1_234_567].map(thousands), ["0", "999", "1,000", "100,000", "1,234,567"]);
+    }
+
+    #[test]
+    fn config_descriptions() {
+        assert_eq!(describe_config(&config()), "concurrency 20, count 500, timeout 30s, target http://127.0.0.1:8080");
+        let by_time =
+            ConfigReport { concurrency: 10, count: None, duration_ms: Some(90_000), timeout_ms: 2_500, target: None };
+        assert_eq!(describe_config(&by_time), "concurrency 10, duration 1m 30s, timeout 2s 500ms");
+    }
 }

@@ -1,0 +1,129 @@
+//! Everything that stops `cargo loadbench` before it has results to show, and the exit code each
+//! one maps to.
+
+use std::path::PathBuf;
+
+use loadbench::exit_code;
+
+/// A failure that ends the run. `main` prints it as one `error: …` line and exits with
+/// [`Error::exit_code`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `--manifest-path` names a file that does not exist.
+    #[error("manifest not found: {}", .0.display())]
+    ManifestNotFound(PathBuf),
+
+    /// `cargo metadata` failed; `message` is cargo's own explanation.
+    #[error("cannot read the workspace: {message}")]
+    Metadata {
+        /// Cargo's error output, without its `error: ` prefix.
+        message: String,
+    },
+
+    /// No workspace member has a bench target and a dependency on `loadbench-runtime`.
+    #[error("no bench targets that depend on loadbench-runtime in {}", .root.display())]
+    NoBenchTargets {
+        /// The workspace root that was searched.
+        root: PathBuf,
+    },
+
+    /// `-p SPEC` names no workspace member.
+    #[error("package `{spec}` is not a member of the workspace; members: {members}")]
+    UnknownPackage {
+        /// The spec as given.
+        spec: String,
+        /// Comma-separated member names.
+        members: String,
+    },
+
+    /// `-p SPEC` names a member without loadbench bench targets.
+    #[error("package `{package}` has no bench targets that depend on loadbench-runtime")]
+    PackageWithoutBenches {
+        /// The package name.
+        package: String,
+    },
+
+    /// `--bench NAME` names no bench target of the selected packages.
+    #[error("no bench target named `{name}`; available: {available}")]
+    UnknownBench {
+        /// The name as given.
+        name: String,
+        /// Comma-separated bench target names.
+        available: String,
+    },
+
+    /// A program (cargo, a bench binary) could not be started at all.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// What was being started.
+        program: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// `cargo bench --no-run` failed; cargo has already printed why on stderr.
+    #[error("build failed")]
+    BuildFailed,
+
+    /// Cargo finished but did not report an executable for a bench target it was asked to build.
+    #[error("cargo built no executable for bench target `{bench}` of package `{package}`")]
+    MissingExecutable {
+        /// The package name.
+        package: String,
+        /// The bench target name.
+        bench: String,
+    },
+
+    /// A bench binary wrote a result file this version cannot read.
+    #[error("cannot read what {target} reported: {reason}")]
+    Protocol {
+        /// `package/bench`.
+        target: String,
+        /// What was wrong with the file.
+        reason: String,
+    },
+
+    /// The bench targets were built and asked, but none has any scenario.
+    #[error("no #[loadbench::scenario] functions in {targets}")]
+    NoScenarios {
+        /// Comma-separated `package/bench` names.
+        targets: String,
+    },
+
+    /// The filters match no scenario.
+    #[error("no scenario matches {filters}; available: {available}")]
+    NoMatch {
+        /// The filters, each in backticks.
+        filters: String,
+        /// Every scenario name.
+        available: String,
+    },
+
+    /// Temporary files for the bench binaries' results could not be created.
+    #[error("cannot create a temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+}
+
+impl Error {
+    /// The process exit code for this error: all of these are usage, configuration or build
+    /// errors, which the documented exit codes group under one number.
+    pub fn exit_code(&self) -> u8 {
+        exit_code::USAGE
+    }
+}
+
+impl From<cargo_metadata::Error> for Error {
+    fn from(err: cargo_metadata::Error) -> Self {
+        let message = match err {
+            // Cargo's explanation is the useful part; drop its own `error: ` so the line does
+            // not read `error: …: error: …`.
+            cargo_metadata::Error::CargoMetadata { stderr } => {
+                let text = stderr.trim();
+                text.strip_prefix("error: ").unwrap_or(text).to_owned()
+            }
+            other => other.to_string(),
+        };
+        Error::Metadata { message }
+    }
+}

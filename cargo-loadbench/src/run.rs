@@ -1,0 +1,168 @@
+//! Runs bench binaries and reads what they report through the `LOADBENCH_OUTPUT` file.
+//!
+//! The file is the whole protocol: the binary's stdout and stderr stay free for the user's own
+//! output and for progress, and a binary that is not a loadbench bench (a criterion bench in the
+//! same package, say) simply never writes it.
+
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+
+use loadbench::exit_code;
+use loadbench::report::{RunReport, SCHEMA_VERSION, ScenarioList};
+use serde::de::DeserializeOwned;
+
+use crate::build::Executable;
+use crate::error::Error;
+
+/// Options passed on to every bench binary that runs scenarios.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// `--target URL`.
+    pub target: Option<String>,
+    /// `--quiet`.
+    pub quiet: bool,
+}
+
+/// How a bench binary's run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It wrote its results (some scenarios may carry a `setup_error`).
+    Finished(RunReport),
+    /// It rejected its configuration (exit code 2) and has said why on stderr.
+    UsageError,
+    /// It died or exited without results; the reason, for the report.
+    CouldNotRun(String),
+}
+
+/// Asks `exe` for its scenarios with `--bench --list`, writing through `output` (a path that
+/// does not exist yet). `None` means the binary is not a loadbench bench: it did not write the
+/// file.
+pub fn list(exe: &Executable, output: &Path) -> Result<Option<ScenarioList>, Error> {
+    let result = bench_command(exe, output)
+        .args(["--bench", "--list"])
+        // A foreign bench answers `--list` in its own way; that is not for our stdout.
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    let result = result.map_err(|source| spawn_error(exe, source))?;
+    if !output.exists() {
+        if !result.status.success() {
+            // Most likely not ours; but if it is, this is the only hint of what went wrong.
+            let stderr = String::from_utf8_lossy(&result.stderr);
+            let last = stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
+            eprintln!("note: {}: skipped: not a loadbench target ({}{}{last})", exe.target, result.status, sep(last));
+        } else {
+            eprintln!("note: {}: skipped: not a loadbench target", exe.target);
+        }
+        return Ok(None);
+    }
+    read_json(output).map(Some).map_err(|reason| Error::Protocol { target: exe.target.to_string(), reason })
+}
+
+/// Runs the scenarios `names` of `exe` (exact names, as [`list`] returned them).
+///
+/// The binary inherits stderr (progress) and our process group (so Ctrl-C reaches it and it can
+/// stop and report partial results); its stdout goes to our stderr to keep our stdout for the
+/// table. A binary that cannot even start is one that could not run, like one that crashed.
+pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Path) -> Outcome {
+    let mut command = bench_command(exe, output);
+    command.args(["--bench", "--exact"]);
+    if let Some(target) = &options.target {
+        command.arg("--target").arg(target);
+    }
+    if options.quiet {
+        command.arg("--quiet");
+    }
+    // `--` so that a scenario named `-x` (names can be any string) stays a name.
+    command.arg("--").args(names);
+    command.stdout(std::io::stderr()).stderr(Stdio::inherit());
+    match command.status() {
+        Ok(status) => outcome(status, output),
+        Err(err) => Outcome::CouldNotRun(format!("its bench binary could not start: {err}")),
+    }
+}
+
+fn outcome(status: ExitStatus, output: &Path) -> Outcome {
+    let code = status.code().and_then(|c| u8::try_from(c).ok());
+    match code {
+        Some(exit_code::USAGE) => Outcome::UsageError,
+        Some(exit_code::OK | exit_code::SCENARIO_FAILED) if output.exists() => match read_json(output) {
+            Ok(report) => Outcome::Finished(report),
+            Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),
+        },
+        // A crash, a panic (101), a signal, or a second Ctrl-C (130): nothing trustworthy was
+        // written, but the other binaries can still run.
+        _ => Outcome::CouldNotRun(format!("its bench binary failed ({status})")),
+    }
+}
+
+/// The command for `exe`, run the way `cargo bench` runs it.
+fn bench_command(exe: &Executable, output: &Path) -> Command {
+    let mut command = Command::new(&exe.path);
+    command.env(loadbench::OUTPUT_ENV, output).current_dir(&exe.target.package_root).stdin(Stdio::null());
+    command
+}
+
+fn spawn_error(exe: &Executable, source: std::io::Error) -> Error {
+    Error::Spawn { program: format!("{} ({})", exe.target, exe.path.display()), source }
+}
+
+fn sep(text: &str) -> &'static str {
+    if text.is_empty() { "" } else { ": " }
+}
+
+/// Reads a result file, refusing a schema version this build does not know rather than
+/// misreading it.
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "it writes result schema {v}, this cargo-loadbench reads schema {SCHEMA_VERSION}; \
+                 use the cargo-loadbench version that matches loadbench-runtime"
+            ));
+        }
+        None => return Err("it has no schema_version".into()),
+    }
+    serde_json::from_value(value).map_err(|e| format!("unexpected layout: {e}"))
+}
+
+#[cfg(test)]
+// A failed expectation is a failed test; `expect` says which.
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_files_of_another_schema_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("list.json");
+        std::fs::write(&path, r#"{"schema_version": 99, "scenarios": []}"#).expect("write");
+        let err = read_json::<ScenarioList>(&path).expect_err("schema 99");
+        assert!(err.contains("result schema 99"), "{err}");
+
+        std::fs::write(&path, r#"{"schema_version": 1, "scenarios": []}"#).expect("write");
+        let list = read_json::<ScenarioList>(&path).expect("schema 1");
+        assert!(list.scenarios.is_empty());
+
+        std::fs::write(&path, "{").expect("write");
+        assert!(read_json::<ScenarioList>(&path).expect_err("truncated").starts_with("invalid JSON"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn exit_statuses_map_to_outcomes() {
+        use std::os::unix::process::ExitStatusExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("missing.json");
+        let from_code = |code: i32| ExitStatus::from_raw(code << 8);
+        assert!(matches!(outcome(from_code(2), &missing), Outcome::UsageError));
+        assert!(matches!(outcome(from_code(0), &missing), Outcome::CouldNotRun(_)));
+        let Outcome::CouldNotRun(reason) = outcome(ExitStatus::from_raw(11), &missing) else { panic!("SIGSEGV") };
+        assert!(reason.contains("signal"), "{reason}");
+        let Outcome::CouldNotRun(reason) = outcome(from_code(101), &missing) else { panic!("panic exit") };
+        assert!(reason.contains("101"), "{reason}");
+    }
+}

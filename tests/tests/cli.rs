@@ -1,0 +1,268 @@
+//! End-to-end tests of `cargo loadbench`: the real binary builds the fixture crates in
+//! `fixtures/` (each a user's crate with its own workspace) and runs their scenarios against a
+//! `TestServer`, and the tests compare its table and JSON with what the server saw.
+//!
+//! - `fixtures/basic`: one bench target with two scenarios.
+//! - `fixtures/mixed`: a working bench target, one that dies mid-run, and one that is not a
+//!   loadbench bench.
+//! - `fixtures/no-loadbench`: no loadbench bench target at all (never built).
+//!
+//! The fixtures are built in release mode into `target/fixtures`, shared by every test and kept
+//! between runs; the first run of this file therefore takes about a minute.
+
+// A broken test environment (cargo missing, a fixture that does not build) should fail loudly.
+#![allow(clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use loadbench::report::{RunReport, ScenarioReport};
+use loadbench_tests::{Behavior, TestServer, closed_port_url};
+
+/// The root of the loadbench workspace.
+fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name).join("Cargo.toml")
+}
+
+/// The `cargo-loadbench` binary, built once per test binary.
+///
+/// escargot builds it with the workspace's own target directory: `cargo test` has released its
+/// build lock by the time tests run, so the nested cargo does not wait on it.
+fn cargo_loadbench_path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        escargot::CargoBuild::new()
+            .manifest_path(workspace_root().join("Cargo.toml"))
+            .package("cargo-loadbench")
+            .bin("cargo-loadbench")
+            .run()
+            .expect("build cargo-loadbench")
+            .path()
+            .to_owned()
+    })
+}
+
+/// What one `cargo loadbench` run printed and returned.
+#[derive(Debug)]
+struct Output {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Output {
+    /// The `error: …` lines of stderr (cargo's own build output is also there).
+    fn errors(&self) -> Vec<&str> {
+        self.stderr.lines().filter(|l| l.starts_with("error")).collect()
+    }
+}
+
+/// Runs `cargo loadbench ARGS…` (as cargo runs subcommands: `cargo-loadbench loadbench ARGS…`).
+fn cargo_loadbench(args: &[&str]) -> Output {
+    let output = Command::new(cargo_loadbench_path())
+        .arg("loadbench")
+        .args(args)
+        // Shared by all tests and kept between runs, so the release build of the fixture and its
+        // dependencies happens once.
+        .env("CARGO_TARGET_DIR", workspace_root().join("target").join("fixtures"))
+        .env_remove(loadbench::TARGET_ENV)
+        .env_remove(loadbench::OUTPUT_ENV)
+        .output()
+        .expect("run cargo-loadbench");
+    Output {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// `cargo loadbench --manifest-path fixtures/basic/Cargo.toml ARGS…`.
+fn run_basic(args: &[&str]) -> Output {
+    let manifest = fixture("basic");
+    let manifest = manifest.to_str().expect("UTF-8 path");
+    let mut all = vec!["--manifest-path", manifest];
+    all.extend_from_slice(args);
+    cargo_loadbench(&all)
+}
+
+fn read_report(path: &Path) -> RunReport {
+    let text = std::fs::read_to_string(path).expect("--json file written");
+    serde_json::from_str(&text).expect("the JSON is a RunReport")
+}
+
+fn scenario<'a>(report: &'a RunReport, name: &str) -> &'a ScenarioReport {
+    report.scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no `{name}` in {report:#?}"))
+}
+
+/// The table row of scenario `name`, as its cells.
+fn row(table: &str, name: &str) -> Vec<String> {
+    table
+        .lines()
+        .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect::<Vec<_>>())
+        .find(|cells| cells.first().is_some_and(|c| c == name))
+        .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
+}
+
+#[test]
+fn runs_every_scenario_and_writes_json() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let out = run_basic(&["--target", &server.url(), "--json", json.to_str().expect("UTF-8 path"), "--quiet"]);
+
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert_eq!(row(&out.stdout, "hello")[1..3], ["500", "0"], "{}", out.stdout);
+    assert_eq!(row(&out.stdout, "status_check")[1..3], ["100", "0"], "{}", out.stdout);
+
+    let report = read_report(&json);
+    assert_eq!(report.scenarios.len(), 2);
+    for (name, count) in [("hello", 500), ("status_check", 100)] {
+        let s = scenario(&report, name);
+        assert_eq!((s.iterations, s.ok, s.failed), (count, count, 0), "{s:#?}");
+        assert_eq!(s.package.as_deref(), Some("basic"));
+        assert_eq!(s.bench.as_deref(), Some("api"));
+        assert_eq!(s.config.target.as_deref(), Some(server.url().as_str()));
+        assert_eq!(s.config.count, Some(count));
+        assert!(s.setup_error.is_none() && !s.interrupted, "{s:#?}");
+    }
+    assert_eq!(server.requests(), 600, "requests the server received");
+}
+
+#[test]
+fn a_filter_runs_only_matching_scenarios() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let out = run_basic(&["hello", "--target", &server.url(), "--json", json.to_str().expect("UTF-8 path"), "-q"]);
+
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert_eq!(row(&out.stdout, "hello")[1], "500");
+    assert!(!out.stdout.contains("status_check"), "{}", out.stdout);
+    let report = read_report(&json);
+    let names: Vec<&str> = report.scenarios.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["hello"]);
+    assert_eq!(server.requests(), 500);
+}
+
+#[test]
+fn list_shows_scenarios_without_sending_requests() {
+    let server = TestServer::start(Behavior::default());
+    let out = run_basic(&["--list", "--target", &server.url()]);
+
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(lines[0].starts_with("basic/api: hello — concurrency 20, count 500"), "{}", out.stdout);
+    assert!(lines[1].starts_with("basic/api: status_check — concurrency 5, count 100"), "{}", out.stdout);
+    assert!(lines.iter().all(|l| l.ends_with(&format!("target {}", server.url()))), "{}", out.stdout);
+    assert_eq!(server.requests(), 0);
+}
+
+#[test]
+fn a_filter_matching_nothing_is_a_usage_error() {
+    let server = TestServer::start(Behavior::default());
+    let out = run_basic(&["nomatch", "--target", &server.url()]);
+
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(out.errors(), ["error: no scenario matches `nomatch`; available: hello, status_check"], "{out:#?}");
+    assert_eq!(out.stdout, "");
+    assert_eq!(server.requests(), 0);
+}
+
+#[test]
+fn an_unknown_flag_is_a_usage_error() {
+    let out = cargo_loadbench(&["--frobnicate"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert!(out.errors().first().is_some_and(|l| l.contains("--frobnicate")), "{out:#?}");
+}
+
+#[test]
+fn a_missing_manifest_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("nowhere").join("Cargo.toml");
+    let out = cargo_loadbench(&["--manifest-path", missing.to_str().expect("UTF-8 path")]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(out.errors(), [format!("error: manifest not found: {}", missing.display())], "{out:#?}");
+}
+
+#[test]
+fn a_workspace_without_loadbench_benches_is_a_usage_error() {
+    let manifest = fixture("no-loadbench");
+    let out = cargo_loadbench(&["--manifest-path", manifest.to_str().expect("UTF-8 path")]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    let root = manifest.parent().expect("fixture dir").canonicalize().expect("fixture exists");
+    assert_eq!(
+        out.errors(),
+        [format!("error: no bench targets that depend on loadbench-runtime in {}", root.display())],
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn an_unreachable_target_fails_every_iteration_with_connect_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let out = run_basic(&["--target", &closed_port_url(), "--json", json.to_str().expect("UTF-8 path"), "--quiet"]);
+
+    // Request errors are results, not a failure of the run.
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let report = read_report(&json);
+    for (name, count) in [("hello", 500), ("status_check", 100)] {
+        let s = scenario(&report, name);
+        assert_eq!((s.iterations, s.ok, s.failed), (count, 0, count), "{s:#?}");
+        assert_eq!(s.errors.connect, count, "{s:#?}");
+        assert_eq!(s.errors.total(), count, "only connect errors: {s:#?}");
+        assert!(s.latency_us.is_none(), "no latency without a success");
+        assert!(
+            out.stdout.contains(&format!("{name}: {count} of {count} iterations failed: connect {count}")),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn a_dying_binary_costs_only_its_own_scenarios() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let manifest = fixture("mixed");
+    let out = cargo_loadbench(&[
+        "--manifest-path",
+        manifest.to_str().expect("UTF-8 path"),
+        "--target",
+        &server.url(),
+        "--json",
+        json.to_str().expect("UTF-8 path"),
+        "--quiet",
+    ]);
+
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    // The foreign bench target is noted once and otherwise left alone.
+    let skipped: Vec<&str> = out.stderr.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped, ["note: mixed/plain: skipped: not a loadbench target"], "{out:#?}");
+    assert!(!out.stdout.contains("nothing to see here"), "{}", out.stdout);
+
+    // Several bench targets ran, so the table names each scenario with its target.
+    assert_eq!(row(&out.stdout, "api/ping")[1..3], ["10", "0"], "{}", out.stdout);
+    assert_eq!(row(&out.stdout, "crash/boom")[1], "did not run", "{}", out.stdout);
+    assert!(
+        out.stdout.contains("crash/boom: did not run: its bench binary failed (exit status: 70)"),
+        "{}",
+        out.stdout
+    );
+
+    let report = read_report(&json);
+    let ping = scenario(&report, "ping");
+    assert_eq!((ping.iterations, ping.ok), (10, 10), "{ping:#?}");
+    let boom = scenario(&report, "boom");
+    assert_eq!((boom.package.as_deref(), boom.bench.as_deref()), (Some("mixed"), Some("crash")));
+    assert!(boom.setup_error.as_deref().is_some_and(|e| e.contains("70")), "{boom:#?}");
+    assert_eq!(boom.config.target.as_deref(), Some(server.url().as_str()));
+    assert_eq!(server.requests(), 10);
+}
