@@ -50,7 +50,9 @@ async fn route(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, hype
         (&Method::GET, path) if path.starts_with("/items/") => {
             let id = &path["/items/".len()..];
             match id.parse::<u64>() {
-                Ok(id) => (StatusCode::OK, "application/json", Bytes::from(format!(r#"{{"id":{id},"name":"item {id}"}}"#))),
+                Ok(id) => {
+                    (StatusCode::OK, "application/json", Bytes::from(format!(r#"{{"id":{id},"name":"item {id}"}}"#)))
+                }
                 Err(_) => (StatusCode::BAD_REQUEST, "text/plain", Bytes::from_static(b"id must be a number")),
             }
         }

@@ -1,7 +1,6 @@
 //! The bench binary's entry point: reads its command line, runs the selected scenarios and
 //! reports, either to the terminal or to `cargo loadbench`.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -172,7 +171,7 @@ impl Harness {
     /// scenario ran (request errors are counted, not fatal), 2 for a usage or configuration
     /// error, 3 when a scenario could not run.
     pub fn run(mut self) -> ExitCode {
-        let args = match BenchArgs::try_parse_from(std::env::args_os().map(OsString::from)) {
+        let args = match BenchArgs::try_parse_from(std::env::args_os()) {
             Ok(args) => args,
             Err(err) => {
                 let _ = err.print();

@@ -39,7 +39,7 @@ pub fn all() -> Vec<&'static ScenarioEntry> {
 
 /// Scenarios whose name contains any of `filters` (all of them when `filters` is empty), or
 /// equals one of them when `exact` is set.
-pub fn select<'a>(entries: &[&'static ScenarioEntry], filters: &[String], exact: bool) -> Vec<&'static ScenarioEntry> {
+pub fn select(entries: &[&'static ScenarioEntry], filters: &[String], exact: bool) -> Vec<&'static ScenarioEntry> {
     entries
         .iter()
         .copied()

@@ -94,7 +94,8 @@ impl TestServer {
                 let counters = Arc::clone(&accept_counters);
                 let behavior = Arc::clone(&behavior);
                 tokio::spawn(async move {
-                    let service = service_fn(move |request| handle(request, Arc::clone(&counters), Arc::clone(&behavior)));
+                    let service =
+                        service_fn(move |request| handle(request, Arc::clone(&counters), Arc::clone(&behavior)));
                     let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
                 });
             }
@@ -140,14 +141,13 @@ async fn handle(
     let now = counters.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     counters.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(Arc::clone(&counters));
-    let every = |k: Option<u64>| k.is_some_and(|k| k > 0 && n % k == 0);
+    let every = |k: Option<u64>| k.is_some_and(|k| k > 0 && n.is_multiple_of(k));
 
     if !behavior.delay.is_zero() {
         tokio::time::sleep(behavior.delay).await;
     }
     if let Some((k, stall)) = behavior.stall_every
-        && k > 0
-        && n % k == 0
+        && every(Some(k))
     {
         tokio::time::sleep(stall).await;
     }
