@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 
 use loadbench::exit_code;
-use loadbench::report::{
-    self, MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport, ToolInfo,
-};
+use loadbench::report::{self, RunReport, ScenarioInfo, ScenarioList, ScenarioReport};
 use loadbench::table;
 
 use crate::build::{self, Executable};
@@ -16,10 +14,6 @@ use crate::cli::Args;
 use crate::discover;
 use crate::error::Error;
 use crate::run::{self, Outcome, RunOptions};
-
-/// Exit code after Ctrl-C: 128 + SIGINT, as shells expect, so `cargo loadbench && deploy` does
-/// not go on after the user stopped the run.
-pub const INTERRUPTED: u8 = 130;
 
 /// Runs `cargo loadbench` with `args` and returns the exit code. Errors that stop the run before
 /// any result exists are returned as [`Error`]s.
@@ -62,7 +56,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         code = code.max(exit_code::SCENARIO_FAILED);
     }
     if interrupted() || report.scenarios.iter().any(|s| s.interrupted) {
-        code = INTERRUPTED;
+        code = exit_code::INTERRUPTED;
     }
     Ok(code)
 }
@@ -107,7 +101,7 @@ fn run_plan(plan: &[(&Executable, Vec<&ScenarioInfo>)], options: &RunOptions, sc
             }
         }
     }
-    let mut report = merged.unwrap_or_else(|| empty_report(started_at));
+    let mut report = merged.unwrap_or_else(|| RunReport::new(started_at));
     report.scenarios = scenarios;
     (report, code)
 }
@@ -168,44 +162,11 @@ fn did_not_run(exe: &Executable, info: &ScenarioInfo, options: &RunOptions, reas
     if let Some(target) = &options.target {
         config.target = Some(target.clone());
     }
-    ScenarioReport {
-        name: info.name.clone(),
-        bench: Some(exe.target.bench.clone()),
-        package: Some(exe.target.package.clone()),
-        config,
-        started_at: rfc3339(SystemTime::now()),
-        duration_us: 0,
-        interrupted: false,
-        setup_error: Some(reason.to_owned()),
-        iterations: 0,
-        ok: 0,
-        failed: 0,
-        errors: Default::default(),
-        http: Default::default(),
-        latency_us: None,
-        rps: 0.0,
-    }
-}
-
-/// A report header for when no bench binary produced one (every one of them failed).
-fn empty_report(started_at: SystemTime) -> RunReport {
-    RunReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-        started_at: rfc3339(started_at),
-        machine: MachineInfo {
-            os: std::env::consts::OS.into(),
-            arch: std::env::consts::ARCH.into(),
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            hostname: None,
-            kernel: None,
-        },
-        scenarios: Vec::new(),
-    }
-}
-
-fn rfc3339(time: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(time).to_string()
+    let mut report = ScenarioReport::not_started(info.name.clone(), config);
+    report.bench = Some(exe.target.bench.clone());
+    report.package = Some(exe.target.package.clone());
+    report.setup_error = Some(reason.to_owned());
+    report
 }
 
 /// Ctrl-C presses seen since the handler was installed.
@@ -219,7 +180,7 @@ static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 fn install_interrupt_handler() {
     let installed = ctrlc::set_handler(|| {
         if INTERRUPTS.fetch_add(1, Ordering::SeqCst) > 0 {
-            std::process::exit(i32::from(INTERRUPTED));
+            std::process::exit(i32::from(exit_code::INTERRUPTED));
         }
     });
     if let Err(err) = installed {

@@ -86,12 +86,15 @@ fn outcome(status: ExitStatus, output: &Path) -> Outcome {
     let code = status.code().and_then(|c| u8::try_from(c).ok());
     match code {
         Some(exit_code::USAGE) => Outcome::UsageError,
-        Some(exit_code::OK | exit_code::SCENARIO_FAILED) if output.exists() => match read_json(output) {
-            Ok(report) => Outcome::Finished(report),
-            Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),
-        },
-        // A crash, a panic (101), a signal, or a second Ctrl-C (130): nothing trustworthy was
-        // written, but the other binaries can still run.
+        // After one Ctrl-C the binary stops early, writes its partial results and exits 130.
+        Some(exit_code::OK | exit_code::SCENARIO_FAILED | exit_code::INTERRUPTED) if output.exists() => {
+            match read_json(output) {
+                Ok(report) => Outcome::Finished(report),
+                Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),
+            }
+        }
+        // A crash, a panic (101), a signal, or a second Ctrl-C (130 without a file): nothing
+        // trustworthy was written, but the other binaries can still run.
         _ => Outcome::CouldNotRun(format!("its bench binary failed ({status})")),
     }
 }

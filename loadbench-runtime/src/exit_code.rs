@@ -8,3 +8,6 @@ pub const GATE_FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 /// A scenario could not run: its binary crashed or its setup failed.
 pub const SCENARIO_FAILED: u8 = 3;
+/// Stopped by Ctrl-C (128 + SIGINT, as shells expect); the partial results were still reported,
+/// with `interrupted: true`, so `cargo loadbench && deploy` does not go on after a stopped run.
+pub const INTERRUPTED: u8 = 130;

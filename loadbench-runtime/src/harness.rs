@@ -14,7 +14,7 @@ use crate::executor::{self, RunPlan};
 use crate::registry::{self, ScenarioEntry};
 use crate::report::{self, ConfigReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport};
 use crate::target::{Target, TargetError};
-use crate::{exit_code, limits, machine, table};
+use crate::{exit_code, limits, table};
 
 /// Environment variable naming the file where a bench binary writes its results (or its list,
 /// with `--list`) for `cargo loadbench`; when set, the binary prints no table of its own.
@@ -169,7 +169,8 @@ impl Harness {
 
     /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
     /// scenario ran (request errors are counted, not fatal), 2 for a usage or configuration
-    /// error, 3 when a scenario could not run.
+    /// error, 3 when a scenario could not run, 130 when stopped by Ctrl-C (the partial results
+    /// are still reported).
     pub fn run(mut self) -> ExitCode {
         let args = match BenchArgs::try_parse_from(std::env::args_os()) {
             Ok(args) => args,
@@ -304,36 +305,16 @@ impl Harness {
             }
             scenarios.push(report);
         }
-        Ok(RunReport {
-            schema_version: SCHEMA_VERSION,
-            tool: report::ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-            started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
-            machine: machine::describe(),
-            scenarios,
-        })
+        let mut report = RunReport::new(started_at);
+        report.scenarios = scenarios;
+        Ok(report)
     }
 
     fn run_one(&self, entry: &'static ScenarioEntry, url: &str, file_limit: Option<u64>) -> ScenarioReport {
         let (concurrency, load) =
             if self.smoke { (1, Load::Count(1)) } else { (entry.config.concurrency, entry.config.load) };
         let timeout = entry.config.timeout();
-        let mut report = ScenarioReport {
-            name: entry.name.to_owned(),
-            bench: None,
-            package: None,
-            config: config_report(concurrency, load, timeout, Some(url)),
-            started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-            duration_us: 0,
-            interrupted: false,
-            setup_error: None,
-            iterations: 0,
-            ok: 0,
-            failed: 0,
-            errors: Default::default(),
-            http: Default::default(),
-            latency_us: None,
-            rps: 0.0,
-        };
+        let mut report = ScenarioReport::not_started(entry.name, config_report(concurrency, load, timeout, Some(url)));
         if let Err(needed) = limits::check_concurrency(concurrency, file_limit) {
             report.setup_error = Some(needed);
             return report;
@@ -378,9 +359,16 @@ impl Harness {
     }
 }
 
-/// The exit code a finished run earns: 3 if any scenario could not run, else 0.
+/// The exit code a finished run earns: 130 if it was interrupted, 3 if any scenario could not
+/// run, else 0.
 pub(crate) fn report_exit_code(report: &RunReport) -> u8 {
-    if report.scenarios.iter().any(|s| s.setup_error.is_some()) { exit_code::SCENARIO_FAILED } else { exit_code::OK }
+    if report.scenarios.iter().any(|s| s.interrupted) {
+        exit_code::INTERRUPTED
+    } else if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
+        exit_code::SCENARIO_FAILED
+    } else {
+        exit_code::OK
+    }
 }
 
 fn config_report(concurrency: u32, load: Load, timeout: std::time::Duration, target: Option<&str>) -> ConfigReport {

@@ -35,6 +35,24 @@ pub struct RunReport {
     pub scenarios: Vec<ScenarioReport>,
 }
 
+impl RunReport {
+    /// An empty report of this tool on this machine, started at `started_at`.
+    pub fn new(started_at: std::time::SystemTime) -> RunReport {
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
+            started_at: rfc3339(started_at),
+            machine: crate::machine::describe(),
+            scenarios: Vec::new(),
+        }
+    }
+}
+
+/// `time` as RFC 3339 in UTC, to the second.
+pub fn rfc3339(time: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
 /// Name and version of the writer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolInfo {
@@ -95,6 +113,29 @@ pub struct ScenarioReport {
     pub latency_us: Option<LatencyReport>,
     /// Finished iterations per second of wall time.
     pub rps: f64,
+}
+
+impl ScenarioReport {
+    /// A report of a scenario before it has run: every count zero, no latency.
+    pub fn not_started(name: impl Into<String>, config: ConfigReport) -> ScenarioReport {
+        ScenarioReport {
+            name: name.into(),
+            bench: None,
+            package: None,
+            config,
+            started_at: rfc3339(std::time::SystemTime::now()),
+            duration_us: 0,
+            interrupted: false,
+            setup_error: None,
+            iterations: 0,
+            ok: 0,
+            failed: 0,
+            errors: ErrorCounts::default(),
+            http: HttpReport::default(),
+            latency_us: None,
+            rps: 0.0,
+        }
+    }
 }
 
 /// The load a scenario was configured with, after overrides.

@@ -3,8 +3,8 @@
 //! `TestServer`, and the tests compare its table and JSON with what the server saw.
 //!
 //! - `fixtures/basic`: one bench target with two scenarios.
-//! - `fixtures/mixed`: a working bench target, one that dies mid-run, and one that is not a
-//!   loadbench bench.
+//! - `fixtures/mixed`: a working bench target, one that dies mid-run, one that is not a
+//!   loadbench bench, and a minute-long one for the Ctrl-C test.
 //! - `fixtures/no-loadbench`: no loadbench bench target at all (never built).
 //!
 //! The fixtures are built in release mode into `target/fixtures`, shared by every test and kept
@@ -14,8 +14,9 @@
 #![allow(clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use loadbench::report::{RunReport, ScenarioReport};
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
@@ -240,6 +241,9 @@ fn a_dying_binary_costs_only_its_own_scenarios() {
         "--json",
         json.to_str().expect("UTF-8 path"),
         "--quiet",
+        // Everything but the minute-long `soak`.
+        "ping",
+        "boom",
     ]);
 
     assert_eq!(out.code, Some(3), "{out:#?}");
@@ -265,4 +269,52 @@ fn a_dying_binary_costs_only_its_own_scenarios() {
     assert!(boom.setup_error.as_deref().is_some_and(|e| e.contains("70")), "{boom:#?}");
     assert_eq!(boom.config.target.as_deref(), Some(server.url().as_str()));
     assert_eq!(server.requests(), 10);
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_keeps_the_partial_results_and_marks_them() {
+    use std::os::unix::process::CommandExt;
+
+    let server = TestServer::start(Behavior { delay: Duration::from_millis(1), ..Behavior::default() });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let manifest = fixture("mixed");
+    let child = Command::new(cargo_loadbench_path())
+        .arg("loadbench")
+        .args(["--manifest-path", manifest.to_str().expect("UTF-8 path"), "--target", &server.url()])
+        .args(["--json", json.to_str().expect("UTF-8 path"), "soak"])
+        .env("CARGO_TARGET_DIR", workspace_root().join("target").join("fixtures"))
+        // Its own process group, as a shell gives a foreground job, so that SIGINT reaches
+        // cargo-loadbench and the bench binary together, as Ctrl-C in a terminal does.
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cargo-loadbench");
+
+    // Wait until the run is under way (the fixture may need building first).
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while server.requests() < 200 {
+        assert!(Instant::now() < deadline, "the soak scenario never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    let sent = Command::new("kill").args(["-s", "INT", "--", &format!("-{}", child.id())]).status().expect("kill");
+    assert!(sent.success());
+    let output = child.wait_with_output().expect("cargo-loadbench ends");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+
+    assert!(started.elapsed() < Duration::from_secs(10), "stopped promptly, not after the full minute");
+    assert_eq!(output.status.code(), Some(130), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let row = row(&stdout, "soak (interrupted)");
+    let report = read_report(&json);
+    let soak = scenario(&report, "soak");
+    assert!(soak.interrupted, "{soak:#?}");
+    assert!(soak.setup_error.is_none(), "{soak:#?}");
+    assert!(soak.duration_us < 60_000_000, "{soak:#?}");
+    assert_eq!(soak.failed, 0, "{soak:#?}");
+    // Requests in flight at Ctrl-C were finished and counted, none was lost.
+    assert_eq!(soak.iterations, server.requests(), "{soak:#?}");
+    assert_eq!(row[1].replace(',', ""), soak.iterations.to_string(), "the table shows the partial count");
 }
