@@ -94,16 +94,34 @@ fn draw_bar(name: &str, load: Load, workers: &[Arc<WorkerProgress>], start: Inst
 
 fn print_lines(name: &str, load: Load, workers: &[Arc<WorkerProgress>], start: Instant, stop: &AtomicBool) {
     let mut reported_tenths = 0;
-    while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(TICK);
+    loop {
+        let finished = stop.load(Ordering::Relaxed);
         let (done, failed) = totals(workers);
         let elapsed = start.elapsed();
-        let tenths = (fraction(load, done, elapsed) * 10.0).floor() as u32;
-        if tenths > reported_tenths && tenths < 10 {
-            reported_tenths = tenths;
-            eprintln!("{name}: {}% ({done} iterations, {failed} failed, {:.1}s)", tenths * 10, elapsed.as_secs_f64());
+        let tenths = ((fraction(load, done, elapsed) * 10.0).floor() as u32).min(9);
+        // One line per 10 % step, as `ab` prints them, even when a tick (or the whole run)
+        // spans several steps, so a CI log always shows the same steps.
+        while reported_tenths < tenths {
+            reported_tenths += 1;
+            match load {
+                Load::Count(n) => eprintln!(
+                    "{name}: {}% ({} of {n} iterations, {failed} failed, {:.1}s)",
+                    reported_tenths * 10,
+                    n * u64::from(reported_tenths) / 10,
+                    elapsed.as_secs_f64()
+                ),
+                Load::Duration(d) => eprintln!(
+                    "{name}: {}% ({:.1}s of {}, {done} iterations, {failed} failed)",
+                    reported_tenths * 10,
+                    d.as_secs_f64() * f64::from(reported_tenths) / 10.0,
+                    humantime::format_duration(d)
+                ),
+            }
         }
+        if finished {
+            eprintln!("{name}: done ({done} iterations, {failed} failed, {:.1}s)", elapsed.as_secs_f64());
+            return;
+        }
+        std::thread::sleep(TICK);
     }
-    let (done, failed) = totals(workers);
-    eprintln!("{name}: done ({done} iterations, {failed} failed, {:.1}s)", start.elapsed().as_secs_f64());
 }

@@ -139,10 +139,18 @@ fn a_filter_runs_only_matching_scenarios() {
     let server = TestServer::start(Behavior::default());
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
-    let out = run_basic(&["hello", "--target", &server.url(), "--json", json.to_str().expect("UTF-8 path"), "-q"]);
+    let out = run_basic(&["hello", "--target", &server.url(), "--json", json.to_str().expect("UTF-8 path")]);
 
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert_eq!(row(&out.stdout, "hello")[1], "500");
+    // stderr is not a terminal here, so progress comes as one plain line per 10 %, then a total.
+    let progress: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("hello: ")).collect();
+    assert_eq!(progress.len(), 10, "{}", out.stderr);
+    for (step, line) in (1..10).zip(&progress) {
+        let expected = format!("hello: {}% ({} of 500 iterations, 0 failed, ", step * 10, step * 50);
+        assert!(line.starts_with(&expected), "{line:?} should start with {expected:?}");
+    }
+    assert!(progress[9].starts_with("hello: done (500 iterations, 0 failed, "), "{}", progress[9]);
     assert!(!out.stdout.contains("status_check"), "{}", out.stdout);
     let report = read_report(&json);
     let names: Vec<&str> = report.scenarios.iter().map(|s| s.name.as_str()).collect();
