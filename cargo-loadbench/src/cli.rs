@@ -20,6 +20,7 @@ Scenarios run one bench binary at a time, in the binary's package directory, lik
 
 Exit codes:
   0    every selected scenario ran (failed requests are counted in the results, not fatal)
+  1    reserved for failed gates (thresholds, regressions against a baseline)
   2    usage, configuration or build error, or no scenario matched the filters
   3    some scenario could not run (its setup failed or its bench binary crashed)
   130  interrupted by Ctrl-C (the results so far are still printed and written)";

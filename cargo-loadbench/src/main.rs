@@ -16,8 +16,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // Bad flags exit here with clap's message and code 2 (the documented usage-error code).
-    let cli::Cargo::Loadbench(args) = cli::Cargo::parse();
+    let cli::Cargo::Loadbench(args) = match cli::Cargo::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return loadbench::report_usage_error(&err),
+    };
     match app::run(&args) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {

@@ -174,10 +174,7 @@ impl Harness {
     pub fn run(mut self) -> ExitCode {
         let args = match BenchArgs::try_parse_from(std::env::args_os()) {
             Ok(args) => args,
-            Err(err) => {
-                let _ = err.print();
-                return if err.use_stderr() { ExitCode::from(exit_code::USAGE) } else { ExitCode::SUCCESS };
-            }
+            Err(err) => return report_usage_error(&err),
         };
         self.filters = args.filters;
         self.exact = args.exact;
@@ -357,6 +354,21 @@ impl Harness {
         }
         report
     }
+}
+
+/// Reports a command-line error the way loadbench reports every usage error: one line naming the
+/// problem, exit code 2. (`--help` and `--version` also arrive here, and print in full.)
+#[doc(hidden)]
+pub fn report_usage_error(err: &clap::Error) -> ExitCode {
+    if !err.use_stderr() {
+        let _ = err.print();
+        return ExitCode::SUCCESS;
+    }
+    // clap adds a tip and the usage; the first line already names the flag and the problem.
+    let message = err.to_string();
+    let first = message.lines().next().unwrap_or("error: invalid arguments");
+    eprintln!("{first} (see --help)");
+    ExitCode::from(exit_code::USAGE)
 }
 
 /// The exit code a finished run earns: 130 if it was interrupted, 3 if any scenario could not

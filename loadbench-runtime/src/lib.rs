@@ -40,7 +40,7 @@ pub mod table;
 pub use config::{DEFAULT_TIMEOUT, Load};
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub use error::{Error, ErrorKind, Result};
-pub use harness::{Harness, HarnessError, OUTPUT_ENV, TARGET_ENV};
+pub use harness::{Harness, HarnessError, OUTPUT_ENV, TARGET_ENV, report_usage_error};
 pub use target::{Target, TargetError};
 
 pub use hyper::http::{Method, StatusCode};

@@ -98,7 +98,11 @@ fn print_lines(name: &str, load: Load, workers: &[Arc<WorkerProgress>], start: I
         let finished = stop.load(Ordering::Relaxed);
         let (done, failed) = totals(workers);
         let elapsed = start.elapsed();
-        let tenths = ((fraction(load, done, elapsed) * 10.0).floor() as u32).min(9);
+        // Steps of a handful of iterations (a smoke run of one) say nothing; the total does.
+        let tenths = match load {
+            Load::Count(n) if n < 10 => 0,
+            _ => ((fraction(load, done, elapsed) * 10.0).floor() as u32).min(9),
+        };
         // One line per 10 % step, as `ab` prints them, even when a tick (or the whole run)
         // spans several steps, so a CI log always shows the same steps.
         while reported_tenths < tenths {

@@ -187,7 +187,8 @@ fn a_filter_matching_nothing_is_a_usage_error() {
 fn an_unknown_flag_is_a_usage_error() {
     let out = cargo_loadbench(&["--frobnicate"]);
     assert_eq!(out.code, Some(2), "{out:#?}");
-    assert!(out.errors().first().is_some_and(|l| l.contains("--frobnicate")), "{out:#?}");
+    assert_eq!(out.stderr.lines().count(), 1, "one line: {out:#?}");
+    assert!(out.errors().first().is_some_and(|l| l.contains("'--frobnicate'")), "{out:#?}");
 }
 
 #[test]
