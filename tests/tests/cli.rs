@@ -6,6 +6,7 @@
 //! - `fixtures/mixed`: a working bench target, one that dies mid-run, one that is not a
 //!   loadbench bench, and a minute-long one for the Ctrl-C test.
 //! - `fixtures/no-loadbench`: no loadbench bench target at all (never built).
+//! - `fixtures/broken`: a bench target with a type error.
 //!
 //! The fixtures are built in release mode into `target/fixtures`, shared by every test and kept
 //! between runs; the first run of this file therefore takes about a minute.
@@ -326,4 +327,18 @@ fn ctrl_c_keeps_the_partial_results_and_marks_them() {
     // Requests in flight at Ctrl-C were finished and counted, none was lost.
     assert_eq!(soak.iterations, server.requests(), "{soak:#?}");
     assert_eq!(row[1].replace(',', ""), soak.iterations.to_string(), "the table shows the partial count");
+}
+
+#[test]
+fn a_build_error_is_shown_as_cargo_shows_it() {
+    let manifest = fixture("broken");
+    let out = cargo_loadbench(&["--manifest-path", manifest.to_str().expect("UTF-8 path")]);
+
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    // cargo's own rendered diagnostic, with its code and location…
+    assert!(out.stderr.contains("error[E0308]"), "{}", out.stderr);
+    assert!(out.stderr.contains("benches/api.rs:5:"), "{}", out.stderr);
+    // …then our one line.
+    assert_eq!(out.errors().last(), Some(&"error: build failed"), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
 }
