@@ -62,6 +62,16 @@ pub enum HarnessError {
     /// The binary holds no `#[scenario]` functions.
     #[error("this binary has no #[loadbench::scenario] functions")]
     NoScenarios,
+    /// Two scenarios have the same name.
+    #[error("two scenarios are named `{name}` ({first} and {second}); give one of them `name = \"…\"`")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// `file:line` of the first.
+        first: String,
+        /// `file:line` of the second.
+        second: String,
+    },
     /// The filters matched nothing.
     #[error("no scenario matches {filters}; available: {available}")]
     NoMatch {
@@ -218,7 +228,13 @@ impl Harness {
     }
 
     fn list(self, output: Option<PathBuf>) -> ExitCode {
-        let entries = registry::all();
+        let entries = match registered() {
+            Ok(entries) => entries,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return ExitCode::from(exit_code::USAGE);
+            }
+        };
         let selected = registry::select(&entries, &self.filters, self.exact);
         let list = ScenarioList {
             schema_version: SCHEMA_VERSION,
@@ -254,10 +270,7 @@ impl Harness {
     /// Scenarios that cannot run (their target does not resolve, too few file descriptors) are in
     /// the report with [`ScenarioReport::setup_error`] set; the others still run.
     pub fn run_report(mut self) -> Result<RunReport, HarnessError> {
-        let entries = registry::all();
-        if entries.is_empty() {
-            return Err(HarnessError::NoScenarios);
-        }
+        let entries = registered()?;
         let selected = registry::select(&entries, &self.filters, self.exact);
         if selected.is_empty() {
             return Err(HarnessError::NoMatch {
@@ -354,6 +367,22 @@ impl Harness {
         }
         report
     }
+}
+
+/// Every registered scenario, or why the set cannot be used.
+fn registered() -> Result<Vec<&'static ScenarioEntry>, HarnessError> {
+    let entries = registry::all();
+    if entries.is_empty() {
+        return Err(HarnessError::NoScenarios);
+    }
+    if let Some((first, second)) = registry::duplicate_name(&entries) {
+        return Err(HarnessError::DuplicateName {
+            name: first.name.to_owned(),
+            first: format!("{}:{}", first.file, first.line),
+            second: format!("{}:{}", second.file, second.line),
+        });
+    }
+    Ok(entries)
 }
 
 /// Reports a command-line error the way loadbench reports every usage error: one line naming the

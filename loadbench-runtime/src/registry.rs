@@ -37,6 +37,14 @@ pub fn all() -> Vec<&'static ScenarioEntry> {
     entries
 }
 
+/// The first name that two registered scenarios share, with both locations.
+///
+/// Names are how scenarios are selected, reported and compared with baselines, so they must be
+/// unique within a binary; `entries` must be sorted by name, as [`all`] returns them.
+pub fn duplicate_name(entries: &[&'static ScenarioEntry]) -> Option<(&'static ScenarioEntry, &'static ScenarioEntry)> {
+    entries.windows(2).find(|pair| pair[0].name == pair[1].name).map(|pair| (pair[0], pair[1]))
+}
+
 /// Scenarios whose name contains any of `filters` (all of them when `filters` is empty), or
 /// equals one of them when `exact` is set.
 pub fn select(entries: &[&'static ScenarioEntry], filters: &[String], exact: bool) -> Vec<&'static ScenarioEntry> {

@@ -17,8 +17,16 @@ fn run(scenario: &str, target: &str) -> ScenarioReport {
     report.scenarios.into_iter().next().unwrap_or_else(|| unreachable!())
 }
 
-#[loadbench::scenario(concurrency = 100, count = 10_000)]
-async fn exact_count(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+// The body most tests share: one GET that must answer 200. Each attribute registers it again,
+// under its own name and load.
+#[loadbench::scenario(name = "exact_count", concurrency = 100, count = 10_000)]
+#[loadbench::scenario(name = "server_errors", concurrency = 10, count = 1_000)]
+#[loadbench::scenario(name = "refused", concurrency = 4, count = 200)]
+#[loadbench::scenario(name = "server_closes", concurrency = 10, count = 1_000)]
+#[loadbench::scenario(name = "server_resets", concurrency = 10, count = 1_000)]
+#[loadbench::scenario(name = "stalls", concurrency = 1, count = 200, timeout = "200ms")]
+#[loadbench::scenario(name = "timed", concurrency = 10, duration = "1s")]
+async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?.expect_status(200)?;
     Ok(())
 }
@@ -46,12 +54,6 @@ fn count_and_concurrency_are_exact_as_the_server_sees_them() {
     assert!(!report.interrupted);
 }
 
-#[loadbench::scenario(concurrency = 10, count = 1_000)]
-async fn server_errors(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    ctx.get("/").send().await?.expect_status(200)?;
-    Ok(())
-}
-
 #[test]
 fn five_hundreds_are_counted_as_status_errors() {
     let server = TestServer::start(Behavior { fail_every: Some(10), ..Behavior::default() });
@@ -66,12 +68,6 @@ fn five_hundreds_are_counted_as_status_errors() {
     assert_eq!(report.http.status.get(&200), Some(&900));
 }
 
-#[loadbench::scenario(concurrency = 4, count = 200)]
-async fn refused(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    ctx.get("/").send().await?.expect_status(200)?;
-    Ok(())
-}
-
 #[test]
 fn connection_refused_is_counted_and_the_run_completes() {
     let report = run("refused", &closed_port_url());
@@ -81,12 +77,6 @@ fn connection_refused_is_counted_and_the_run_completes() {
     assert_eq!(report.ok, 0);
     assert!(report.latency_us.is_none(), "no successful iteration, so no latency");
     assert!(report.setup_error.is_none());
-}
-
-#[loadbench::scenario(concurrency = 10, count = 1_000)]
-async fn server_closes(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    ctx.get("/").send().await?.expect_status(200)?;
-    Ok(())
 }
 
 #[test]
@@ -102,12 +92,6 @@ fn connection_close_from_the_server_means_reconnect_not_error() {
     assert_eq!(report.http.connections, server.connections());
 }
 
-#[loadbench::scenario(concurrency = 10, count = 1_000)]
-async fn server_resets(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    ctx.get("/").send().await?.expect_status(200)?;
-    Ok(())
-}
-
 #[test]
 fn connections_dropped_mid_request_are_io_errors() {
     let server = TestServer::start(Behavior { reset_every: Some(10), ..Behavior::default() });
@@ -119,13 +103,7 @@ fn connections_dropped_mid_request_are_io_errors() {
     assert_eq!(report.ok, 900);
 }
 
-// One user, so the four stalls come one after another and each is followed by a reconnect.
-#[loadbench::scenario(concurrency = 1, count = 200, timeout = "200ms")]
-async fn stalls(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    ctx.get("/").send().await?.expect_status(200)?;
-    Ok(())
-}
-
+// `stalls` has one user, so the four stalls come one after another, each followed by a reconnect.
 #[test]
 fn requests_past_the_timeout_are_timeouts() {
     let server = TestServer::start(Behavior { stall_every: Some((50, Duration::from_secs(3))), ..Behavior::default() });
@@ -140,12 +118,6 @@ fn requests_past_the_timeout_are_timeouts() {
     assert_eq!(report.http.connections, 1 + 3);
     assert_eq!(server.connections(), 4);
     assert!(report.duration_us < 3_000_000, "timeouts cut the stalls short: {}µs", report.duration_us);
-}
-
-#[loadbench::scenario(concurrency = 10, duration = "1s")]
-async fn timed(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    ctx.get("/").send().await?.expect_status(200)?;
-    Ok(())
 }
 
 #[test]
