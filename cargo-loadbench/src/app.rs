@@ -1,26 +1,67 @@
-//! The `cargo loadbench` pipeline: discover → build → list → select → run → report.
+//! The `cargo loadbench` pipeline: discover → read the baseline → build → list → select → run
+//! (in rounds) → thresholds → compare → report → save the baseline → exit code.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 
 use loadbench::exit_code;
-use loadbench::report::{self, RunReport, ScenarioInfo, ScenarioList, ScenarioReport};
+use loadbench::report::{MachineInfo, RunReport, ScenarioInfo, ScenarioList, ScenarioReport};
 use loadbench::table;
 
+use crate::baseline::{Baseline, Baselines};
 use crate::build::{self, Executable};
 use crate::cli::Args;
-use crate::discover;
+use crate::discover::{self, Workspace};
 use crate::error::Error;
+use crate::gate::{self, CliThreshold, GateResult};
+use crate::output::{self, Context, Format, OutputSpec};
 use crate::run::{self, Outcome, RunOptions};
+use crate::settings::DEFAULT_NOISE_PERCENT;
+use crate::{compare, merge};
+
+/// Environment variable GitHub Actions sets to a file whose Markdown it shows on the run's
+/// summary page.
+const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
+
+/// The gating settings in force: the command line over `[workspace.metadata.loadbench]` over
+/// the defaults.
+#[derive(Debug)]
+struct Gating {
+    runs: u32,
+    /// A fraction: 0.05 for 5 %.
+    noise: f64,
+    fail_on_regression: bool,
+    baselines: Baselines,
+}
+
+impl Gating {
+    fn resolve(args: &Args, workspace: &Workspace) -> Gating {
+        let settings = &workspace.settings;
+        let dir = args.baseline_dir.clone().unwrap_or_else(|| workspace.target_dir.join("loadbench").join("baselines"));
+        Gating {
+            runs: args.runs.or(settings.runs).unwrap_or(1),
+            noise: args.noise_threshold.or(settings.noise_threshold).unwrap_or(DEFAULT_NOISE_PERCENT) / 100.0,
+            fail_on_regression: match (args.fail_on_regression, args.no_fail_on_regression) {
+                (true, _) => true,
+                (_, true) => false,
+                _ => settings.fail_on_regression.unwrap_or(false),
+            },
+            baselines: Baselines::new(dir),
+        }
+    }
+}
 
 /// Runs `cargo loadbench` with `args` and returns the exit code. Errors that stop the run before
 /// any result exists are returned as [`Error`]s.
 pub fn run(args: &Args) -> Result<u8, Error> {
     let manifest_path = args.manifest_path.as_deref();
-    let targets = discover::discover(manifest_path, &args.packages, &args.benches)?;
-    let executables = build::build(manifest_path, &targets)?;
+    let workspace = discover::discover(manifest_path, &args.packages, &args.benches)?;
+    let gating = Gating::resolve(args, &workspace);
+    // Before building: a missing or broken baseline should cost seconds, not a build and a run.
+    let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
+    let executables = build::build(manifest_path, &workspace.targets)?;
 
     let scratch = tempfile::Builder::new().prefix("cargo-loadbench-").tempdir().map_err(Error::TempDir)?;
     let mut listed = Vec::with_capacity(executables.len());
@@ -31,40 +72,162 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         }
     }
     let plan = select(&listed, &args.filters, args.exact)?;
+    let selected: Vec<&str> = plan.iter().flat_map(|(_, s)| s.iter().map(|info| info.name.as_str())).collect();
+    gate::check_scenarios(&args.thresholds, &selected)?;
 
     if args.list {
-        print_list(&plan, args.target.as_deref());
+        print_list(&plan, args.target.as_deref(), &args.thresholds);
         return Ok(exit_code::OK);
     }
 
     install_interrupt_handler();
     let options = RunOptions { target: args.target.clone(), quiet: args.quiet };
-    let (report, mut code) = run_plan(&plan, &options, scratch.path());
+    let (mut report, mut code) = run_rounds(&plan, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
         return Ok(code);
     }
 
-    // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
-    let _ = std::io::stdout().lock().write_all(table::render(&report).as_bytes());
-    if let Some(path) = &args.json
-        && let Err(err) = report::write_json_atomic(path, &report)
-    {
-        eprintln!("error: cannot write {}: {err}", path.display());
-        code = code.max(exit_code::USAGE);
+    gate::apply_thresholds(&mut report, &args.thresholds);
+    let mut notes = Vec::new();
+    if let Some(baseline) = &baseline {
+        for scenario in &mut report.scenarios {
+            let old = baseline.scenario(scenario);
+            scenario.comparison = Some(compare::compare(scenario, old, &baseline.name, gating.noise));
+        }
+        notes.extend(machine_note(baseline, &report.machine));
+    }
+    let interrupted = interrupted() || report.scenarios.iter().any(|s| s.interrupted);
+
+    let mut cx = Context::new(&report, gating.runs, args.baseline.as_deref(), gating.fail_on_regression);
+    cx.notes = notes;
+    code = code.max(write_outputs(args, &cx));
+
+    if let Some(name) = &args.save_baseline {
+        if interrupted {
+            eprintln!("note: baseline `{name}` not saved: the run was interrupted");
+        } else {
+            match gating.baselines.save(name, &report) {
+                Ok((path, n)) => {
+                    let noun = if n == 1 { "scenario" } else { "scenarios" };
+                    eprintln!("note: saved baseline `{name}` ({n} {noun}) to {}", path.display());
+                }
+                Err(err) => {
+                    eprintln!("error: cannot save baseline `{name}`: {err}");
+                    code = code.max(exit_code::USAGE);
+                }
+            }
+        }
+    }
+
+    let gate = GateResult::of(&report, &cx.labels);
+    if gate.failed(gating.fail_on_regression) {
+        eprintln!("error: {}", gate.describe(gating.fail_on_regression, args.baseline.as_deref()));
+        code = code.max(exit_code::GATE_FAILED);
+    } else if !gate.regressions.is_empty() {
+        eprintln!(
+            "note: regressed against baseline `{}`: {}; add --fail-on-regression to fail the run on it",
+            args.baseline.as_deref().unwrap_or_default(),
+            gate.regressions.join(", ")
+        );
     }
     if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
         code = code.max(exit_code::SCENARIO_FAILED);
     }
-    if interrupted() || report.scenarios.iter().any(|s| s.interrupted) {
+    if interrupted {
         code = exit_code::INTERRUPTED;
     }
     Ok(code)
 }
 
+/// Prints the `--format` output, writes every `--output` (and `--json`) file and appends the
+/// Markdown summary to `GITHUB_STEP_SUMMARY` when it is set. Returns [`exit_code::USAGE`] if
+/// anything could not be written (each failure is one `error:` line), else [`exit_code::OK`].
+fn write_outputs(args: &Args, cx: &Context) -> u8 {
+    let mut code = exit_code::OK;
+    match output::render(args.format, cx) {
+        // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
+        Ok(text) => {
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        }
+        Err(err) => {
+            eprintln!("error: cannot render the results as {:?}: {err}", args.format);
+            code = exit_code::USAGE;
+        }
+    }
+    let json = args.json.iter().map(|path| OutputSpec { format: Format::Json, path: path.clone() });
+    for spec in args.outputs.iter().cloned().chain(json) {
+        let written = output::render(spec.format, cx)
+            .and_then(|text| output::write_atomic(&spec.path, &text).map_err(|e| e.to_string()));
+        if let Err(err) = written {
+            eprintln!("error: cannot write {}: {err}", spec.path.display());
+            code = exit_code::USAGE;
+        }
+    }
+    if let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()).map(PathBuf::from) {
+        let written = output::render(Format::Markdown, cx)
+            .and_then(|markdown| output::append(&path, &markdown).map_err(|e| e.to_string()));
+        if let Err(err) = written {
+            eprintln!("error: cannot append to {STEP_SUMMARY_ENV} ({}): {err}", path.display());
+            code = exit_code::USAGE;
+        }
+    }
+    code
+}
+
+/// A note when the baseline was recorded on a machine that differs in what matters for speed.
+fn machine_note(baseline: &Baseline, now: &MachineInfo) -> Option<String> {
+    let then = &baseline.report.machine;
+    let describe = |m: &MachineInfo| {
+        format!("{} {}, {} CPUs, host {}", m.os, m.arch, m.cpus, m.hostname.as_deref().unwrap_or("unknown"))
+    };
+    let same =
+        (then.os == now.os) && (then.arch == now.arch) && (then.cpus == now.cpus) && then.hostname == now.hostname;
+    (!same).then(|| {
+        format!(
+            "Baseline `{}` was recorded on another machine ({}; now {}): differences may not be the code's.",
+            baseline.name,
+            describe(then),
+            describe(now)
+        )
+    })
+}
+
+/// Runs the plan `runs` times, in rounds: every selected scenario once per round, so that drift
+/// of the machine over time (a neighbour starting, thermal throttling) touches every scenario
+/// alike instead of whichever happened to run last. Returns the merged report and
+/// [`exit_code::USAGE`] when a binary rejected its configuration, else [`exit_code::OK`].
+fn run_rounds(
+    plan: &[(&Executable, Vec<&ScenarioInfo>)],
+    options: &RunOptions,
+    scratch: &Path,
+    runs: u32,
+) -> (RunReport, u8) {
+    let started_at = SystemTime::now();
+    let mut rounds = Vec::with_capacity(runs as usize);
+    let mut code = exit_code::OK;
+    for round in 1..=runs {
+        if interrupted() {
+            break;
+        }
+        let (report, round_code) = run_plan(plan, options, scratch, (round, runs));
+        rounds.push(report);
+        if round_code != exit_code::OK {
+            code = round_code;
+            break;
+        }
+    }
+    (merge::merge(rounds, RunReport::new(started_at)), code)
+}
+
 /// Runs each bench binary of `plan` in turn and merges what they report into one report, with
 /// `package` and `bench` filled in. The exit code is [`exit_code::USAGE`] when a binary rejected
 /// its configuration (nothing more runs after that), else [`exit_code::OK`].
-fn run_plan(plan: &[(&Executable, Vec<&ScenarioInfo>)], options: &RunOptions, scratch: &Path) -> (RunReport, u8) {
+fn run_plan(
+    plan: &[(&Executable, Vec<&ScenarioInfo>)],
+    options: &RunOptions,
+    scratch: &Path,
+    (round, runs): (u32, u32),
+) -> (RunReport, u8) {
     let started_at = SystemTime::now();
     let mut merged: Option<RunReport> = None;
     let mut scenarios = Vec::new();
@@ -75,10 +238,11 @@ fn run_plan(plan: &[(&Executable, Vec<&ScenarioInfo>)], options: &RunOptions, sc
             break;
         }
         if !options.quiet {
-            eprintln!("     Running {exe} ({})", exe.path.display(), exe = exe.target);
+            let of = if runs > 1 { format!(" [run {round} of {runs}]") } else { String::new() };
+            eprintln!("     Running {exe} ({}){of}", exe.path.display(), exe = exe.target);
         }
         let names: Vec<String> = selected.iter().map(|s| s.name.clone()).collect();
-        match run::run(exe, &names, options, &scratch.join(format!("run-{i}.json"))) {
+        match run::run(exe, &names, options, &scratch.join(format!("run-{round}-{i}.json"))) {
             Outcome::Finished(mut report) => {
                 for scenario in &mut report.scenarios {
                     scenario.package = Some(exe.target.package.clone());
@@ -141,15 +305,16 @@ fn select<'a>(
 }
 
 /// `basic/api: hello — concurrency 20, count 500, timeout 30s`, one line per scenario.
-fn print_list(plan: &[(&Executable, Vec<&ScenarioInfo>)], target: Option<&str>) {
+fn print_list(plan: &[(&Executable, Vec<&ScenarioInfo>)], target: Option<&str>, thresholds: &[CliThreshold]) {
     let mut out = String::new();
     for (exe, scenarios) in plan {
         for info in scenarios {
             let mut config = info.config.clone();
-            // Show the target the run would use.
+            // Show the target and thresholds the run would use.
             if let Some(target) = target {
                 config.target = Some(target.to_owned());
             }
+            gate::add_to(&mut config, &info.name, thresholds);
             out.push_str(&format!("{}: {} — {}\n", exe.target, info.name, table::describe_config(&config)));
         }
     }
@@ -209,8 +374,14 @@ mod tests {
             bench: bench.into(),
             package_root: PathBuf::from("/shop"),
         };
-        let config =
-            ConfigReport { concurrency: 2, count: Some(10), duration_ms: None, timeout_ms: 1_000, target: None };
+        let config = ConfigReport {
+            concurrency: 2,
+            count: Some(10),
+            duration_ms: None,
+            timeout_ms: 1_000,
+            target: None,
+            thresholds: Vec::new(),
+        };
         let scenarios = scenarios
             .iter()
             .map(|name| ScenarioInfo {

@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use crate::gate::CliThreshold;
+use crate::output::{Format, OutputSpec};
+use crate::settings;
+
 /// This binary should be invoked as `cargo loadbench` (in which case this message will not be
 /// seen), not as `cargo-loadbench`.
 // Cargo runs `cargo-loadbench loadbench ARGS…` for `cargo loadbench ARGS…`; this wrapper consumes
@@ -18,10 +22,14 @@ pub enum Cargo {
 const AFTER_HELP: &str = "\
 Scenarios run one bench binary at a time, in the binary's package directory, like `cargo bench`.
 
+A regression is a change of req/s, p50, p99 or success rate beyond --noise-threshold. With
+--runs 2 or more on both sides, its whole 95% bootstrap confidence interval must lie beyond it.
+
 Exit codes:
   0    every selected scenario ran (failed requests are counted in the results, not fatal)
-  1    reserved for failed gates (thresholds, regressions against a baseline)
-  2    usage, configuration or build error, or no scenario matched the filters
+  1    a gate failed: a threshold, or a regression with --fail-on-regression
+  2    usage, configuration or build error, a filter that matches nothing, a bad threshold,
+       or a missing or unreadable baseline
   3    some scenario could not run (its setup failed or its bench binary crashed)
   130  interrupted by Ctrl-C (the results so far are still printed and written)";
 
@@ -45,13 +53,68 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
 
-    /// Also write the results as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
     /// Do not show progress while scenarios run.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Run every selected scenario N times, in rounds (each scenario once per round), so that
+    /// verdicts can weigh the spread across runs [default: 1]
+    #[arg(long, value_name = "N", value_parser = parse_runs, help_heading = "Gating")]
+    pub runs: Option<u32>,
+
+    /// A pass/fail condition such as `hello:p99<50ms`, or `error_rate<0.01` for every scenario
+    /// (repeatable). Metrics: p50 p90 p99 p99_9 max mean error_rate rps failed
+    #[arg(
+        long = "threshold",
+        value_name = "[SCENARIO:]CONDITION",
+        value_parser = CliThreshold::parse,
+        help_heading = "Gating"
+    )]
+    pub thresholds: Vec<CliThreshold>,
+
+    /// Save the results as baseline NAME
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Gating")]
+    pub save_baseline: Option<String>,
+
+    /// Compare the results with baseline NAME: change columns and a verdict per scenario
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Gating")]
+    pub baseline: Option<String>,
+
+    /// Where baselines are kept [default: <target-dir>/loadbench/baselines]
+    #[arg(long, value_name = "DIR", help_heading = "Gating")]
+    pub baseline_dir: Option<PathBuf>,
+
+    /// Changes smaller than this many percent count as noise [default: 5]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_noise, help_heading = "Gating")]
+    pub noise_threshold: Option<f64>,
+
+    /// Exit with code 1 when a scenario regressed against --baseline
+    #[arg(long, overrides_with = "no_fail_on_regression", help_heading = "Gating")]
+    pub fail_on_regression: bool,
+
+    /// Show regressions without failing (overrides `fail-on-regression = true` in Cargo.toml)
+    #[arg(long, overrides_with = "fail_on_regression", help_heading = "Gating")]
+    pub no_fail_on_regression: bool,
+
+    /// What to print on stdout: table, json, csv, markdown or junit
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value_t = Format::Table,
+        hide_possible_values = true,
+        help_heading = "Output"
+    )]
+    pub format: Format,
+
+    /// Also write the results to FILE (repeatable), in the format its extension names (.json,
+    /// .csv, .md, .xml for JUnit, .txt for the table) or the one given as FORMAT:FILE
+    #[arg(long = "output", value_name = "[FORMAT:]FILE", value_parser = OutputSpec::parse, help_heading = "Output")]
+    pub outputs: Vec<OutputSpec>,
+
+    /// Also write the results as JSON to FILE (the same as --output json:FILE)
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<PathBuf>,
 
     /// Only bench targets of this package (repeatable).
     #[arg(short, long = "package", value_name = "SPEC", help_heading = "Target Selection")]
@@ -64,6 +127,29 @@ pub struct Args {
     /// Path to Cargo.toml.
     #[arg(long, value_name = "PATH", help_heading = "Manifest Options")]
     pub manifest_path: Option<PathBuf>,
+}
+
+/// `--runs`: a whole number from 1 to [`settings::MAX_RUNS`].
+fn parse_runs(text: &str) -> Result<u32, String> {
+    let runs: u32 = text.parse().map_err(|_| format!("expected a whole number from 1 to {}", settings::MAX_RUNS))?;
+    settings::check_runs(runs)
+}
+
+/// `--noise-threshold`: a percentage, with or without `%`.
+fn parse_noise(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    let percent: f64 = number.parse().map_err(|_| "expected a percentage such as 5 or 2.5%".to_owned())?;
+    settings::check_noise(percent)
+}
+
+/// A baseline name becomes a directory name, so it is kept to characters that are safe in one
+/// on every platform, and cannot climb out of the baseline directory.
+fn parse_baseline_name(name: &str) -> Result<String, String> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty() || name.starts_with('.') || !name.chars().all(safe) {
+        return Err("a baseline name is letters, digits, `-`, `_` and `.`, not starting with `.`".to_owned());
+    }
+    Ok(name.to_owned())
 }
 
 #[cfg(test)]
@@ -95,6 +181,79 @@ mod tests {
         assert_eq!(args.benches, ["api"]);
         assert_eq!(args.target.as_deref(), Some("http://127.0.0.1:1"));
         assert!(!args.list && !args.exact && !args.quiet);
+    }
+
+    #[test]
+    fn gating_and_output_flags() {
+        let parsed = Cargo::try_parse_from([
+            "cargo-loadbench",
+            "loadbench",
+            "--runs",
+            "3",
+            "--baseline",
+            "main",
+            "--save-baseline",
+            "pr-12",
+            "--noise-threshold",
+            "2.5%",
+            "--fail-on-regression",
+            "--threshold",
+            "hello:p99<50ms",
+            "--threshold",
+            "error_rate<0.01",
+            "--format",
+            "markdown",
+            "--output",
+            "out.xml",
+            "--output",
+            "csv:results.txt",
+        ]);
+        let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };
+        assert_eq!(args.runs, Some(3));
+        assert_eq!(args.baseline.as_deref(), Some("main"));
+        assert_eq!(args.save_baseline.as_deref(), Some("pr-12"));
+        assert_eq!(args.noise_threshold, Some(2.5));
+        assert!(args.fail_on_regression);
+        assert_eq!(args.thresholds.len(), 2);
+        assert_eq!(args.thresholds[0].scenario.as_deref(), Some("hello"));
+        assert_eq!(args.thresholds[1].scenario, None);
+        assert_eq!(args.format, Format::Markdown);
+        let outputs: Vec<(Format, String)> =
+            args.outputs.iter().map(|o| (o.format, o.path.display().to_string())).collect();
+        assert_eq!(outputs, [(Format::Junit, "out.xml".to_owned()), (Format::Csv, "results.txt".to_owned())]);
+    }
+
+    #[test]
+    fn the_last_of_fail_and_no_fail_on_regression_wins() {
+        let parse = |flags: &[&str]| {
+            let args = ["cargo-loadbench", "loadbench"].iter().chain(flags).copied();
+            match Cargo::try_parse_from(args) {
+                Ok(Cargo::Loadbench(args)) => (args.fail_on_regression, args.no_fail_on_regression),
+                Err(err) => panic!("{flags:?}: {err}"),
+            }
+        };
+        assert_eq!(parse(&[]), (false, false));
+        assert_eq!(parse(&["--fail-on-regression", "--no-fail-on-regression"]), (false, true));
+        assert_eq!(parse(&["--no-fail-on-regression", "--fail-on-regression"]), (true, false));
+    }
+
+    #[test]
+    fn bad_gating_values_are_one_line_usage_errors() {
+        for (flag, value, message) in [
+            ("--threshold", "hello:p98<5ms", "unknown metric `p98`"),
+            ("--threshold", "p99<50", "p99 takes a duration such as 50ms"),
+            ("--runs", "0", "runs must be from 1 to 1000, not 0"),
+            ("--noise-threshold", "lots", "expected a percentage"),
+            ("--baseline", "../main", "a baseline name is letters"),
+            ("--output", "results.dat", "cannot tell the format of `results.dat`"),
+        ] {
+            let Err(err) = Cargo::try_parse_from(["cargo-loadbench", "loadbench", flag, value]) else {
+                panic!("{flag} {value} was accepted")
+            };
+            assert_eq!(err.exit_code(), 2);
+            let first = err.to_string().lines().next().unwrap_or_default().to_owned();
+            assert!(first.contains(message), "{flag} {value}: {first}");
+        }
     }
 
     #[test]

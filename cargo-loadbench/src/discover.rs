@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, Package, PackageId, TargetKind};
 
 use crate::error::Error;
+use crate::settings::Settings;
 
 /// The package users depend on (its library is named `loadbench`).
 const RUNTIME_PACKAGE: &str = "loadbench-runtime";
@@ -31,16 +32,23 @@ impl fmt::Display for BenchTarget {
     }
 }
 
-/// Reads the workspace with `cargo metadata` (honouring `manifest_path` and `$CARGO`) and selects
-/// its loadbench bench targets, sorted by package then name; never empty.
+/// What `cargo loadbench` needs to know about the workspace.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The selected loadbench bench targets, sorted by package then name; never empty.
+    pub targets: Vec<BenchTarget>,
+    /// Cargo's target directory (honours `CARGO_TARGET_DIR`); baselines are kept under it.
+    pub target_dir: PathBuf,
+    /// Defaults from `[workspace.metadata.loadbench]`.
+    pub settings: Settings,
+}
+
+/// Reads the workspace with `cargo metadata` (honouring `manifest_path` and `$CARGO`), its
+/// `[workspace.metadata.loadbench]` defaults, and selects its loadbench bench targets.
 ///
 /// `packages` holds `-p` specs (`name` or `name@version`), `benches` `--bench` names; empty means
 /// all.
-pub fn discover(
-    manifest_path: Option<&Path>,
-    packages: &[String],
-    benches: &[String],
-) -> Result<Vec<BenchTarget>, Error> {
+pub fn discover(manifest_path: Option<&Path>, packages: &[String], benches: &[String]) -> Result<Workspace, Error> {
     let mut command = MetadataCommand::new();
     // Dependencies are not needed (`Package::dependencies` lists declared ones anyway), and
     // resolving them could touch the network.
@@ -52,7 +60,10 @@ pub fn discover(
         }
         command.manifest_path(path);
     }
-    select(&command.exec()?, packages, benches)
+    let metadata = command.exec()?;
+    let settings = Settings::from_metadata(&metadata)?;
+    let targets = select(&metadata, packages, benches)?;
+    Ok(Workspace { targets, target_dir: metadata.target_directory.clone().into_std_path_buf(), settings })
 }
 
 /// Selects the bench targets of `metadata` as [`discover`] describes.
@@ -146,7 +157,7 @@ mod tests {
 
     #[test]
     fn finds_the_loadbench_benches_of_a_workspace() {
-        let targets = discover(Some(&fixture("basic")), &[], &[]).expect("fixture metadata");
+        let targets = discover(Some(&fixture("basic")), &[], &[]).expect("fixture metadata").targets;
         assert_eq!(names(&targets), ["basic/api"]);
         assert!(targets[0].package_root.join("benches/api.rs").is_file(), "{targets:?}");
     }
@@ -154,7 +165,7 @@ mod tests {
     #[test]
     fn package_and_bench_selection() {
         let path = fixture("basic");
-        let targets = discover(Some(&path), &["basic@0.1.0".into()], &["api".into()]).expect("selected");
+        let targets = discover(Some(&path), &["basic@0.1.0".into()], &["api".into()]).expect("selected").targets;
         assert_eq!(names(&targets), ["basic/api"]);
 
         let err = discover(Some(&path), &["shop".into()], &[]).expect_err("unknown package");

@@ -103,6 +103,46 @@ pub enum Error {
     /// Temporary files for the bench binaries' results could not be created.
     #[error("cannot create a temporary directory: {0}")]
     TempDir(#[source] std::io::Error),
+
+    /// `[workspace.metadata.loadbench]` (or the package's) does not parse or is out of range.
+    #[error("invalid [{table}.metadata.loadbench] in {}: {reason}", .manifest.display())]
+    Settings {
+        /// `workspace` or `package`.
+        table: &'static str,
+        /// The manifest that holds it.
+        manifest: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// `--baseline NAME` names a baseline that was never saved.
+    #[error("no baseline named `{name}` in {}; save one with --save-baseline {name}", .dir.display())]
+    BaselineMissing {
+        /// The name.
+        name: String,
+        /// Where baselines are kept.
+        dir: PathBuf,
+    },
+
+    /// The baseline's file is missing, corrupt, or of another schema.
+    #[error("cannot read baseline `{name}` from {}: {reason}", .path.display())]
+    BaselineUnreadable {
+        /// The name.
+        name: String,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A `--threshold SCENARIO:…` names a scenario that is not selected.
+    #[error("--threshold `{threshold}` names no selected scenario; selected: {selected}")]
+    ThresholdScenario {
+        /// The threshold as given.
+        threshold: String,
+        /// The selected scenario names.
+        selected: String,
+    },
 }
 
 impl Error {

@@ -1,15 +1,22 @@
-//! `cargo loadbench`: builds the bench targets that use loadbench, runs their scenarios and
-//! prints one table of results.
+//! `cargo loadbench`: builds the bench targets that use loadbench, runs their scenarios, checks
+//! their thresholds, compares them with a baseline and writes the results.
 //!
 //! `main` only parses the command line and maps the outcome to an exit code; the pipeline is in
 //! [`app`].
 
 mod app;
+mod baseline;
 mod build;
 mod cli;
+mod compare;
 mod discover;
 mod error;
+mod gate;
+mod merge;
+mod output;
 mod run;
+mod settings;
+mod versioned;
 
 use std::process::ExitCode;
 

@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 
 use crate::build::Executable;
 use crate::error::Error;
+use crate::versioned::{self, ReadError};
 
 /// Options passed on to every bench binary that runs scenarios.
 #[derive(Debug, Clone, Default)]
@@ -86,8 +87,11 @@ fn outcome(status: ExitStatus, output: &Path) -> Outcome {
     let code = status.code().and_then(|c| u8::try_from(c).ok());
     match code {
         Some(exit_code::USAGE) => Outcome::UsageError,
-        // After one Ctrl-C the binary stops early, writes its partial results and exits 130.
-        Some(exit_code::OK | exit_code::SCENARIO_FAILED | exit_code::INTERRUPTED) if output.exists() => {
+        // After one Ctrl-C the binary stops early, writes its partial results and exits 130; a
+        // missed attribute threshold is 1. Either way the results are there.
+        Some(exit_code::OK | exit_code::GATE_FAILED | exit_code::SCENARIO_FAILED | exit_code::INTERRUPTED)
+            if output.exists() =>
+        {
             match read_json(output) {
                 Ok(report) => Outcome::Finished(report),
                 Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),
@@ -114,22 +118,16 @@ fn sep(text: &str) -> &'static str {
     if text.is_empty() { "" } else { ": " }
 }
 
-/// Reads a result file, refusing a schema version this build does not know rather than
-/// misreading it.
+/// Reads a result file a bench binary wrote, refusing a schema version this build does not
+/// know rather than misreading it.
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))?;
-    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "it writes result schema {v}, this cargo-loadbench reads schema {SCHEMA_VERSION}; \
-                 use the cargo-loadbench version that matches loadbench-runtime"
-            ));
-        }
-        None => return Err("it has no schema_version".into()),
-    }
-    serde_json::from_value(value).map_err(|e| format!("unexpected layout: {e}"))
+    versioned::read(path).map_err(|err| match err {
+        ReadError::Version(v) => format!(
+            "it writes result schema {v}, this cargo-loadbench reads schema {SCHEMA_VERSION}; \
+             use the cargo-loadbench version that matches loadbench-runtime"
+        ),
+        other => other.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseBuffer, ParseStream, Parser as _};
 use syn::spanned::Spanned as _;
-use syn::{Expr, ExprLit, ExprUnary, Lit, LitInt, LitStr, Token, UnOp};
+use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Token, UnOp, token};
 
 use crate::errors::Errors;
 
@@ -29,6 +29,8 @@ pub(crate) struct ScenarioArgs {
     pub(crate) name: Option<(String, Span)>,
     /// `target = "http://…"`.
     pub(crate) target: Option<(String, Span)>,
+    /// `thresholds(p99 < "50ms", …)`, each with the span of its text; empty when absent.
+    pub(crate) thresholds: Vec<(Threshold, Span)>,
 }
 
 /// When a scenario stops.
@@ -62,6 +64,7 @@ impl ScenarioArgs {
             timeout: None,
             name: None,
             target: None,
+            thresholds: Vec::new(),
         }
     }
 }
@@ -77,10 +80,12 @@ enum Key {
     Timeout,
     Name,
     Target,
+    Thresholds,
 }
 
 impl Key {
-    const ALL: [Key; 6] = [Key::Concurrency, Key::Count, Key::Duration, Key::Timeout, Key::Name, Key::Target];
+    const ALL: [Key; 7] =
+        [Key::Concurrency, Key::Count, Key::Duration, Key::Timeout, Key::Name, Key::Target, Key::Thresholds];
 
     fn as_str(self) -> &'static str {
         match self {
@@ -90,6 +95,7 @@ impl Key {
             Key::Timeout => "timeout",
             Key::Name => "name",
             Key::Target => "target",
+            Key::Thresholds => "thresholds",
         }
     }
 
@@ -102,6 +108,7 @@ impl Key {
             Key::Timeout => "\"5s\"",
             Key::Name => "\"checkout\"",
             Key::Target => "\"http://127.0.0.1:8080\"",
+            Key::Thresholds => "(p99 < \"50ms\", error_rate < 0.01)",
         }
     }
 
@@ -128,6 +135,7 @@ struct Builder {
     timeout: Option<(Duration, Span)>,
     name: Option<(String, Span)>,
     target: Option<(String, Span)>,
+    thresholds: Vec<(Threshold, Span)>,
 }
 
 impl Builder {
@@ -158,6 +166,20 @@ impl Builder {
         }
         self.seen.push((key, key_span));
 
+        if key == Key::Thresholds {
+            if !meta.input.peek(token::Paren) {
+                errors.at(key_span, format!("write thresholds as a list: `thresholds{}`", key.example()));
+                return skip_value(meta.input);
+            }
+            let content;
+            syn::parenthesized!(content in meta.input);
+            let list = thresholds(&content, key_span, errors)?;
+            // A repeated `thresholds` has been reported; keep the first list, like other keys.
+            if self.thresholds.is_empty() {
+                self.thresholds = list;
+            }
+            return Ok(());
+        }
         if !meta.input.peek(Token![=]) {
             errors.at(key_span, format!("expected a value: `{key} = {}`", key.example()));
             return skip_value(meta.input);
@@ -178,6 +200,7 @@ impl Builder {
             Key::Timeout => store(&mut self.timeout, errors.check(duration(key, value)), span),
             Key::Name => store(&mut self.name, errors.check(name(value)), span),
             Key::Target => store(&mut self.target, errors.check(target(value)), span),
+            Key::Thresholds => {} // handled above: a list, not `= value`
         }
         Ok(())
     }
@@ -201,6 +224,7 @@ impl Builder {
             timeout: self.timeout,
             name: self.name,
             target: self.target,
+            thresholds: self.thresholds,
         })
     }
 }
@@ -319,6 +343,236 @@ fn target(value: &Expr) -> syn::Result<String> {
             Err(error_at(lit, "`target` has no host, as in \"http://127.0.0.1:8080\""))
         }
         Some(_) => Ok(url),
+    }
+}
+
+/// A figure a threshold can test. Mirrors `loadbench::threshold::Metric`; the generated code
+/// names the runtime's variants, so a mismatch fails to compile in the UI tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metric {
+    P50,
+    P90,
+    P99,
+    P999,
+    Max,
+    Mean,
+    ErrorRate,
+    Rps,
+    Failed,
+}
+
+impl Metric {
+    const ALL: [Metric; 9] = [
+        Metric::P50,
+        Metric::P90,
+        Metric::P99,
+        Metric::P999,
+        Metric::Max,
+        Metric::Mean,
+        Metric::ErrorRate,
+        Metric::Rps,
+        Metric::Failed,
+    ];
+
+    /// The name users write.
+    fn as_str(self) -> &'static str {
+        match self {
+            Metric::P50 => "p50",
+            Metric::P90 => "p90",
+            Metric::P99 => "p99",
+            Metric::P999 => "p99_9",
+            Metric::Max => "max",
+            Metric::Mean => "mean",
+            Metric::ErrorRate => "error_rate",
+            Metric::Rps => "rps",
+            Metric::Failed => "failed",
+        }
+    }
+
+    /// The runtime's variant.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Metric::P50 => "P50",
+            Metric::P90 => "P90",
+            Metric::P99 => "P99",
+            Metric::P999 => "P999",
+            Metric::Max => "Max",
+            Metric::Mean => "Mean",
+            Metric::ErrorRate => "ErrorRate",
+            Metric::Rps => "Rps",
+            Metric::Failed => "Failed",
+        }
+    }
+}
+
+/// A comparison in a threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    /// The runtime's variant.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Op::Lt => "Lt",
+            Op::Le => "Le",
+            Op::Gt => "Gt",
+            Op::Ge => "Ge",
+        }
+    }
+}
+
+/// One validated threshold; `value` is in the runtime's unit for the metric (microseconds for
+/// latencies).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Threshold {
+    pub(crate) metric: Metric,
+    pub(crate) op: Op,
+    pub(crate) value: f64,
+}
+
+/// Parses the inside of `thresholds(…)`: comma-separated `METRIC OP VALUE`. Each bad threshold
+/// goes to `errors` and the others are still checked; only an `Err` (which cannot happen for
+/// well-formed token trees) stops the attribute.
+fn thresholds(content: ParseStream, key_span: Span, errors: &mut Errors) -> syn::Result<Vec<(Threshold, Span)>> {
+    let tokens: TokenStream = content.parse()?;
+    let mut chunks: Vec<Vec<TokenTree>> = vec![Vec::new()];
+    for tt in tokens {
+        match &tt {
+            TokenTree::Punct(p) if p.as_char() == ',' => chunks.push(Vec::new()),
+            _ => chunks.last_mut().map_or((), |chunk| chunk.push(tt)),
+        }
+    }
+    // A trailing comma leaves one empty chunk at the end.
+    if chunks.len() > 1 && chunks.last().is_some_and(Vec::is_empty) {
+        chunks.pop();
+    }
+    if chunks.iter().all(Vec::is_empty) {
+        errors.at(key_span, "`thresholds` is empty; write at least one, as in `thresholds(p99 < \"50ms\")`");
+        return Ok(Vec::new());
+    }
+    let mut list = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        let chunk: TokenStream = chunk.into_iter().collect();
+        if chunk.is_empty() {
+            errors.at(key_span, "empty threshold between two commas");
+            continue;
+        }
+        let span = chunk.span();
+        if let Some(threshold) = errors.check(threshold.parse2(chunk)) {
+            list.push((threshold, span));
+        }
+    }
+    Ok(list)
+}
+
+/// One `METRIC OP VALUE`.
+fn threshold(input: ParseStream) -> syn::Result<Threshold> {
+    const SHAPE: &str = "expected a threshold such as `p99 < \"50ms\"` or `error_rate < 0.01`";
+    let ident: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), SHAPE))?;
+    let metric = Metric::ALL.into_iter().find(|m| ident == m.as_str()).ok_or_else(|| {
+        let expected = Metric::ALL.map(|m| format!("`{}`", m.as_str())).join(", ");
+        error_at(&ident, format!("unknown threshold metric `{ident}`; expected one of: {expected}"))
+    })?;
+    let op_span = input.span();
+    let op = if input.peek(Token![<=]) {
+        input.parse::<Token![<=]>()?;
+        Op::Le
+    } else if input.peek(Token![>=]) {
+        input.parse::<Token![>=]>()?;
+        Op::Ge
+    } else if input.peek(Token![<]) {
+        input.parse::<Token![<]>()?;
+        Op::Lt
+    } else if input.peek(Token![>]) {
+        input.parse::<Token![>]>()?;
+        Op::Gt
+    } else if input.is_empty() {
+        return Err(error_at(&ident, format!("`{ident}` needs a comparison and a limit, as in {}", example(metric))));
+    } else {
+        return Err(input.error("expected `<`, `<=`, `>` or `>=`"));
+    };
+    if input.is_empty() {
+        // At the operator: at the end of input, syn would say "unexpected end of input".
+        return Err(syn::Error::new(op_span, format!("expected a limit, as in {}", example(metric))));
+    }
+    let value: Expr = input.parse()?;
+    if !input.is_empty() {
+        return Err(input.error("expected `,` between thresholds"));
+    }
+    let value = threshold_value(metric, strip_groups(&value))?;
+    Ok(Threshold { metric, op, value })
+}
+
+/// A whole threshold on `metric`, for messages.
+fn example(metric: Metric) -> String {
+    let limit = match metric {
+        Metric::ErrorRate => "0.01",
+        Metric::Rps => "1000",
+        Metric::Failed => "0",
+        _ => "\"50ms\"",
+    };
+    let op = if metric == Metric::Rps { ">" } else { "<" };
+    format!("`{} {op} {limit}`", metric.as_str())
+}
+
+/// The limit of a threshold on `metric`, in the runtime's unit.
+fn threshold_value(metric: Metric, value: &Expr) -> syn::Result<f64> {
+    let name = metric.as_str();
+    let number = |value: &Expr| -> Option<f64> {
+        match value {
+            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => lit.base10_parse::<f64>().ok(),
+            Expr::Lit(ExprLit { lit: Lit::Float(lit), .. }) => lit.base10_parse::<f64>().ok(),
+            Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => match strip_groups(expr) {
+                Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => lit.base10_parse::<f64>().ok().map(|v| -v),
+                Expr::Lit(ExprLit { lit: Lit::Float(lit), .. }) => lit.base10_parse::<f64>().ok().map(|v| -v),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    match metric {
+        Metric::P50 | Metric::P90 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean => {
+            let Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) = value else {
+                return Err(syn::Error::new_spanned(
+                    value,
+                    format!("`{name}` takes a duration string such as \"50ms\""),
+                ));
+            };
+            let duration = humantime::parse_duration(&lit.value()).map_err(|e| {
+                error_at(lit, format!("`{name}` is not a valid duration: {e}; write it like \"50ms\" or \"1s\""))
+            })?;
+            if duration.is_zero() {
+                return Err(error_at(lit, format!("`{name}` must be longer than zero")));
+            }
+            if u64::try_from(duration.as_nanos()).is_err() {
+                return Err(error_at(lit, format!("`{name}` is too long: the limit is about 584 years")));
+            }
+            Ok(duration.as_nanos() as f64 / 1_000.0)
+        }
+        Metric::ErrorRate => match number(value) {
+            Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
+            _ => Err(syn::Error::new_spanned(
+                value,
+                "`error_rate` is a fraction from 0 to 1, such as 0.01 for 1 % of iterations",
+            )),
+        },
+        Metric::Rps => match number(value) {
+            Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            Some(_) => Err(syn::Error::new_spanned(value, "`rps` must be a finite number, at least 0")),
+            None => Err(syn::Error::new_spanned(value, "`rps` takes a number of iterations per second, such as 1000")),
+        },
+        Metric::Failed => match value {
+            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => lit
+                .base10_parse::<u64>()
+                .map(|n| n as f64)
+                .map_err(|_| error_at(lit, "`failed` takes a whole number, such as 0")),
+            _ => Err(syn::Error::new_spanned(value, "`failed` takes a whole number, such as 0")),
+        },
     }
 }
 
@@ -445,8 +699,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_malformed_values() {
-        let expected =
-            "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `name`, `target`";
+        let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `name`, `target`, `thresholds`";
         assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
         assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
         assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);
@@ -461,6 +714,82 @@ mod tests {
         assert!(all[1].starts_with("unknown attribute `foo`"));
         assert!(all[2].starts_with("`duration` is not a valid duration"));
         assert_eq!(all[3], "`name` must not be empty");
+    }
+
+    fn thresholds_of(tokens: TokenStream) -> Vec<(Metric, Op, f64)> {
+        parse(tokens).thresholds.into_iter().map(|(t, _)| (t.metric, t.op, t.value)).collect()
+    }
+
+    #[test]
+    fn thresholds() {
+        assert_eq!(
+            thresholds_of(quote!(count = 1, thresholds(p99 < "50ms", error_rate <= 0.01, rps > 1000, failed < 1,))),
+            [
+                (Metric::P99, Op::Lt, 50_000.0),
+                (Metric::ErrorRate, Op::Le, 0.01),
+                (Metric::Rps, Op::Gt, 1000.0),
+                (Metric::Failed, Op::Lt, 1.0),
+            ]
+        );
+        assert_eq!(
+            thresholds_of(quote!(
+                count = 1,
+                thresholds(p50 >= "1s 500ms", p99_9 < "2ms", max < "1s", mean < "1ms", p90 < "3ms", rps >= 0.5)
+            )),
+            [
+                (Metric::P50, Op::Ge, 1_500_000.0),
+                (Metric::P999, Op::Lt, 2_000.0),
+                (Metric::Max, Op::Lt, 1_000_000.0),
+                (Metric::Mean, Op::Lt, 1_000.0),
+                (Metric::P90, Op::Lt, 3_000.0),
+                (Metric::Rps, Op::Ge, 0.5),
+            ]
+        );
+        assert!(parse(quote!(count = 1)).thresholds.is_empty());
+    }
+
+    #[test]
+    fn every_bad_threshold_is_reported() {
+        let all = errors(quote!(
+            count = 1,
+            thresholds(p98 < "5ms", p99 == "5ms", p99 < 50, error_rate < 2, rps > -1, failed < 0.5, p50 < "soon", 5)
+        ));
+        assert_eq!(
+            all,
+            [
+                "unknown threshold metric `p98`; expected one of: `p50`, `p90`, `p99`, `p99_9`, `max`, `mean`, `error_rate`, `rps`, `failed`",
+                "expected `<`, `<=`, `>` or `>=`",
+                "`p99` takes a duration string such as \"50ms\"",
+                "`error_rate` is a fraction from 0 to 1, such as 0.01 for 1 % of iterations",
+                "`rps` must be a finite number, at least 0",
+                "`failed` takes a whole number, such as 0",
+                "`p50` is not a valid duration: expected number at 0; write it like \"50ms\" or \"1s\"",
+                "expected a threshold such as `p99 < \"50ms\"` or `error_rate < 0.01`",
+            ]
+        );
+        assert_eq!(
+            errors(quote!(count = 1, thresholds(p99))),
+            ["`p99` needs a comparison and a limit, as in `p99 < \"50ms\"`"]
+        );
+        assert_eq!(errors(quote!(count = 1, thresholds(rps >))), ["expected a limit, as in `rps > 1000`"]);
+        assert_eq!(errors(quote!(count = 1, thresholds(p99 < "1ms" "2ms"))), ["expected `,` between thresholds"]);
+        assert_eq!(
+            errors(quote!(count = 1, thresholds())),
+            ["`thresholds` is empty; write at least one, as in `thresholds(p99 < \"50ms\")`"]
+        );
+        assert_eq!(
+            errors(quote!(count = 1, thresholds = "p99 < 50ms")),
+            ["write thresholds as a list: `thresholds(p99 < \"50ms\", error_rate < 0.01)`"]
+        );
+        assert_eq!(errors(quote!(count = 1, thresholds(p99 < "0s"))), ["`p99` must be longer than zero"]);
+        // Keys after a bad threshold list are still checked.
+        assert_eq!(
+            errors(quote!(thresholds(p98 < "1ms"), count = 0)),
+            [
+                "unknown threshold metric `p98`; expected one of: `p50`, `p90`, `p99`, `p99_9`, `max`, `mean`, `error_rate`, `rps`, `failed`",
+                "`count` must be at least 1"
+            ]
+        );
     }
 
     #[test]

@@ -35,9 +35,14 @@ use proc_macro::TokenStream;
 /// | `timeout = "5s"`        | Per-request timeout ([humantime] syntax).                         | 30 s                     |
 /// | `name = "checkout"`     | Name shown in reports and matched by command-line filters.        | the function's name      |
 /// | `target = "http://…"`   | Base URL; `--target` and `LOADBENCH_TARGET` take precedence.      | none                     |
+/// | `thresholds(p99 < "50ms", error_rate < 0.01, rps > 1000)` | Conditions checked after a full run; a miss makes the exit code 1. | none |
 ///
 /// Exactly one of `count` and `duration` must be given. Durations are strings such as `"30s"`,
 /// `"500ms"` or `"1m 30s"` and must be longer than zero.
+///
+/// A threshold is `METRIC OP LIMIT` with `OP` one of `<`, `<=`, `>`, `>=`. Latency metrics
+/// (`p50`, `p90`, `p99`, `p99_9`, `max`, `mean`) take a duration string; `error_rate` a fraction
+/// from 0 to 1; `rps` iterations per second; `failed` a count of failed iterations.
 ///
 /// # Requirements on the function
 ///

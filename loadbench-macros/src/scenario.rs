@@ -156,6 +156,14 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         None => quote!(::core::option::Option::None),
     };
 
+    let thresholds = args.thresholds.iter().map(|(threshold, span)| {
+        let metric = Ident::new(threshold.metric.variant(), *span);
+        let op = Ident::new(threshold.op.variant(), *span);
+        // Validated as finite by `ScenarioArgs`; `f64_unsuffixed` would panic otherwise.
+        let value = literal(Literal::f64_unsuffixed(threshold.value), *span);
+        quote_spanned!(*span=> #private::Threshold { metric: #private::Metric::#metric, op: #private::Op::#op, value: #value })
+    });
+
     // Mixed-site: a scenario called `user` must not be shadowed by this parameter.
     let user = Ident::new("user", Span::mixed_site());
     // Spanned on the function's name so that a type error (wrong parameter or return type)
@@ -182,6 +190,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                         load: #load,
                         timeout: #timeout,
                         target: #target,
+                        thresholds: &[#(#thresholds),*],
                     },
                     run: __loadbench_virtual_user,
                 }
@@ -284,6 +293,26 @@ mod tests {
         assert!(out.contains("timeout : :: core :: option :: Option :: Some"), "{out}");
         assert!(out.contains("vu_future (user , r#match)"), "{out}");
         assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn thresholds_become_runtime_values() {
+        let item = quote!(
+            async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+                Ok(())
+            }
+        );
+        let out = expand(quote!(count = 1, thresholds(p99 < "50ms", error_rate <= 0.01)), item.clone()).to_string();
+        assert!(
+            out.contains("Threshold { metric : :: loadbench :: __private :: Metric :: P99 , op : :: loadbench :: __private :: Op :: Lt , value : 50000.0 }"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Metric :: ErrorRate , op : :: loadbench :: __private :: Op :: Le , value : 0.01 }"),
+            "{out}"
+        );
+        let out = expand(quote!(count = 1), item).to_string();
+        assert!(out.contains("thresholds : & []"), "{out}");
     }
 
     #[test]

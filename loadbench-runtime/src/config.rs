@@ -16,7 +16,8 @@ pub enum Load {
 }
 
 /// The settings of one scenario, built by `#[scenario]` in a `const` context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Not `Eq`: thresholds hold `f64` limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScenarioConfig {
     /// Virtual users: at most this many bodies in flight, and this many whenever there is work.
     pub concurrency: u32,
@@ -26,6 +27,8 @@ pub struct ScenarioConfig {
     pub timeout: Option<Duration>,
     /// Base URL from the attribute; the command line and `LOADBENCH_TARGET` take precedence.
     pub target: Option<&'static str>,
+    /// `thresholds(…)` from the attribute: conditions checked after a full run.
+    pub thresholds: &'static [crate::threshold::Threshold],
 }
 
 impl ScenarioConfig {

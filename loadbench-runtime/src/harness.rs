@@ -9,12 +9,12 @@ use std::time::SystemTime;
 
 use clap::Parser;
 
-use crate::config::Load;
+use crate::config::{Load, ScenarioConfig};
 use crate::executor::{self, RunPlan};
 use crate::registry::{self, ScenarioEntry};
 use crate::report::{self, ConfigReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport};
 use crate::target::{Target, TargetError};
-use crate::{exit_code, limits, table};
+use crate::{exit_code, limits, table, threshold};
 
 /// Environment variable naming the file where a bench binary writes its results (or its list,
 /// with `--list`) for `cargo loadbench`; when set, the binary prints no table of its own.
@@ -178,9 +178,9 @@ impl Harness {
     }
 
     /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
-    /// scenario ran (request errors are counted, not fatal), 2 for a usage or configuration
-    /// error, 3 when a scenario could not run, 130 when stopped by Ctrl-C (the partial results
-    /// are still reported).
+    /// scenario ran (request errors are counted, not fatal), 1 when a scenario missed one of its
+    /// `thresholds(…)`, 2 for a usage or configuration error, 3 when a scenario could not run,
+    /// 130 when stopped by Ctrl-C (the partial results are still reported).
     pub fn run(mut self) -> ExitCode {
         let args = match BenchArgs::try_parse_from(std::env::args_os()) {
             Ok(args) => args,
@@ -223,6 +223,11 @@ impl Harness {
         }
         if output.is_none() {
             print!("{}", table::render(&report));
+            let failed: Vec<&str> =
+                report.scenarios.iter().filter(|s| threshold::any_failed(s)).map(|s| s.name.as_str()).collect();
+            if !failed.is_empty() {
+                eprintln!("error: thresholds failed: {} (see above)", failed.join(", "));
+            }
         }
         ExitCode::from(report_exit_code(&report))
     }
@@ -245,7 +250,7 @@ impl Harness {
                     module_path: e.module_path.to_owned(),
                     file: e.file.to_owned(),
                     line: e.line,
-                    config: config_report(e.config.concurrency, e.config.load, e.config.timeout(), e.config.target),
+                    config: config_report(&e.config, e.config.concurrency, e.config.load, e.config.target),
                 })
                 .collect(),
         };
@@ -309,7 +314,11 @@ impl Harness {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let report = self.run_one(entry, &url, file_limit);
+            let mut report = self.run_one(entry, &url, file_limit);
+            // A smoke run (one iteration, one user) says nothing about latency or throughput.
+            if !self.smoke {
+                report.thresholds = threshold::evaluate(&report);
+            }
             if let Some(err) = &report.setup_error {
                 eprintln!("error: scenario `{}` could not run: {err}", entry.name);
             }
@@ -324,7 +333,8 @@ impl Harness {
         let (concurrency, load) =
             if self.smoke { (1, Load::Count(1)) } else { (entry.config.concurrency, entry.config.load) };
         let timeout = entry.config.timeout();
-        let mut report = ScenarioReport::not_started(entry.name, config_report(concurrency, load, timeout, Some(url)));
+        let mut report =
+            ScenarioReport::not_started(entry.name, config_report(&entry.config, concurrency, load, Some(url)));
         if let Err(needed) = limits::check_concurrency(concurrency, file_limit) {
             report.setup_error = Some(needed);
             return report;
@@ -401,18 +411,23 @@ pub fn report_usage_error(err: &clap::Error) -> ExitCode {
 }
 
 /// The exit code a finished run earns: 130 if it was interrupted, 3 if any scenario could not
-/// run, else 0.
+/// run, 1 if a threshold failed, else 0.
 pub(crate) fn report_exit_code(report: &RunReport) -> u8 {
     if report.scenarios.iter().any(|s| s.interrupted) {
         exit_code::INTERRUPTED
     } else if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
         exit_code::SCENARIO_FAILED
+    } else if report.scenarios.iter().any(threshold::any_failed) {
+        exit_code::GATE_FAILED
     } else {
         exit_code::OK
     }
 }
 
-fn config_report(concurrency: u32, load: Load, timeout: std::time::Duration, target: Option<&str>) -> ConfigReport {
+/// The report of `config` as run: with `concurrency` and `load` (which a smoke run lowers) and
+/// the `target` in force.
+fn config_report(config: &ScenarioConfig, concurrency: u32, load: Load, target: Option<&str>) -> ConfigReport {
+    let timeout = config.timeout();
     let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     ConfigReport {
         concurrency,
@@ -426,5 +441,6 @@ fn config_report(concurrency: u32, load: Load, timeout: std::time::Duration, tar
         },
         timeout_ms: millis(timeout),
         target: target.map(str::to_owned),
+        thresholds: config.thresholds.to_vec(),
     }
 }

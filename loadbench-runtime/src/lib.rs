@@ -38,6 +38,7 @@ pub mod report;
 pub mod table;
 
 pub use config::{DEFAULT_TIMEOUT, Load};
+pub mod threshold;
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub use error::{Error, ErrorKind, Result};
 pub use harness::{Harness, HarnessError, OUTPUT_ENV, TARGET_ENV, report_usage_error};

@@ -2,5 +2,6 @@
 
 pub use crate::config::{Load, ScenarioConfig};
 pub use crate::registry::ScenarioEntry;
+pub use crate::threshold::{Metric, Op, Threshold};
 pub use crate::vu::{VirtualUser, VuFuture, vu_future};
 pub use inventory;

@@ -6,6 +6,14 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use crate::threshold::{Threshold, ThresholdOutcome};
+
+mod comparison;
+mod runs;
+
+pub use comparison::{ComparedMetric, Comparison, Method, MetricChange, Verdict};
+pub use runs::RunSample;
+
 /// Version of the JSON layout of [`RunReport`] and [`ScenarioList`].
 ///
 /// Bumped on any change that an older reader would misread; readers should refuse a version they
@@ -113,6 +121,20 @@ pub struct ScenarioReport {
     pub latency_us: Option<LatencyReport>,
     /// Finished iterations per second of wall time.
     pub rps: f64,
+    /// How loaded the generator itself was; `None` when the scenario did not run.
+    #[serde(default)]
+    pub generator: Option<GeneratorReport>,
+    /// Whether each of [`ConfigReport::thresholds`] held, in the same order; empty when the
+    /// scenario has none, did not run, or ran as a smoke test.
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdOutcome>,
+    /// The figures of each run when `cargo loadbench --runs N` repeated the scenario (the
+    /// figures above then summarise them); empty in a bench binary's own report.
+    #[serde(default)]
+    pub runs: Vec<RunSample>,
+    /// The comparison with a baseline, with `cargo loadbench --baseline NAME`.
+    #[serde(default)]
+    pub comparison: Option<Comparison>,
 }
 
 impl ScenarioReport {
@@ -134,8 +156,31 @@ impl ScenarioReport {
             http: HttpReport::default(),
             latency_us: None,
             rps: 0.0,
+            generator: None,
+            thresholds: Vec::new(),
+            runs: Vec::new(),
+            comparison: None,
         }
     }
+}
+
+/// The generator's view of itself during a scenario: whether loadbench, rather than the server,
+/// may have been the limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorReport {
+    /// Worker threads that ran the virtual users.
+    pub worker_threads: usize,
+    /// CPU time the worker threads used, in seconds, where the platform reports it.
+    pub cpu_seconds: Option<f64>,
+    /// That CPU time over wall time × worker threads: 1.0 means every worker was busy all along.
+    pub cpu_utilization: Option<f64>,
+    /// 99th percentile of how late the workers' event loops woke for a timer, in microseconds.
+    pub lag_p99_us: Option<u64>,
+    /// The latest such wake-up, in microseconds.
+    pub lag_max_us: Option<u64>,
+    /// True when the workers were busy (CPU at 90 % or more) or late (lag p99 of 20 ms or more):
+    /// the figures may then show the generator's limit rather than the server's.
+    pub saturated: bool,
 }
 
 /// The load a scenario was configured with, after overrides.
@@ -151,6 +196,10 @@ pub struct ConfigReport {
     pub timeout_ms: u64,
     /// Base URL the requests went to.
     pub target: Option<String>,
+    /// Conditions the scenario must meet: from its attribute, plus `--threshold` ones given to
+    /// `cargo loadbench`.
+    #[serde(default)]
+    pub thresholds: Vec<Threshold>,
 }
 
 /// Failed iterations, by what went wrong.

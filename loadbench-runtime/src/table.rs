@@ -55,8 +55,50 @@ pub fn render(report: &RunReport) -> String {
         } else if let Some(line) = failure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = threshold_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
+        if let Some(line) = saturation_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
     }
     out
+}
+
+/// `warning: the generator was saturated (…)` when loadbench itself may have been the limit.
+fn saturation_line(s: &ScenarioReport) -> Option<String> {
+    let g = s.generator.as_ref().filter(|g| g.saturated)?;
+    let mut why = Vec::new();
+    if let Some(u) = g.cpu_utilization {
+        let threads = if g.worker_threads == 1 {
+            "1 worker thread".to_owned()
+        } else {
+            format!("{} worker threads", g.worker_threads)
+        };
+        why.push(format!("CPU {:.0}% of {threads}", u * 100.0));
+    }
+    if let Some(lag) = g.lag_p99_us {
+        why.push(format!("timer lag p99 {}", micros(lag as f64)));
+    }
+    Some(format!(
+        "warning: the generator was saturated ({}); these figures may show loadbench's limit, not the server's",
+        why.join(", ")
+    ))
+}
+
+/// `thresholds failed: p99 < 50ms (was 61.2ms)` when any threshold failed, `thresholds met: …`
+/// when all held, `None` when none was checked.
+fn threshold_line(s: &ScenarioReport) -> Option<String> {
+    if s.thresholds.is_empty() {
+        return None;
+    }
+    let failed: Vec<String> = s.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
+    if failed.is_empty() {
+        let met: Vec<String> = s.thresholds.iter().map(|o| o.threshold.to_string()).collect();
+        return Some(format!("thresholds met: {}", met.join(", ")));
+    }
+    let noun = if failed.len() == 1 { "threshold" } else { "thresholds" };
+    Some(format!("{noun} failed: {}", failed.join(", ")))
 }
 
 /// One-line description of a scenario's load, such as
@@ -73,12 +115,16 @@ pub fn describe_config(config: &ConfigReport) -> String {
     if let Some(target) = &config.target {
         let _ = write!(out, ", target {target}");
     }
+    if !config.thresholds.is_empty() {
+        let thresholds: Vec<String> = config.thresholds.iter().map(ToString::to_string).collect();
+        let _ = write!(out, ", thresholds [{}]", thresholds.join(", "));
+    }
     out
 }
 
 /// The name shown for each scenario: qualified by bench target (and package) only when the
 /// report spans several, so the common single-target table stays narrow.
-fn labels(scenarios: &[ScenarioReport]) -> Vec<String> {
+pub fn labels(scenarios: &[ScenarioReport]) -> Vec<String> {
     let distinct = |key: fn(&ScenarioReport) -> Option<&str>| {
         let mut values: Vec<Option<&str>> = scenarios.iter().map(key).collect();
         values.sort_unstable();
@@ -161,7 +207,7 @@ fn failure_line(s: &ScenarioReport) -> Option<String> {
 }
 
 /// `1234567` → `1,234,567`.
-fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -175,7 +221,7 @@ fn thousands(n: u64) -> String {
 
 /// Requests per second: whole numbers with separators from 100 up (`12,345`), one decimal below
 /// (`42.5`), where the fraction still says something.
-fn rate(rps: f64) -> String {
+pub fn rate(rps: f64) -> String {
     if !rps.is_finite() || rps < 0.0 {
         "-".to_owned()
     } else if rps < 99.95 {
@@ -187,7 +233,7 @@ fn rate(rps: f64) -> String {
 
 /// A latency in microseconds with three significant digits in the largest fitting unit:
 /// `812µs`, `1.24ms`, `12.4ms`, `124ms`, `3.10s`.
-fn micros(us: f64) -> String {
+pub fn micros(us: f64) -> String {
     if !us.is_finite() || us < 0.0 {
         return "-".to_owned();
     }
@@ -206,7 +252,7 @@ fn micros(us: f64) -> String {
 }
 
 /// A byte count in decimal units: `512 B`, `1.2 kB`, `3.4 MB`.
-fn bytes(n: u64) -> String {
+pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
     if n < 1000 {
         return format!("{n} B");
@@ -232,6 +278,7 @@ mod tests {
             duration_ms: None,
             timeout_ms: 30_000,
             target: Some("http://127.0.0.1:8080".into()),
+            thresholds: Vec::new(),
         }
     }
 
@@ -266,6 +313,10 @@ mod tests {
                 max: 3_100_000.0,
             }),
             rps: 12_345.4,
+            generator: None,
+            thresholds: Vec::new(),
+            runs: Vec::new(),
+            comparison: None,
         }
     }
 
@@ -402,8 +453,43 @@ mod tests {
     #[test]
     fn config_descriptions() {
         assert_eq!(describe_config(&config()), "concurrency 20, count 500, timeout 30s, target http://127.0.0.1:8080");
-        let by_time =
-            ConfigReport { concurrency: 10, count: None, duration_ms: Some(90_000), timeout_ms: 2_500, target: None };
+        let by_time = ConfigReport {
+            concurrency: 10,
+            count: None,
+            duration_ms: Some(90_000),
+            timeout_ms: 2_500,
+            target: None,
+            thresholds: Vec::new(),
+        };
         assert_eq!(describe_config(&by_time), "concurrency 10, duration 1m 30s, timeout 2s 500ms");
+        let mut guarded = config();
+        guarded.thresholds = vec![threshold("p99<50ms"), threshold("error_rate<0.01")];
+        assert!(
+            describe_config(&guarded)
+                .ends_with(", target http://127.0.0.1:8080, thresholds [p99 < 50ms, error_rate < 0.01]"),
+            "{}",
+            describe_config(&guarded)
+        );
+    }
+
+    fn threshold(text: &str) -> crate::threshold::Threshold {
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn thresholds_are_listed_below_the_table() {
+        let mut met = scenario("met");
+        met.config.thresholds = vec![threshold("p99<50ms"), threshold("rps>100")];
+        met.thresholds = crate::threshold::evaluate(&met);
+        let mut missed = scenario("missed");
+        missed.config.thresholds = vec![threshold("p50<500us"), threshold("p99<1ms"), threshold("failed<=0")];
+        missed.thresholds = crate::threshold::evaluate(&missed);
+        let out = render(&report(vec![met, missed, scenario("unguarded")]));
+        assert!(out.contains("\nmet: thresholds met: p99 < 50ms, rps > 100\n"), "{out}");
+        assert!(
+            out.contains("\nmissed: thresholds failed: p50 < 500us (was 812µs), p99 < 1ms (was 12.4ms)\n"),
+            "{out}"
+        );
+        assert!(!out.contains("unguarded:"), "{out}");
     }
 }

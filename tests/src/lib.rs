@@ -18,6 +18,8 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
+pub mod cli;
+
 /// How the test server answers. Request numbers start at 1, in order of arrival.
 #[derive(Debug, Clone)]
 pub struct Behavior {

@@ -9,105 +9,23 @@
 //! - `fixtures/broken`: a bench target with a type error.
 //!
 //! The fixtures are built in release mode into `target/fixtures`, shared by every test and kept
-//! between runs; the first run of this file therefore takes about a minute.
+//! between runs; the first run of this file therefore takes about a minute. Baselines,
+//! thresholds and output formats are tested in `gate.rs`.
 
 // A broken test environment (cargo missing, a fixture that does not build) should fail loudly.
 #![allow(clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use loadbench::report::{RunReport, ScenarioReport};
+use loadbench_tests::cli::{
+    Output, cargo_loadbench, cargo_loadbench_path, fixture, fixture_target_dir, read_report, row, run_fixture, scenario,
+};
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
-
-/// The root of the loadbench workspace.
-fn workspace_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name).join("Cargo.toml")
-}
-
-/// The `cargo-loadbench` binary, built once per test binary.
-///
-/// escargot builds it with the workspace's own target directory: `cargo test` has released its
-/// build lock by the time tests run, so the nested cargo does not wait on it.
-fn cargo_loadbench_path() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        escargot::CargoBuild::new()
-            .manifest_path(workspace_root().join("Cargo.toml"))
-            .package("cargo-loadbench")
-            .bin("cargo-loadbench")
-            .run()
-            .expect("build cargo-loadbench")
-            .path()
-            .to_owned()
-    })
-}
-
-/// What one `cargo loadbench` run printed and returned.
-#[derive(Debug)]
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Output {
-    /// The `error: …` lines of stderr (cargo's own build output is also there).
-    fn errors(&self) -> Vec<&str> {
-        self.stderr.lines().filter(|l| l.starts_with("error")).collect()
-    }
-}
-
-/// Runs `cargo loadbench ARGS…` (as cargo runs subcommands: `cargo-loadbench loadbench ARGS…`).
-fn cargo_loadbench(args: &[&str]) -> Output {
-    let output = Command::new(cargo_loadbench_path())
-        .arg("loadbench")
-        .args(args)
-        // Shared by all tests and kept between runs, so the release build of the fixture and its
-        // dependencies happens once.
-        .env("CARGO_TARGET_DIR", workspace_root().join("target").join("fixtures"))
-        .env_remove(loadbench::TARGET_ENV)
-        .env_remove(loadbench::OUTPUT_ENV)
-        .output()
-        .expect("run cargo-loadbench");
-    Output {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
 
 /// `cargo loadbench --manifest-path fixtures/basic/Cargo.toml ARGS…`.
 fn run_basic(args: &[&str]) -> Output {
-    let manifest = fixture("basic");
-    let manifest = manifest.to_str().expect("UTF-8 path");
-    let mut all = vec!["--manifest-path", manifest];
-    all.extend_from_slice(args);
-    cargo_loadbench(&all)
-}
-
-fn read_report(path: &Path) -> RunReport {
-    let text = std::fs::read_to_string(path).expect("--json file written");
-    serde_json::from_str(&text).expect("the JSON is a RunReport")
-}
-
-fn scenario<'a>(report: &'a RunReport, name: &str) -> &'a ScenarioReport {
-    report.scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no `{name}` in {report:#?}"))
-}
-
-/// The table row of scenario `name`, as its cells.
-fn row(table: &str, name: &str) -> Vec<String> {
-    table
-        .lines()
-        .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect::<Vec<_>>())
-        .find(|cells| cells.first().is_some_and(|c| c == name))
-        .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
+    run_fixture("basic", args)
 }
 
 #[test]
@@ -294,7 +212,7 @@ fn ctrl_c_keeps_the_partial_results_and_marks_them() {
         .arg("loadbench")
         .args(["--manifest-path", manifest.to_str().expect("UTF-8 path"), "--target", &server.url()])
         .args(["--json", json.to_str().expect("UTF-8 path"), "soak"])
-        .env("CARGO_TARGET_DIR", workspace_root().join("target").join("fixtures"))
+        .env("CARGO_TARGET_DIR", fixture_target_dir())
         // Its own process group, as a shell gives a foreground job, so that SIGINT reaches
         // cargo-loadbench and the bench binary together, as Ctrl-C in a terminal does.
         .process_group(0)

@@ -19,6 +19,12 @@ async fn get_item(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+#[loadbench::scenario(concurrency = 50, count = 20_000, thresholds(p99 < "50ms", error_rate < 0.01, rps > 1000))]
+async fn checkout(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/cart").send().await?.expect_status(200)?;
+    Ok(())
+}
+
 #[loadbench::scenario(concurrency = 10, count = 100)]
 async fn other_methods(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.put("/items/1").body("{}").send().await?.expect_success()?;

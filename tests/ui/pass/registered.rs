@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use loadbench::__private::{Load, ScenarioEntry, inventory};
+use loadbench::__private::{Load, ScenarioEntry, Threshold, inventory};
 
 #[loadbench::scenario(count = 100_000)]
 async fn defaults(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
@@ -22,6 +22,25 @@ mod shop {
     }
 }
 
+// Every metric, with each kind of limit; the runtime must read them as its own parser does.
+#[loadbench::scenario(
+    count = 10,
+    thresholds(
+        p50 < "1ms",
+        p90 <= "1s 500ms",
+        p99 < "50ms",
+        p99_9 < "100ms",
+        max < "1s",
+        mean > "250us",
+        error_rate < 0.01,
+        rps >= 1000,
+        failed <= 0,
+    )
+)]
+async fn guarded(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
 // Compiled out, and so must its registration be.
 #[loadbench::scenario(count = 1)]
 #[cfg(any())]
@@ -37,7 +56,7 @@ fn entry(name: &str) -> &'static ScenarioEntry {
 }
 
 fn main() {
-    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 2);
+    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 3);
 
     let defaults = entry("defaults");
     // trybuild picks the crate name, so only the module part is known.
@@ -48,6 +67,23 @@ fn main() {
     assert_eq!(defaults.config.load, Load::Count(100_000));
     assert_eq!(defaults.config.timeout, None);
     assert_eq!(defaults.config.target, None);
+    assert!(defaults.config.thresholds.is_empty());
+
+    let parsed: Vec<Threshold> = [
+        "p50<1ms",
+        "p90<=1s 500ms",
+        "p99<50ms",
+        "p99_9<100ms",
+        "max<1s",
+        "mean>250us",
+        "error_rate<0.01",
+        "rps>=1000",
+        "failed<=0",
+    ]
+    .iter()
+    .map(|text| text.parse().unwrap_or_else(|e| panic!("{text}: {e}")))
+    .collect();
+    assert_eq!(entry("guarded").config.thresholds, parsed);
 
     let everything = entry("checkout");
     assert!(everything.module_path.ends_with("::shop"), "{}", everything.module_path);

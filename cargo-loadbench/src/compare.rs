@@ -1,0 +1,392 @@
+//! The verdict: did a scenario get faster or slower than in its baseline, beyond the noise?
+//!
+//! Each run of a scenario gives one sample of each compared metric (req/s, p50, p99, success
+//! rate). The change of a metric is `median(new) / median(old) - 1`. With two or more runs on
+//! both sides its 95 % confidence interval comes from a percentile bootstrap (10,000 resamples of
+//! each side's runs, with a fixed seed so that the same data always gets the same verdict), and,
+//! as criterion's `compare_to_threshold` does, a metric counts as regressed or improved only when
+//! the whole interval lies beyond `±noise` in one direction. With one run on either side there is
+//! no spread to judge, so the plain change is held against `±noise`, and the comparison says so.
+//!
+//! Medians rather than means: a single run disturbed by the machine (a CI neighbour, a page
+//! cache flush) moves a mean of three runs by a third of its excess, but a median not at all.
+
+use loadbench::report::{ComparedMetric, Comparison, Method, MetricChange, RunSample, ScenarioReport, Verdict};
+
+/// Bootstrap resamples per metric; criterion uses 100,000 for micro-benchmarks, but with a
+/// handful of runs per side the interval is settled long before 10,000.
+const RESAMPLES: usize = 10_000;
+
+/// A fixed seed: the verdict is a function of the data alone.
+const SEED: u64 = 0x6c6f_6164_6265_6e63; // "loadbenc"
+
+/// Compares `current` with `baseline` (the same scenario in the baseline `name`, if it is there).
+///
+/// `noise` is a fraction (0.05 for 5 %).
+pub fn compare(current: &ScenarioReport, baseline: Option<&ScenarioReport>, name: &str, noise: f64) -> Comparison {
+    let current_samples = samples(current);
+    let mut comparison = Comparison {
+        baseline: name.to_owned(),
+        verdict: Verdict::New,
+        reason: None,
+        method: Method::None,
+        noise_threshold: noise,
+        baseline_runs: 0,
+        runs: run_count(&current_samples),
+        metrics: Vec::new(),
+    };
+    let Some(baseline) = baseline else {
+        return comparison;
+    };
+    let baseline_samples = samples(baseline);
+    comparison.baseline_runs = run_count(&baseline_samples);
+    if let Some(reason) = not_comparable(current, baseline) {
+        comparison.verdict = Verdict::NotComparable;
+        comparison.reason = Some(reason);
+        return comparison;
+    }
+
+    let bootstrap = baseline_samples.len() >= 2 && current_samples.len() >= 2;
+    comparison.method = if bootstrap { Method::Bootstrap } else { Method::SingleRun };
+    for (i, metric) in ComparedMetric::ALL.into_iter().enumerate() {
+        let old: Vec<f64> = baseline_samples.iter().filter_map(|s| value(metric, s)).collect();
+        let new: Vec<f64> = current_samples.iter().filter_map(|s| value(metric, s)).collect();
+        let (Some(old_median), Some(new_median)) = (median(&old), median(&new)) else {
+            // Not measured on one side (no iteration succeeded): the success rate says why.
+            continue;
+        };
+        if old_median <= 0.0 {
+            // No relative change from zero.
+            continue;
+        }
+        let change = new_median / old_median - 1.0;
+        let confidence_interval = (bootstrap && old.len() >= 2 && new.len() >= 2)
+            .then(|| bootstrap_interval(&old, &new, SEED.wrapping_add(i as u64)));
+        let [low, high] = confidence_interval.unwrap_or([change, change]);
+        let verdict = judge(metric, low, high, noise);
+        comparison.metrics.push(MetricChange {
+            metric,
+            old: old_median,
+            new: new_median,
+            change,
+            confidence_interval,
+            verdict,
+        });
+    }
+    comparison.verdict = overall(&comparison.metrics);
+    comparison
+}
+
+/// The scenario's per-run samples; a report without them (one run) is its own single sample.
+fn samples(scenario: &ScenarioReport) -> Vec<RunSample> {
+    if scenario.runs.is_empty() { vec![RunSample::of(scenario)] } else { scenario.runs.clone() }
+}
+
+fn run_count(samples: &[RunSample]) -> u32 {
+    u32::try_from(samples.len()).unwrap_or(u32::MAX)
+}
+
+/// Why two reports of a scenario cannot be compared, if they cannot: a different load measures
+/// something else, and a run that did not finish measured too little.
+fn not_comparable(current: &ScenarioReport, baseline: &ScenarioReport) -> Option<String> {
+    if current.setup_error.is_some() {
+        return Some("it did not run".to_owned());
+    }
+    if baseline.setup_error.is_some() {
+        return Some("it did not run in the baseline".to_owned());
+    }
+    if current.interrupted || baseline.interrupted {
+        return Some("a run was interrupted".to_owned());
+    }
+    let (old, new) = (&baseline.config, &current.config);
+    let differences: Vec<String> = [
+        ("concurrency", Some(u64::from(old.concurrency)), Some(u64::from(new.concurrency))),
+        ("count", old.count, new.count),
+        ("duration_ms", old.duration_ms, new.duration_ms),
+    ]
+    .into_iter()
+    .filter(|(_, old, new)| old != new)
+    .map(|(what, old, new)| format!("{what} {} in the baseline, {} now", show(old), show(new)))
+    .collect();
+    (!differences.is_empty()).then(|| format!("the load differs: {}", differences.join(", ")))
+}
+
+fn show(value: Option<u64>) -> String {
+    value.map_or_else(|| "unset".to_owned(), |v| v.to_string())
+}
+
+/// The value of `metric` in one run, when it was measured.
+fn value(metric: ComparedMetric, sample: &RunSample) -> Option<f64> {
+    match metric {
+        ComparedMetric::Rps => Some(sample.rps),
+        ComparedMetric::P50 => sample.latency_us.map(|l| l.p50),
+        ComparedMetric::P99 => sample.latency_us.map(|l| l.p99),
+        ComparedMetric::SuccessRate => sample.success_rate(),
+    }
+    .filter(|v| v.is_finite())
+}
+
+/// Criterion's `compare_to_threshold`, with the direction of the metric: only an interval wholly
+/// beyond the noise band is a change.
+fn judge(metric: ComparedMetric, low: f64, high: f64, noise: f64) -> Verdict {
+    let (worse, better) =
+        if metric.higher_is_better() { (high < -noise, low > noise) } else { (low > noise, high < -noise) };
+    if worse {
+        Verdict::Regressed
+    } else if better {
+        Verdict::Improved
+    } else {
+        Verdict::NoChange
+    }
+}
+
+/// Regressed if any metric regressed (a faster median does not excuse a slower tail), else
+/// improved if any improved, else no change.
+fn overall(metrics: &[MetricChange]) -> Verdict {
+    if metrics.iter().any(|m| m.verdict == Verdict::Regressed) {
+        Verdict::Regressed
+    } else if metrics.iter().any(|m| m.verdict == Verdict::Improved) {
+        Verdict::Improved
+    } else {
+        Verdict::NoChange
+    }
+}
+
+/// The 95 % percentile-bootstrap interval of `median(new) / median(old) - 1`: both sides are
+/// resampled with replacement, independently, `RESAMPLES` times.
+fn bootstrap_interval(old: &[f64], new: &[f64], seed: u64) -> [f64; 2] {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut old_resample = vec![0.0; old.len()];
+    let mut new_resample = vec![0.0; new.len()];
+    let mut changes = Vec::with_capacity(RESAMPLES);
+    for _ in 0..RESAMPLES {
+        for x in &mut old_resample {
+            *x = old[rng.usize(..old.len())];
+        }
+        for x in &mut new_resample {
+            *x = new[rng.usize(..new.len())];
+        }
+        if let (Some(o), Some(n)) = (median(&old_resample), median(&new_resample))
+            && o > 0.0
+        {
+            changes.push(n / o - 1.0);
+        }
+    }
+    changes.sort_by(f64::total_cmp);
+    [percentile(&changes, 0.025), percentile(&changes, 0.975)]
+}
+
+/// The `q` quantile of sorted `values` (nearest rank); NaN when empty.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+/// The median of `values`: the middle one, or the mean of the two middle ones.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loadbench::report::{ConfigReport, LatencyReport};
+
+    /// A scenario whose runs had these req/s and these p50 = p99 latencies (µs).
+    fn scenario(runs: &[(f64, f64)]) -> ScenarioReport {
+        let config = ConfigReport {
+            concurrency: 5,
+            count: Some(100),
+            duration_ms: None,
+            timeout_ms: 1_000,
+            target: None,
+            thresholds: Vec::new(),
+        };
+        let mut s = ScenarioReport::not_started("hello", config);
+        s.iterations = 100 * runs.len() as u64;
+        s.ok = s.iterations;
+        s.runs = runs
+            .iter()
+            .map(|&(rps, latency)| RunSample {
+                started_at: String::new(),
+                duration_us: 1_000,
+                iterations: 100,
+                failed: 0,
+                rps,
+                latency_us: Some(LatencyReport {
+                    mean: latency,
+                    stdev: 0.0,
+                    min: latency,
+                    p50: latency,
+                    p90: latency,
+                    p99: latency,
+                    p99_9: latency,
+                    max: latency,
+                }),
+            })
+            .collect();
+        s
+    }
+
+    fn verdict(old: &[(f64, f64)], new: &[(f64, f64)], noise: f64) -> Comparison {
+        compare(&scenario(new), Some(&scenario(old)), "main", noise)
+    }
+
+    fn metric(c: &Comparison, metric: ComparedMetric) -> MetricChange {
+        match c.metrics.iter().find(|m| m.metric == metric) {
+            Some(m) => *m,
+            None => panic!("no {metric:?} in {c:#?}"),
+        }
+    }
+
+    #[test]
+    fn a_clearly_slower_scenario_regressed() {
+        let c = verdict(
+            &[(1000.0, 200.0), (1020.0, 210.0), (990.0, 190.0)],
+            &[(250.0, 20_200.0), (240.0, 20_500.0), (245.0, 20_300.0)],
+            0.05,
+        );
+        assert_eq!(c.verdict, Verdict::Regressed);
+        assert_eq!(c.method, Method::Bootstrap);
+        assert_eq!((c.baseline_runs, c.runs), (3, 3));
+        let p50 = metric(&c, ComparedMetric::P50);
+        assert_eq!((p50.old, p50.new), (200.0, 20_300.0));
+        assert!((p50.change - 100.5).abs() < 1e-9, "{p50:?}");
+        assert_eq!(p50.verdict, Verdict::Regressed);
+        let [low, high] = p50.confidence_interval.unwrap_or_default();
+        assert!(low > 0.05 && low <= p50.change && p50.change <= high, "{p50:?}");
+        assert_eq!(metric(&c, ComparedMetric::Rps).verdict, Verdict::Regressed, "fewer req/s is worse");
+        assert_eq!(metric(&c, ComparedMetric::SuccessRate).verdict, Verdict::NoChange);
+    }
+
+    #[test]
+    fn a_clearly_faster_scenario_improved() {
+        let c = verdict(&[(250.0, 20_000.0), (260.0, 20_100.0)], &[(1000.0, 200.0), (990.0, 210.0)], 0.05);
+        assert_eq!(c.verdict, Verdict::Improved);
+        assert!(c.metrics.iter().all(|m| m.verdict != Verdict::Regressed), "{c:#?}");
+    }
+
+    #[test]
+    fn overlapping_runs_are_no_change_even_when_the_medians_differ_beyond_the_noise() {
+        // Medians 1000 → 1100 (+10 %) but the runs overlap: the interval straddles the noise.
+        let c = verdict(
+            &[(900.0, 1000.0), (1000.0, 1000.0), (1150.0, 1000.0)],
+            &[(950.0, 1000.0), (1100.0, 1000.0), (1200.0, 1000.0)],
+            0.05,
+        );
+        let rps = metric(&c, ComparedMetric::Rps);
+        assert!((rps.change - 0.1).abs() < 1e-9, "{rps:?}");
+        assert_eq!(rps.verdict, Verdict::NoChange, "{rps:?}");
+        assert_eq!(c.verdict, Verdict::NoChange);
+    }
+
+    #[test]
+    fn a_consistent_change_within_the_noise_threshold_is_no_change() {
+        // Every run 3 % slower: beyond doubt, but below the 5 % that counts.
+        let c = verdict(
+            &[(1000.0, 100.0), (1001.0, 100.5), (999.0, 99.5)],
+            &[(970.0, 103.0), (971.0, 103.5), (969.0, 102.5)],
+            0.05,
+        );
+        assert_eq!(c.verdict, Verdict::NoChange, "{c:#?}");
+        let p50 = metric(&c, ComparedMetric::P50);
+        assert!(p50.confidence_interval.is_some_and(|[low, _]| low > 0.0), "a real but small change: {p50:?}");
+        // With a 1 % noise threshold the same data is a regression.
+        assert_eq!(
+            verdict(
+                &[(1000.0, 100.0), (1001.0, 100.5), (999.0, 99.5)],
+                &[(970.0, 103.0), (971.0, 103.5), (969.0, 102.5)],
+                0.01
+            )
+            .verdict,
+            Verdict::Regressed
+        );
+    }
+
+    #[test]
+    fn the_same_data_always_gets_the_same_interval() {
+        let old = [(1000.0, 100.0), (1100.0, 90.0), (950.0, 120.0), (1020.0, 95.0)];
+        let new = [(990.0, 110.0), (1080.0, 97.0), (1010.0, 101.0), (930.0, 115.0)];
+        assert_eq!(verdict(&old, &new, 0.05), verdict(&old, &new, 0.05));
+    }
+
+    #[test]
+    fn one_run_on_a_side_compares_the_plain_change_and_says_so() {
+        let c = verdict(&[(1000.0, 100.0)], &[(1000.0, 110.0), (1000.0, 111.0), (1000.0, 112.0)], 0.05);
+        assert_eq!(c.method, Method::SingleRun);
+        let p50 = metric(&c, ComparedMetric::P50);
+        assert_eq!(p50.confidence_interval, None);
+        assert!((p50.change - 0.11).abs() < 1e-9);
+        assert_eq!(c.verdict, Verdict::Regressed);
+        assert_eq!(verdict(&[(1000.0, 100.0)], &[(1000.0, 104.0)], 0.05).verdict, Verdict::NoChange);
+    }
+
+    #[test]
+    fn a_report_without_runs_is_one_run() {
+        let mut old = ScenarioReport { runs: Vec::new(), ..scenario(&[]) };
+        old.rps = 1000.0;
+        old.iterations = 100;
+        old.ok = 100;
+        old.latency_us = scenario(&[(0.0, 100.0)]).runs[0].latency_us;
+        let c = compare(&scenario(&[(1000.0, 300.0)]), Some(&old), "main", 0.05);
+        assert_eq!((c.baseline_runs, c.method), (1, Method::SingleRun));
+        assert_eq!(metric(&c, ComparedMetric::P50).old, 100.0);
+        assert_eq!(c.verdict, Verdict::Regressed);
+    }
+
+    #[test]
+    fn failing_fast_is_not_an_improvement() {
+        let old = scenario(&[(1000.0, 1000.0), (1000.0, 1000.0)]);
+        let mut new = scenario(&[(5000.0, 100.0), (5000.0, 100.0)]);
+        for run in &mut new.runs {
+            run.failed = 90;
+        }
+        let c = compare(&new, Some(&old), "main", 0.05);
+        assert_eq!(metric(&c, ComparedMetric::SuccessRate).verdict, Verdict::Regressed);
+        assert_eq!(c.verdict, Verdict::Regressed, "{c:#?}");
+    }
+
+    #[test]
+    fn new_and_incomparable_scenarios_have_no_metrics() {
+        let current = scenario(&[(1000.0, 100.0)]);
+        let c = compare(&current, None, "main", 0.05);
+        assert_eq!((c.verdict, c.method), (Verdict::New, Method::None));
+        assert!(c.metrics.is_empty());
+
+        let mut other_load = scenario(&[(1000.0, 100.0)]);
+        other_load.config.concurrency = 50;
+        other_load.config.count = None;
+        other_load.config.duration_ms = Some(3_000);
+        let c = compare(&current, Some(&other_load), "main", 0.05);
+        assert_eq!(c.verdict, Verdict::NotComparable);
+        assert_eq!(
+            c.reason.as_deref(),
+            Some(
+                "the load differs: concurrency 50 in the baseline, 5 now, count unset in the baseline, 100 now, \
+                 duration_ms 3000 in the baseline, unset now"
+            )
+        );
+        assert!(c.metrics.is_empty());
+
+        let mut broken = scenario(&[]);
+        broken.setup_error = Some("refused".into());
+        assert_eq!(compare(&broken, Some(&current), "main", 0.05).reason.as_deref(), Some("it did not run"));
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0]), Some(3.0));
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+}

@@ -1,0 +1,180 @@
+//! The gates: thresholds (from attributes and `--threshold`) and regressions against a baseline,
+//! and what they make of the exit code.
+
+use std::fmt;
+
+use loadbench::report::{RunReport, ScenarioReport, Verdict};
+use loadbench::threshold::{self, Threshold};
+
+use crate::error::Error;
+
+/// A `--threshold [SCENARIO:]METRIC OP VALUE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CliThreshold {
+    /// The scenario it applies to (an exact name); every selected scenario when `None`.
+    pub scenario: Option<String>,
+    /// The condition.
+    pub threshold: Threshold,
+}
+
+impl CliThreshold {
+    /// Parses `hello:p99<50ms` or `p99<50ms`. The scenario is what precedes the last `:` before
+    /// the comparison, so names with `::` in them work.
+    pub fn parse(text: &str) -> Result<CliThreshold, String> {
+        let op_at = text.find(['<', '>', '=', '!']).unwrap_or(text.len());
+        let (scenario, condition) = match text[..op_at].rfind(':') {
+            Some(colon) => (Some(text[..colon].trim()), &text[colon + 1..]),
+            None => (None, text),
+        };
+        if scenario.is_some_and(str::is_empty) {
+            return Err("the scenario name before `:` is empty".to_owned());
+        }
+        let threshold: Threshold = condition.parse().map_err(|e: threshold::ThresholdError| e.to_string())?;
+        Ok(CliThreshold { scenario: scenario.map(str::to_owned), threshold })
+    }
+
+    fn applies_to(&self, scenario: &str) -> bool {
+        self.scenario.as_deref().is_none_or(|name| name == scenario)
+    }
+}
+
+impl fmt::Display for CliThreshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.scenario {
+            Some(name) => write!(f, "{name}:{}", self.threshold),
+            None => write!(f, "{}", self.threshold),
+        }
+    }
+}
+
+/// Refuses a `--threshold` whose scenario is not among `selected`: a typo there would otherwise
+/// leave the gate silently open.
+pub fn check_scenarios(thresholds: &[CliThreshold], selected: &[&str]) -> Result<(), Error> {
+    for t in thresholds {
+        if let Some(name) = &t.scenario
+            && !selected.contains(&name.as_str())
+        {
+            let mut available = selected.to_vec();
+            available.sort_unstable();
+            available.dedup();
+            return Err(Error::ThresholdScenario { threshold: t.to_string(), selected: available.join(", ") });
+        }
+    }
+    Ok(())
+}
+
+/// Adds the `--threshold`s that apply to `config` after the attribute's own.
+pub fn add_to(config: &mut loadbench::report::ConfigReport, name: &str, thresholds: &[CliThreshold]) {
+    config.thresholds.extend(thresholds.iter().filter(|t| t.applies_to(name)).map(|t| t.threshold));
+}
+
+/// Adds the command-line thresholds to every scenario of `report` and evaluates all thresholds
+/// with [`loadbench::threshold::evaluate`], the function bench binaries use on their own.
+pub fn apply_thresholds(report: &mut RunReport, thresholds: &[CliThreshold]) {
+    for scenario in &mut report.scenarios {
+        let name = scenario.name.clone();
+        add_to(&mut scenario.config, &name, thresholds);
+        scenario.thresholds = threshold::evaluate(scenario);
+    }
+}
+
+/// What failed, for the exit code and the closing `error:` line.
+#[derive(Debug, Default)]
+pub struct GateResult {
+    /// `label: p99 < 50ms (was 61.2ms)` per failed threshold.
+    pub failed_thresholds: Vec<String>,
+    /// Labels of scenarios that regressed against the baseline.
+    pub regressions: Vec<String>,
+}
+
+impl GateResult {
+    /// Collects failed thresholds and regressions; `labels` are the table's names for
+    /// `report.scenarios`.
+    pub fn of(report: &RunReport, labels: &[String]) -> GateResult {
+        let mut result = GateResult::default();
+        for (scenario, label) in report.scenarios.iter().zip(labels) {
+            for outcome in scenario.thresholds.iter().filter(|o| !o.passed) {
+                result.failed_thresholds.push(format!("{label}: {outcome}"));
+            }
+            if regressed(scenario) {
+                result.regressions.push(label.clone());
+            }
+        }
+        result
+    }
+
+    /// Whether the gate fails: any threshold, or any regression when regressions count.
+    pub fn failed(&self, fail_on_regression: bool) -> bool {
+        !self.failed_thresholds.is_empty() || (fail_on_regression && !self.regressions.is_empty())
+    }
+
+    /// The one line that closes a failed run, such as
+    /// `gate failed: threshold hello: p99 < 50ms (was 61.2ms); regressed: api/hello`.
+    pub fn describe(&self, fail_on_regression: bool, baseline: Option<&str>) -> String {
+        let mut parts = Vec::new();
+        if !self.failed_thresholds.is_empty() {
+            let noun = if self.failed_thresholds.len() == 1 { "threshold" } else { "thresholds" };
+            parts.push(format!("{noun} {}", self.failed_thresholds.join(", ")));
+        }
+        if fail_on_regression && !self.regressions.is_empty() {
+            let against = baseline.map(|b| format!(" against baseline `{b}`")).unwrap_or_default();
+            parts.push(format!("regressed{against}: {}", self.regressions.join(", ")));
+        }
+        format!("gate failed: {}", parts.join("; "))
+    }
+}
+
+/// Whether `scenario` regressed against its baseline.
+pub fn regressed(scenario: &ScenarioReport) -> bool {
+    scenario.comparison.as_ref().is_some_and(|c| c.verdict == Verdict::Regressed)
+}
+
+#[cfg(test)]
+// A failed expectation is a failed test; `expect` says which.
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scenario_is_what_precedes_the_last_colon_before_the_comparison() {
+        let t = CliThreshold::parse("hello:p99<50ms").expect("valid");
+        assert_eq!(t.scenario.as_deref(), Some("hello"));
+        assert_eq!(t.threshold.to_string(), "p99 < 50ms");
+        assert_eq!(t.to_string(), "hello:p99 < 50ms");
+        let t = CliThreshold::parse("api::get: error_rate <= 1%").expect("valid");
+        assert_eq!(t.scenario.as_deref(), Some("api::get"));
+        assert_eq!(t.threshold.value, 0.01);
+        let t = CliThreshold::parse("rps>=1000").expect("valid");
+        assert_eq!(t.scenario, None);
+        assert!(t.applies_to("anything"));
+        assert_eq!(CliThreshold::parse(":p99<5ms").expect_err("empty"), "the scenario name before `:` is empty");
+        assert!(CliThreshold::parse("hello:p99").expect_err("no op").starts_with("expected METRIC OP VALUE"));
+    }
+
+    #[test]
+    fn a_threshold_for_an_unselected_scenario_is_refused() {
+        let thresholds = [CliThreshold::parse("helo:p99<5ms").expect("valid")];
+        let err = check_scenarios(&thresholds, &["status", "hello"]).expect_err("typo");
+        assert_eq!(err.to_string(), "--threshold `helo:p99 < 5ms` names no selected scenario; selected: hello, status");
+        assert!(check_scenarios(&thresholds[..0], &["hello"]).is_ok());
+        let everywhere = [CliThreshold::parse("p99<5ms").expect("valid")];
+        assert!(check_scenarios(&everywhere, &["hello"]).is_ok());
+    }
+
+    #[test]
+    fn the_closing_line_names_every_failure() {
+        let result = GateResult {
+            failed_thresholds: vec!["hello: p99 < 50ms (was 61.2ms)".into()],
+            regressions: vec!["status".into()],
+        };
+        assert!(result.failed(false));
+        assert_eq!(result.describe(false, Some("main")), "gate failed: threshold hello: p99 < 50ms (was 61.2ms)");
+        assert_eq!(
+            result.describe(true, Some("main")),
+            "gate failed: threshold hello: p99 < 50ms (was 61.2ms); regressed against baseline `main`: status"
+        );
+        let regression_only = GateResult { failed_thresholds: Vec::new(), regressions: vec!["status".into()] };
+        assert!(!regression_only.failed(false), "regressions gate only with --fail-on-regression");
+        assert!(regression_only.failed(true));
+    }
+}

@@ -1,0 +1,188 @@
+//! Merges the rounds of `--runs N` into one report: one entry per scenario that summarises its
+//! runs and keeps each run's figures in [`ScenarioReport::runs`].
+//!
+//! Counts (iterations, failures by kind, responses, bytes, connections, wall time) are totals
+//! over the runs: nothing is lost, and `error_rate` stays failures over iterations. Rates and
+//! latencies are medians across runs, figure by figure, as the comparison with a baseline uses
+//! them; HDR histograms are not kept in reports, so they cannot be merged exactly, and a median
+//! of runs is what the verdict is about anyway.
+
+use loadbench::report::{LatencyReport, RunReport, RunSample, ScenarioReport};
+
+use crate::compare::median;
+
+/// One report from the rounds, in the order the scenarios first ran. Each round is a complete
+/// report of every bench binary that ran in it; `rounds` must not be empty for the header (tool,
+/// machine, start) to come from a run, else `fallback` stands in.
+pub fn merge(rounds: Vec<RunReport>, fallback: RunReport) -> RunReport {
+    let mut rounds = rounds.into_iter();
+    let mut merged = rounds.next().unwrap_or(fallback);
+    // (package, bench, name) → every run's report, in order.
+    let mut groups: Vec<Vec<ScenarioReport>> = merged.scenarios.drain(..).map(|s| vec![s]).collect();
+    for round in rounds {
+        for scenario in round.scenarios {
+            match groups.iter_mut().find(|g| same_scenario(&g[0], &scenario)) {
+                Some(group) => group.push(scenario),
+                None => groups.push(vec![scenario]),
+            }
+        }
+    }
+    merged.scenarios = groups.into_iter().filter_map(merge_scenario).collect();
+    merged
+}
+
+fn same_scenario(a: &ScenarioReport, b: &ScenarioReport) -> bool {
+    a.name == b.name && a.bench == b.bench && a.package == b.package
+}
+
+/// The summary of one scenario's runs; `None` only for an empty group.
+fn merge_scenario(runs: Vec<ScenarioReport>) -> Option<ScenarioReport> {
+    let mut runs = runs.into_iter();
+    let mut merged = runs.next()?;
+    let rest: Vec<ScenarioReport> = runs.collect();
+    let all: Vec<&ScenarioReport> = std::iter::once(&merged).chain(&rest).collect();
+    // Only runs that ran have figures; a run that could not start is a setup error, below.
+    let ran: Vec<&ScenarioReport> = all.iter().copied().filter(|s| s.setup_error.is_none()).collect();
+
+    let samples: Vec<RunSample> = ran.iter().map(|s| RunSample::of(s)).collect();
+    let rps = median(&ran.iter().map(|s| s.rps).collect::<Vec<_>>());
+    let latency = median_latency(ran.iter().filter_map(|s| s.latency_us.as_ref()));
+    let setup_error = all.iter().find_map(|s| s.setup_error.clone());
+    // A run where the generator was the limit taints the summary: keep its self-check, so the
+    // table still warns.
+    let generator =
+        all.iter().filter_map(|s| s.generator.as_ref()).find(|g| g.saturated).or(merged.generator.as_ref()).cloned();
+    let interrupted = all.iter().any(|s| s.interrupted);
+
+    for other in &rest {
+        merged.duration_us = merged.duration_us.saturating_add(other.duration_us);
+        merged.iterations += other.iterations;
+        merged.ok += other.ok;
+        merged.failed += other.failed;
+        merged.errors.add(&other.errors);
+        merged.http.responses += other.http.responses;
+        merged.http.bytes_received += other.http.bytes_received;
+        merged.http.connections += other.http.connections;
+        for (code, n) in &other.http.status {
+            *merged.http.status.entry(*code).or_default() += n;
+        }
+    }
+    merged.rps = rps.unwrap_or(0.0);
+    merged.latency_us = latency;
+    merged.setup_error = setup_error;
+    merged.generator = generator;
+    merged.interrupted = interrupted;
+    merged.runs = samples;
+    // Evaluated again on the merged figures, with the command line's thresholds added.
+    merged.thresholds.clear();
+    Some(merged)
+}
+
+/// Each latency figure's median across runs.
+fn median_latency<'a>(latencies: impl Iterator<Item = &'a LatencyReport>) -> Option<LatencyReport> {
+    let latencies: Vec<&LatencyReport> = latencies.collect();
+    let field = |pick: fn(&LatencyReport) -> f64| median(&latencies.iter().map(|l| pick(l)).collect::<Vec<_>>());
+    Some(LatencyReport {
+        mean: field(|l| l.mean)?,
+        stdev: field(|l| l.stdev)?,
+        min: field(|l| l.min)?,
+        p50: field(|l| l.p50)?,
+        p90: field(|l| l.p90)?,
+        p99: field(|l| l.p99)?,
+        p99_9: field(|l| l.p99_9)?,
+        max: field(|l| l.max)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loadbench::report::ConfigReport;
+
+    fn scenario(name: &str, rps: f64, p50: f64, failed: u64) -> ScenarioReport {
+        let config = ConfigReport {
+            concurrency: 2,
+            count: Some(10),
+            duration_ms: None,
+            timeout_ms: 1_000,
+            target: None,
+            thresholds: Vec::new(),
+        };
+        let mut s = ScenarioReport::not_started(name, config);
+        s.package = Some("shop".into());
+        s.bench = Some("api".into());
+        s.iterations = 10;
+        s.failed = failed;
+        s.ok = 10 - failed;
+        s.errors.status = failed;
+        s.duration_us = 1_000;
+        s.rps = rps;
+        s.http.responses = 10;
+        s.http.status = [(200, 10 - failed), (500, failed)].into_iter().filter(|&(_, n)| n > 0).collect();
+        s.latency_us = Some(LatencyReport {
+            mean: p50,
+            stdev: 1.0,
+            min: p50 / 2.0,
+            p50,
+            p90: p50 * 2.0,
+            p99: p50 * 3.0,
+            p99_9: p50 * 4.0,
+            max: p50 * 5.0,
+        });
+        s
+    }
+
+    fn round(scenarios: Vec<ScenarioReport>) -> RunReport {
+        let mut report = RunReport::new(std::time::SystemTime::UNIX_EPOCH);
+        report.scenarios = scenarios;
+        report
+    }
+
+    #[test]
+    fn counts_add_up_and_rates_and_latencies_are_medians() {
+        let rounds = vec![
+            round(vec![scenario("hello", 100.0, 10.0, 0), scenario("status", 50.0, 1.0, 0)]),
+            round(vec![scenario("hello", 300.0, 30.0, 1), scenario("status", 60.0, 2.0, 0)]),
+            round(vec![scenario("hello", 200.0, 20.0, 2), scenario("status", 55.0, 3.0, 0)]),
+        ];
+        let merged = merge(rounds, round(Vec::new()));
+        let names: Vec<&str> = merged.scenarios.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["hello", "status"]);
+        let hello = &merged.scenarios[0];
+        assert_eq!((hello.iterations, hello.ok, hello.failed, hello.errors.status), (30, 27, 3, 3));
+        assert_eq!(hello.http.status.get(&500), Some(&3));
+        assert_eq!(hello.http.status.get(&200), Some(&27));
+        assert_eq!(hello.duration_us, 3_000);
+        assert_eq!(hello.rps, 200.0);
+        let latency = hello.latency_us.unwrap_or_else(|| panic!("latency"));
+        assert_eq!((latency.p50, latency.p99, latency.max), (20.0, 60.0, 100.0));
+        let run_rps: Vec<f64> = hello.runs.iter().map(|r| r.rps).collect();
+        assert_eq!(run_rps, [100.0, 300.0, 200.0], "every run, in order");
+        assert_eq!(hello.runs[2].failed, 2);
+    }
+
+    #[test]
+    fn one_run_keeps_its_figures_and_records_itself() {
+        let merged = merge(vec![round(vec![scenario("hello", 123.0, 7.0, 0)])], round(Vec::new()));
+        let hello = &merged.scenarios[0];
+        assert_eq!((hello.rps, hello.iterations), (123.0, 10));
+        assert_eq!(hello.runs.len(), 1);
+        assert_eq!(hello.runs[0].rps, 123.0);
+    }
+
+    #[test]
+    fn scenarios_of_different_targets_stay_apart_and_a_failed_run_is_a_setup_error() {
+        let mut other = scenario("hello", 1.0, 1.0, 0);
+        other.bench = Some("admin".into());
+        let mut broken = scenario("hello", 0.0, 0.0, 0);
+        broken.setup_error = Some("its bench binary failed".into());
+        broken.latency_us = None;
+        let merged =
+            merge(vec![round(vec![scenario("hello", 100.0, 10.0, 0), other]), round(vec![broken])], round(Vec::new()));
+        assert_eq!(merged.scenarios.len(), 2);
+        let hello = &merged.scenarios[0];
+        assert_eq!(hello.setup_error.as_deref(), Some("its bench binary failed"));
+        assert_eq!(hello.runs.len(), 1, "only the run that ran has figures");
+        assert_eq!(hello.rps, 100.0);
+    }
+}

@@ -1,0 +1,129 @@
+//! CSV: one row per scenario, with a header row; figures in plain units (microseconds, per
+//! second, fractions, percent) for spreadsheets and scripts. (Scenarios have no steps yet, so a
+//! scenario is one row; per-run figures are in the JSON.)
+
+use loadbench::report::{ComparedMetric, LatencyReport, ScenarioReport};
+use serde::Serialize;
+
+use super::{Context, change_of};
+
+/// One scenario. Field names are the header; `None` is an empty cell.
+#[derive(Debug, Serialize)]
+struct Row<'a> {
+    package: Option<&'a str>,
+    bench: Option<&'a str>,
+    scenario: &'a str,
+    runs: usize,
+    requests: u64,
+    ok: u64,
+    failed: u64,
+    error_rate: Option<f64>,
+    rps: f64,
+    mean_us: Option<f64>,
+    p50_us: Option<f64>,
+    p90_us: Option<f64>,
+    p99_us: Option<f64>,
+    p99_9_us: Option<f64>,
+    max_us: Option<f64>,
+    bytes_received: u64,
+    interrupted: bool,
+    did_not_run: Option<&'a str>,
+    /// `met`, `failed`, or empty when the scenario has no thresholds.
+    thresholds: &'static str,
+    failed_thresholds: String,
+    baseline: Option<&'a str>,
+    verdict: Option<&'static str>,
+    rps_old: Option<f64>,
+    rps_change_pct: Option<f64>,
+    p50_old_us: Option<f64>,
+    p50_change_pct: Option<f64>,
+    p99_old_us: Option<f64>,
+    p99_change_pct: Option<f64>,
+}
+
+impl<'a> Row<'a> {
+    fn of(s: &'a ScenarioReport) -> Row<'a> {
+        let latency = |pick: fn(&LatencyReport) -> f64| s.latency_us.as_ref().map(pick);
+        let change = |metric| change_of(s, metric);
+        let failed: Vec<String> = s.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
+        Row {
+            package: s.package.as_deref(),
+            bench: s.bench.as_deref(),
+            scenario: &s.name,
+            runs: s.runs.len().max(1),
+            requests: s.iterations,
+            ok: s.ok,
+            failed: s.failed,
+            error_rate: (s.iterations > 0).then(|| s.failed as f64 / s.iterations as f64),
+            rps: s.rps,
+            mean_us: latency(|l| l.mean),
+            p50_us: latency(|l| l.p50),
+            p90_us: latency(|l| l.p90),
+            p99_us: latency(|l| l.p99),
+            p99_9_us: latency(|l| l.p99_9),
+            max_us: latency(|l| l.max),
+            bytes_received: s.http.bytes_received,
+            interrupted: s.interrupted,
+            did_not_run: s.setup_error.as_deref(),
+            thresholds: match (s.thresholds.is_empty(), failed.is_empty()) {
+                (true, _) => "",
+                (false, true) => "met",
+                (false, false) => "failed",
+            },
+            failed_thresholds: failed.join("; "),
+            baseline: s.comparison.as_ref().map(|c| c.baseline.as_str()),
+            verdict: s.comparison.as_ref().map(|c| c.verdict.label()),
+            rps_old: change(ComparedMetric::Rps).map(|m| m.old),
+            rps_change_pct: change(ComparedMetric::Rps).map(|m| m.change * 100.0),
+            p50_old_us: change(ComparedMetric::P50).map(|m| m.old),
+            p50_change_pct: change(ComparedMetric::P50).map(|m| m.change * 100.0),
+            p99_old_us: change(ComparedMetric::P99).map(|m| m.old),
+            p99_change_pct: change(ComparedMetric::P99).map(|m| m.change * 100.0),
+        }
+    }
+}
+
+/// The CSV document.
+pub fn render(cx: &Context) -> Result<String, String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for scenario in &cx.report.scenarios {
+        writer.serialize(Row::of(scenario)).map_err(|e| e.to_string())?;
+    }
+    if cx.report.scenarios.is_empty() {
+        // The header still tells a reader what the columns would be.
+        writer.serialize(None::<Row>).map_err(|e| e.to_string())?;
+    }
+    let bytes = writer.into_inner().map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+// A failed expectation is a failed test; `expect` says which.
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::super::tests::sample_report;
+    use super::*;
+
+    #[test]
+    fn one_row_per_scenario_under_a_header() {
+        let report = sample_report();
+        let out = render(&Context::new(&report, 3, Some("main"), false)).expect("csv");
+        let mut reader = csv::Reader::from_reader(out.as_bytes());
+        let header = reader.headers().expect("header").clone();
+        let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>().expect("rows");
+        assert_eq!(rows.len(), 3);
+        let cell = |row: &csv::StringRecord, name: &str| {
+            let i = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+            row[i].to_owned()
+        };
+        assert_eq!(cell(&rows[0], "scenario"), "hello");
+        assert_eq!(cell(&rows[0], "verdict"), "regressed");
+        assert_eq!(cell(&rows[0], "p50_old_us"), "200.0");
+        assert_eq!(cell(&rows[0], "thresholds"), "met");
+        assert_eq!(cell(&rows[1], "scenario"), "guarded|pipe");
+        assert_eq!(cell(&rows[1], "thresholds"), "failed");
+        assert_eq!(cell(&rows[1], "failed_thresholds"), "p50 < 10ms (was 20.0ms)");
+        assert_eq!(cell(&rows[2], "verdict"), "new");
+        assert_eq!(cell(&rows[2], "rps_change_pct"), "");
+    }
+}

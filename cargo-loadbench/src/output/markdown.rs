@@ -1,0 +1,107 @@
+//! GitHub-flavoured Markdown: a heading, the results table, and with a baseline the comparison
+//! table; for pull-request comments and `GITHUB_STEP_SUMMARY`.
+
+use comfy_table::{Table, presets};
+use loadbench::table;
+
+use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, thresholds_cell};
+
+const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "thresholds"];
+
+/// The Markdown document.
+pub fn render(cx: &Context) -> String {
+    let mut out = String::from("### loadbench results\n\n");
+    let rows = cx.scenarios().map(|(s, label)| {
+        let latency = |pick: fn(&loadbench::report::LatencyReport) -> f64| {
+            s.latency_us.as_ref().map_or_else(|| "-".to_owned(), |l| table::micros(pick(l)))
+        };
+        let mut name = label.to_owned();
+        if s.interrupted {
+            name.push_str(" (interrupted)");
+        }
+        if let Some(error) = &s.setup_error {
+            let mut row = vec!["-".to_owned(); HEADER.len()];
+            row[0] = name;
+            row[1] = format!("did not run: {error}");
+            return row;
+        }
+        vec![
+            name,
+            table::thousands(s.iterations),
+            table::thousands(s.failed),
+            table::rate(s.rps),
+            latency(|l| l.p50),
+            latency(|l| l.p90),
+            latency(|l| l.p99),
+            latency(|l| l.max),
+            thresholds_cell(s),
+        ]
+    });
+    out.push_str(&markdown_table(&HEADER, rows));
+    if let Some(note) = runs_note(cx) {
+        out.push_str(&format!("\n_{note}_\n"));
+    }
+    let comparisons: Vec<Vec<String>> = cx.scenarios().filter_map(|(s, label)| comparison_row(s, label)).collect();
+    if let Some(baseline) = cx.baseline
+        && !comparisons.is_empty()
+    {
+        out.push_str(&format!("\n#### Compared with baseline `{baseline}`\n\n"));
+        out.push_str(&markdown_table(&COMPARISON_HEADER, comparisons.into_iter()));
+        let notes = comparison_notes(cx);
+        if !notes.is_empty() {
+            out.push('\n');
+            for note in notes {
+                out.push_str(&format!("- {}\n", escape(&note)));
+            }
+        }
+    }
+    for note in &cx.notes {
+        out.push_str(&format!("\n{}\n", escape(note)));
+    }
+    out
+}
+
+/// A pipe table from comfy-table's Markdown preset, with cells escaped.
+fn markdown_table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut table = Table::new();
+    table.load_style(presets::ASCII_MARKDOWN).force_no_tty().set_header(header.iter().copied());
+    for row in rows {
+        table.add_row(row.iter().map(|cell| escape(cell)));
+    }
+    let mut out = table.to_string();
+    out.push('\n');
+    out
+}
+
+/// A cell's text with the characters that would break a GitHub table or turn into markup
+/// escaped: `|` ends a cell, and `*`, `_`, `` ` ``, `<`, `[` start formatting.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '|' | '\\' | '*' | '_' | '`' | '<' | '>' | '[' | ']') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::sample_report;
+    use super::*;
+
+    #[test]
+    fn pipes_in_names_are_escaped_and_every_row_has_every_cell() {
+        let report = sample_report();
+        let out = render(&Context::new(&report, 3, Some("main"), true));
+        assert!(out.starts_with("### loadbench results\n\n| scenario "), "{out}");
+        assert!(out.contains("| guarded\\|pipe "), "{out}");
+        assert!(out.contains("failed: p50 \\< 10ms (was 20.0ms)"), "{out}");
+        assert!(out.contains("#### Compared with baseline `main`"), "{out}");
+        for line in out.lines().filter(|l| l.starts_with('|')) {
+            let cells = line.replace("\\|", "").matches('|').count() - 1;
+            assert!(cells == HEADER.len() || cells == COMPARISON_HEADER.len(), "{line}");
+        }
+    }
+}

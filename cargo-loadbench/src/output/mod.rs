@@ -1,0 +1,400 @@
+//! The formats results can be written in: the terminal table, the versioned JSON, CSV, Markdown
+//! (for pull-request comments and GitHub's job summary) and JUnit XML (which CI systems show as
+//! test results).
+
+mod csv;
+mod junit;
+mod markdown;
+mod text;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use loadbench::report::{ComparedMetric, Comparison, Method, MetricChange, RunReport, ScenarioReport, Verdict};
+use loadbench::table;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The table, as printed on a terminal.
+    Table,
+    /// The versioned results document (`loadbench::report::RunReport`).
+    Json,
+    /// One row per scenario, with a header row.
+    Csv,
+    /// GitHub-flavoured Markdown tables, for pull-request comments.
+    Markdown,
+    /// JUnit XML: each scenario a test case, each failed threshold or gating regression a failure.
+    Junit,
+}
+
+impl Format {
+    const ALL: [Format; 5] = [Format::Table, Format::Json, Format::Csv, Format::Markdown, Format::Junit];
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+            Format::Junit => "junit",
+        }
+    }
+
+    /// The format a file's extension names.
+    fn from_extension(path: &Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "txt" => Some(Format::Table),
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            "md" | "markdown" => Some(Format::Markdown),
+            "xml" => Some(Format::Junit),
+            _ => None,
+        }
+    }
+}
+
+/// One `--output [FORMAT:]FILE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSpec {
+    /// What to write.
+    pub format: Format,
+    /// Where.
+    pub path: PathBuf,
+}
+
+impl OutputSpec {
+    /// Parses `junit:results.xml` or `results.xml`.
+    pub fn parse(text: &str) -> Result<OutputSpec, String> {
+        if let Some((prefix, path)) = text.split_once(':')
+            && let Some(format) = Format::ALL.into_iter().find(|f| f.name() == prefix)
+        {
+            if path.is_empty() {
+                return Err(format!("`{text}` names no file after `{prefix}:`"));
+            }
+            return Ok(OutputSpec { format, path: PathBuf::from(path) });
+        }
+        let path = PathBuf::from(text);
+        match Format::from_extension(&path) {
+            Some(format) => Ok(OutputSpec { format, path }),
+            None => Err(format!(
+                "cannot tell the format of `{text}`: name it .json, .csv, .md, .xml (JUnit) or .txt (table), \
+                 or write FORMAT:FILE such as junit:{text}"
+            )),
+        }
+    }
+}
+
+/// What every format needs besides the report.
+#[derive(Debug)]
+pub struct Context<'a> {
+    /// The merged results, with threshold outcomes and comparisons filled in.
+    pub report: &'a RunReport,
+    /// The table's name for each scenario, qualified by target only when several ran.
+    pub labels: Vec<String>,
+    /// `--runs`.
+    pub runs: u32,
+    /// `--baseline NAME`, when comparing.
+    pub baseline: Option<&'a str>,
+    /// Whether a regression fails the run.
+    pub fail_on_regression: bool,
+    /// Further lines worth reading, such as a baseline recorded on another machine.
+    pub notes: Vec<String>,
+}
+
+impl<'a> Context<'a> {
+    /// The context of `report`.
+    pub fn new(report: &'a RunReport, runs: u32, baseline: Option<&'a str>, fail_on_regression: bool) -> Context<'a> {
+        Context {
+            report,
+            labels: table::labels(&report.scenarios),
+            runs,
+            baseline,
+            fail_on_regression,
+            notes: Vec::new(),
+        }
+    }
+
+    fn scenarios(&self) -> impl Iterator<Item = (&'a ScenarioReport, &str)> {
+        self.report.scenarios.iter().zip(self.labels.iter().map(String::as_str))
+    }
+}
+
+/// `report` in `format`.
+pub fn render(format: Format, cx: &Context) -> Result<String, String> {
+    match format {
+        Format::Table => Ok(text::render(cx)),
+        Format::Json => serde_json::to_string_pretty(cx.report).map(|json| json + "\n").map_err(|e| e.to_string()),
+        Format::Csv => csv::render(cx),
+        Format::Markdown => Ok(markdown::render(cx)),
+        Format::Junit => junit::render(cx),
+    }
+}
+
+/// Writes `contents` to `path` atomically: a temporary file in the same directory, renamed over
+/// `path`, so that a reader (or a crash) never sees half a file. Missing directories are
+/// created, so that `--output reports/loadbench.xml` works in a fresh checkout.
+pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(contents.as_bytes())?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Appends `markdown` to the file GitHub Actions names in `GITHUB_STEP_SUMMARY`, which it shows
+/// on the run's summary page. Appends, because earlier steps may have written there too.
+pub fn append(path: &Path, markdown: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(b"\n")?;
+    file.write_all(markdown.as_bytes())
+}
+
+/// `+12.3%`, `-4.0%`, `+10,050%`.
+fn percent(change: f64) -> String {
+    let pct = change * 100.0;
+    if !pct.is_finite() {
+        return "-".to_owned();
+    }
+    let sign = if pct < 0.0 { "-" } else { "+" };
+    if pct.abs() >= 999.95 {
+        format!("{sign}{}%", table::thousands(pct.abs().round() as u64))
+    } else {
+        format!("{sign}{:.1}%", pct.abs())
+    }
+}
+
+/// A compared metric's value as the table shows it.
+fn compared_value(metric: ComparedMetric, value: f64) -> String {
+    match metric {
+        ComparedMetric::Rps => table::rate(value),
+        ComparedMetric::P50 | ComparedMetric::P99 => table::micros(value),
+        ComparedMetric::SuccessRate => format!("{:.1}%", value * 100.0),
+    }
+}
+
+/// The comparison table's header.
+const COMPARISON_HEADER: [&str; 11] = [
+    "scenario",
+    "req/s old",
+    "req/s new",
+    "change",
+    "p50 old",
+    "p50 new",
+    "change",
+    "p99 old",
+    "p99 new",
+    "change",
+    "verdict",
+];
+
+/// One row of the comparison table for `scenario`, or `None` when it was not compared.
+fn comparison_row(scenario: &ScenarioReport, label: &str) -> Option<Vec<String>> {
+    let comparison = scenario.comparison.as_ref()?;
+    let mut row = vec![label.to_owned()];
+    for metric in [ComparedMetric::Rps, ComparedMetric::P50, ComparedMetric::P99] {
+        match comparison.metrics.iter().find(|m| m.metric == metric) {
+            Some(m) => row.extend([compared_value(metric, m.old), compared_value(metric, m.new), percent(m.change)]),
+            None => row.extend(["-".to_owned(), "-".to_owned(), "-".to_owned()]),
+        }
+    }
+    row.push(verdict_cell(comparison));
+    Some(row)
+}
+
+/// `regressed (p99, req/s)`, `improved (p50)`, `no change`, `new`, `not comparable`.
+fn verdict_cell(comparison: &Comparison) -> String {
+    let named = |verdict: Verdict| {
+        comparison.metrics.iter().filter(|m| m.verdict == verdict).map(|m| m.metric.label()).collect::<Vec<_>>()
+    };
+    match comparison.verdict {
+        v @ (Verdict::Regressed | Verdict::Improved) => format!("{} ({})", v.label(), named(v).join(", ")),
+        other => other.label().to_owned(),
+    }
+}
+
+/// The lines that explain a comparison table: how verdicts were reached, and why some scenarios
+/// have none.
+fn comparison_notes(cx: &Context) -> Vec<String> {
+    let compared: Vec<(&ScenarioReport, &str)> = cx.scenarios().filter(|(s, _)| s.comparison.is_some()).collect();
+    let mut notes = Vec::new();
+    let Some(noise) = compared.iter().find_map(|(s, _)| s.comparison.as_ref()).map(|c| c.noise_threshold) else {
+        return notes;
+    };
+    let noise = format!("{}%", noise * 100.0);
+    let methods = |method: Method| {
+        compared.iter().filter(move |(s, _)| s.comparison.as_ref().is_some_and(|c| c.method == method))
+    };
+    if let Some((s, _)) = methods(Method::Bootstrap).next()
+        && let Some(c) = &s.comparison
+    {
+        notes.push(format!(
+            "A change counts when its 95% confidence interval (bootstrap over {} runs against {} in the baseline) lies wholly beyond ±{noise}.",
+            c.runs, c.baseline_runs
+        ));
+    }
+    let single: Vec<&str> = methods(Method::SingleRun).map(|(_, label)| *label).collect();
+    if !single.is_empty() {
+        notes.push(format!(
+            "Verdict from one run ({}): a change counts when it is beyond ±{noise}, with no spread to judge the noise by; use --runs 3 or more on both sides.",
+            single.join(", ")
+        ));
+    }
+    for (s, label) in &compared {
+        if let Some(c) = &s.comparison {
+            if c.verdict == Verdict::NotComparable {
+                notes.push(format!("{label}: not comparable: {}", c.reason.as_deref().unwrap_or("unknown reason")));
+            }
+            if let Some(success) =
+                c.metrics.iter().find(|m| m.metric == ComparedMetric::SuccessRate && m.verdict == Verdict::Regressed)
+            {
+                notes.push(format!(
+                    "{label}: success rate {} → {}",
+                    compared_value(success.metric, success.old),
+                    compared_value(success.metric, success.new)
+                ));
+            }
+        }
+    }
+    if !cx.fail_on_regression && compared.iter().any(|(s, _)| crate::gate::regressed(s)) {
+        notes.push("Regressions do not fail the run without --fail-on-regression.".to_owned());
+    }
+    notes
+}
+
+/// The line under the table when scenarios ran several times.
+fn runs_note(cx: &Context) -> Option<String> {
+    (cx.runs > 1).then(|| {
+        format!(
+            "{} runs of each scenario, in rounds: requests, failed and bytes are totals; req/s and latencies are medians across runs.",
+            cx.runs
+        )
+    })
+}
+
+/// The thresholds of a scenario in one cell: `met`, `failed: …`, or `-` when it has none.
+fn thresholds_cell(scenario: &ScenarioReport) -> String {
+    if scenario.thresholds.is_empty() {
+        return "-".to_owned();
+    }
+    let failed: Vec<String> = scenario.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
+    if failed.is_empty() { "met".to_owned() } else { format!("failed: {}", failed.join(", ")) }
+}
+
+/// The metric change of `metric`, if compared.
+fn change_of(scenario: &ScenarioReport, metric: ComparedMetric) -> Option<&MetricChange> {
+    scenario.comparison.as_ref()?.metrics.iter().find(|m| m.metric == metric)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use loadbench::report::{ConfigReport, LatencyReport, RunSample};
+    use loadbench::threshold::{self, Threshold};
+
+    #[test]
+    fn output_formats_come_from_a_prefix_or_the_extension() {
+        let spec = |text: &str| OutputSpec::parse(text).map(|o| (o.format, o.path.display().to_string()));
+        assert_eq!(spec("r.json"), Ok((Format::Json, "r.json".into())));
+        assert_eq!(spec("out/r.CSV"), Ok((Format::Csv, "out/r.CSV".into())));
+        assert_eq!(spec("summary.md"), Ok((Format::Markdown, "summary.md".into())));
+        assert_eq!(spec("junit.xml"), Ok((Format::Junit, "junit.xml".into())));
+        assert_eq!(spec("table.txt"), Ok((Format::Table, "table.txt".into())));
+        assert_eq!(spec("junit:results"), Ok((Format::Junit, "results".into())));
+        assert_eq!(spec("markdown:C:/x.txt"), Ok((Format::Markdown, "C:/x.txt".into())));
+        assert_eq!(spec("C:/x.json"), Ok((Format::Json, "C:/x.json".into())), "a drive letter is not a format");
+        assert!(spec("results").is_err_and(|e| e.starts_with("cannot tell the format of `results`")));
+        assert_eq!(spec("json:"), Err("`json:` names no file after `json:`".to_owned()));
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(
+            [0.123, -0.04, 0.0, 100.5, -0.9999].map(percent),
+            ["+12.3%", "-4.0%", "+0.0%", "+10,050%", "-100.0%"]
+        );
+    }
+
+    /// A report with three scenarios: `hello` regressed against `main` and met its threshold,
+    /// `guarded` missed one, `fresh` is new.
+    pub(crate) fn sample_report() -> RunReport {
+        let config = ConfigReport {
+            concurrency: 5,
+            count: Some(100),
+            duration_ms: None,
+            timeout_ms: 1_000,
+            target: Some("http://127.0.0.1:1".into()),
+            thresholds: Vec::new(),
+        };
+        let latency = |p50: f64| LatencyReport {
+            mean: p50,
+            stdev: 1.0,
+            min: p50,
+            p50,
+            p90: p50,
+            p99: p50 * 2.0,
+            p99_9: p50 * 2.0,
+            max: p50 * 3.0,
+        };
+        let scenario = |name: &str, rps: f64, p50: f64| {
+            let mut s = ScenarioReport::not_started(name, config.clone());
+            s.package = Some("shop".into());
+            s.bench = Some("api".into());
+            s.iterations = 300;
+            s.ok = 300;
+            s.duration_us = 1_500_000;
+            s.rps = rps;
+            s.latency_us = Some(latency(p50));
+            s.http.bytes_received = 6_000;
+            s.runs = vec![RunSample::of(&s); 3];
+            s
+        };
+        let threshold = |text: &str| -> Threshold { text.parse().unwrap_or_else(|e| panic!("{e}")) };
+        let mut hello = scenario("hello", 245.0, 20_300.0);
+        hello.config.thresholds = vec![threshold("error_rate<0.01")];
+        hello.thresholds = threshold::evaluate(&hello);
+        let old = scenario("hello", 1_000.0, 200.0);
+        hello.comparison = Some(crate::compare::compare(&hello, Some(&old), "main", 0.05));
+        let mut guarded = scenario("guarded|pipe", 100.0, 20_000.0);
+        guarded.config.thresholds = vec![threshold("p50<10ms")];
+        guarded.thresholds = threshold::evaluate(&guarded);
+        guarded.comparison = Some(crate::compare::compare(&guarded, Some(&guarded.clone()), "main", 0.05));
+        let mut fresh = scenario("fresh", 50.0, 100.0);
+        fresh.comparison = Some(crate::compare::compare(&fresh, None, "main", 0.05));
+        let mut report = RunReport::new(std::time::SystemTime::UNIX_EPOCH);
+        report.scenarios = vec![hello, guarded, fresh];
+        report
+    }
+
+    #[test]
+    fn the_comparison_row_shows_old_new_and_change() {
+        let report = sample_report();
+        let row = comparison_row(&report.scenarios[0], "hello").unwrap_or_default();
+        assert_eq!(
+            row,
+            [
+                "hello",
+                "1,000",
+                "245",
+                "-75.5%",
+                "200µs",
+                "20.3ms",
+                "+10,050%",
+                "400µs",
+                "40.6ms",
+                "+10,050%",
+                "regressed (req/s, p50, p99)"
+            ]
+        );
+        assert_eq!(comparison_row(&report.scenarios[1], "g").unwrap_or_default()[10], "no change");
+        assert_eq!(
+            comparison_row(&report.scenarios[2], "f").unwrap_or_default()[1..],
+            ["-", "-", "-", "-", "-", "-", "-", "-", "-", "new"]
+        );
+    }
+}

@@ -1,0 +1,46 @@
+//! The figures of one run of a scenario, kept when `cargo loadbench --runs N` repeats it.
+
+use serde::{Deserialize, Serialize};
+
+use super::{LatencyReport, ScenarioReport};
+
+/// What one run of a scenario measured: the figures a comparison with a baseline needs, and the
+/// counts that explain them.
+///
+/// With `--runs N`, [`ScenarioReport::runs`] holds N of these, in the order they ran, and the
+/// scenario's own figures summarise them (see the README's "Repeated runs").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSample {
+    /// Wall-clock start of this run, RFC 3339 in UTC.
+    pub started_at: String,
+    /// Wall time of this run, in microseconds.
+    pub duration_us: u64,
+    /// Iterations that finished.
+    pub iterations: u64,
+    /// Iterations that failed.
+    pub failed: u64,
+    /// Finished iterations per second of wall time.
+    pub rps: f64,
+    /// Latency of this run's successful iterations; `None` when none succeeded.
+    pub latency_us: Option<LatencyReport>,
+}
+
+impl RunSample {
+    /// The figures of `scenario`, as one run.
+    pub fn of(scenario: &ScenarioReport) -> RunSample {
+        RunSample {
+            started_at: scenario.started_at.clone(),
+            duration_us: scenario.duration_us,
+            iterations: scenario.iterations,
+            failed: scenario.failed,
+            rps: scenario.rps,
+            latency_us: scenario.latency_us,
+        }
+    }
+
+    /// Successful iterations as a fraction of finished ones; `None` when none finished.
+    pub fn success_rate(&self) -> Option<f64> {
+        (self.iterations > 0)
+            .then(|| (self.iterations - self.failed.min(self.iterations)) as f64 / self.iterations as f64)
+    }
+}

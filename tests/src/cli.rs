@@ -1,0 +1,121 @@
+//! Running the real `cargo loadbench` binary on the fixture crates in `tests/fixtures/`, shared
+//! by the end-to-end test files.
+//!
+//! The fixtures are built in release mode into `target/fixtures`, shared by every test and kept
+//! between runs; the first run therefore takes about a minute.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use loadbench::report::{RunReport, ScenarioReport};
+
+/// The root of the loadbench workspace.
+pub fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent")
+}
+
+/// The manifest of fixture crate `name`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name).join("Cargo.toml")
+}
+
+/// The target directory the fixtures are built in.
+pub fn fixture_target_dir() -> PathBuf {
+    workspace_root().join("target").join("fixtures")
+}
+
+/// The `cargo-loadbench` binary, built once per test binary.
+///
+/// escargot builds it with the workspace's own target directory: `cargo test` has released its
+/// build lock by the time tests run, so the nested cargo does not wait on it.
+pub fn cargo_loadbench_path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        escargot::CargoBuild::new()
+            .manifest_path(workspace_root().join("Cargo.toml"))
+            .package("cargo-loadbench")
+            .bin("cargo-loadbench")
+            .run()
+            .expect("build cargo-loadbench")
+            .path()
+            .to_owned()
+    })
+}
+
+/// What one `cargo loadbench` run printed and returned.
+#[derive(Debug)]
+pub struct Output {
+    /// The exit code; `None` when killed by a signal.
+    pub code: Option<i32>,
+    /// Everything on stdout.
+    pub stdout: String,
+    /// Everything on stderr.
+    pub stderr: String,
+}
+
+impl Output {
+    /// The `error: …` lines of stderr (cargo's own build output is also there).
+    pub fn errors(&self) -> Vec<&str> {
+        self.stderr.lines().filter(|l| l.starts_with("error")).collect()
+    }
+}
+
+/// Runs `cargo loadbench ARGS…` (as cargo runs subcommands: `cargo-loadbench loadbench ARGS…`).
+pub fn cargo_loadbench(args: &[&str]) -> Output {
+    cargo_loadbench_with_env(args, &[])
+}
+
+/// [`cargo_loadbench`] with extra environment variables.
+pub fn cargo_loadbench_with_env(args: &[&str], env: &[(&str, &OsStr)]) -> Output {
+    let mut command = Command::new(cargo_loadbench_path());
+    command
+        .arg("loadbench")
+        .args(args)
+        // Shared by all tests and kept between runs, so the release build of a fixture and its
+        // dependencies happens once.
+        .env("CARGO_TARGET_DIR", fixture_target_dir())
+        .env_remove(loadbench::TARGET_ENV)
+        .env_remove(loadbench::OUTPUT_ENV)
+        // These tests run in CI too: their results are not the job's summary.
+        .env_remove("GITHUB_STEP_SUMMARY");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run cargo-loadbench");
+    Output {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// `cargo loadbench --manifest-path fixtures/NAME/Cargo.toml ARGS…`.
+pub fn run_fixture(name: &str, args: &[&str]) -> Output {
+    let manifest = fixture(name);
+    let manifest = manifest.to_str().expect("UTF-8 path");
+    let mut all = vec!["--manifest-path", manifest];
+    all.extend_from_slice(args);
+    cargo_loadbench(&all)
+}
+
+/// The results document at `path`.
+pub fn read_report(path: &Path) -> RunReport {
+    let text = std::fs::read_to_string(path).expect("--json file written");
+    serde_json::from_str(&text).expect("the JSON is a RunReport")
+}
+
+/// The entry of scenario `name` in `report`.
+pub fn scenario<'a>(report: &'a RunReport, name: &str) -> &'a ScenarioReport {
+    report.scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no `{name}` in {report:#?}"))
+}
+
+/// The first table row in `table` whose first cell is `name`, as its cells.
+pub fn row(table: &str, name: &str) -> Vec<String> {
+    table
+        .lines()
+        .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect::<Vec<_>>())
+        .find(|cells| cells.first().is_some_and(|c| c == name))
+        .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
+}

@@ -1,0 +1,508 @@
+//! End-to-end tests of the gates and outputs of `cargo loadbench`: baselines and verdicts,
+//! thresholds, and every output format read back by a real parser. Everything goes through the
+//! real binary, the fixture crate `fixtures/gate` and `TestServer`s on 127.0.0.1.
+//!
+//! The tests take turns (see [`one_at_a_time`]): the verdict tests measure how much a server's
+//! figures move between runs, and another test's load on the same two cores would be part of
+//! what they measure.
+
+// A broken test environment (cargo missing, a fixture that does not build) should fail loudly.
+#![allow(clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use loadbench::report::{ComparedMetric, Comparison, Method, RunReport, Verdict};
+use loadbench_tests::cli::{
+    Output, cargo_loadbench_with_env, fixture, fixture_target_dir, read_report, row, run_fixture,
+};
+use loadbench_tests::{Behavior, TestServer};
+
+/// Serialises the tests of this file.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    // A failed test poisons the lock; the next test is still worth running.
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `cargo loadbench --manifest-path fixtures/gate/Cargo.toml --quiet ARGS…`.
+fn gate(args: &[&str]) -> Output {
+    let mut all = vec!["--quiet"];
+    all.extend_from_slice(args);
+    run_fixture("gate", &all)
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// A server that answers after `delay`.
+fn server(delay: Duration) -> TestServer {
+    TestServer::start(Behavior { delay, ..Behavior::default() })
+}
+
+/// The part of the table output after the results table: the comparison with the baseline.
+fn comparison_table(stdout: &str) -> &str {
+    stdout
+        .split_once("\nCompared with baseline ")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no comparison in\n{stdout}"))
+}
+
+fn comparison<'a>(report: &'a RunReport, name: &str) -> &'a Comparison {
+    let s = loadbench_tests::cli::scenario(report, name);
+    s.comparison.as_ref().unwrap_or_else(|| panic!("`{name}` was not compared: {s:#?}"))
+}
+
+/// The changes of one comparison, for failure messages: `req/s -3.1% [-5.0, -1.2]`, …
+fn changes(c: &Comparison) -> String {
+    c.metrics
+        .iter()
+        .map(|m| {
+            let ci = m.confidence_interval.map(|[l, h]| format!(" [{:+.1}%, {:+.1}%]", l * 100.0, h * 100.0));
+            format!("{} {:+.1}%{}", m.metric.label(), m.change * 100.0, ci.unwrap_or_default())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[test]
+fn a_clearly_slower_server_is_a_regression() {
+    let _turn = one_at_a_time();
+    let fast = server(Duration::ZERO);
+    // 20 ms per response against well under 1 ms: a change far above any noise.
+    let slow = server(Duration::from_millis(20));
+    let baselines = tempfile::tempdir().expect("tempdir");
+    let dir = path(baselines.path());
+    let json = baselines.path().join("out.json");
+
+    let saved = gate(&[
+        "hello",
+        "--exact",
+        "--target",
+        &fast.url(),
+        "--runs",
+        "3",
+        "--save-baseline",
+        "fast",
+        "--baseline-dir",
+        dir,
+    ]);
+    assert_eq!(saved.code, Some(0), "{saved:#?}");
+    let file = baselines.path().join("fast").join("report.json");
+    assert!(
+        saved.stderr.contains(&format!("note: saved baseline `fast` (1 scenario) to {}", file.display())),
+        "{saved:#?}"
+    );
+    assert_eq!(read_report(&file).scenarios[0].runs.len(), 3, "every run is kept in the baseline");
+    assert_eq!(fast.requests(), 300);
+
+    let out = gate(&[
+        "hello",
+        "--exact",
+        "--target",
+        &slow.url(),
+        "--runs",
+        "3",
+        "--baseline",
+        "fast",
+        "--baseline-dir",
+        dir,
+        "--fail-on-regression",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert_eq!(out.errors(), ["error: gate failed: regressed against baseline `fast`: hello"], "{out:#?}");
+    let cells = row(comparison_table(&out.stdout), "hello");
+    // req/s and p50 move a hundredfold; p99 does too unless a stall hit the fast baseline.
+    assert!(cells[10].starts_with("regressed (req/s, p50"), "{}", out.stdout);
+    assert!(cells[6].starts_with('+') && cells[6].ends_with('%'), "p50 change: {cells:?}");
+    assert!(out.stdout.contains("A change counts when its 95% confidence interval (bootstrap over 3 runs against 3 in the baseline) lies wholly beyond ±5%."), "{}", out.stdout);
+    assert!(out.stdout.contains("3 runs of each scenario, in rounds"), "{}", out.stdout);
+
+    let report = read_report(&json);
+    let c = comparison(&report, "hello");
+    assert_eq!((c.verdict, c.method, c.baseline_runs, c.runs), (Verdict::Regressed, Method::Bootstrap, 3, 3), "{c:#?}");
+    let p50 = c.metrics.iter().find(|m| m.metric == ComparedMetric::P50).expect("p50 compared");
+    let [low, _] = p50.confidence_interval.expect("an interval from 3 runs against 3");
+    assert!(low > 5.0, "20 ms against well under 1 ms is many times slower: {}", changes(c));
+    assert_eq!(loadbench_tests::cli::scenario(&report, "hello").runs.len(), 3, "the JSON holds every run");
+    assert_eq!(slow.requests(), 300);
+
+    // Without --fail-on-regression the verdict is shown, not enforced; one run says it is one.
+    let informative = gate(&["hello", "--exact", "--target", &slow.url(), "--baseline", "fast", "--baseline-dir", dir]);
+    assert_eq!(informative.code, Some(0), "{informative:#?}");
+    assert!(row(comparison_table(&informative.stdout), "hello")[10].starts_with("regressed (req/s, p50"));
+    assert!(
+        informative.stdout.contains("Verdict from one run (hello): a change counts when it is beyond ±5%"),
+        "{}",
+        informative.stdout
+    );
+    assert!(
+        informative
+            .stderr
+            .contains("note: regressed against baseline `fast`: hello; add --fail-on-regression to fail the run on it"),
+        "{informative:#?}"
+    );
+}
+
+#[test]
+fn the_same_server_twice_is_no_change_every_time() {
+    let _turn = one_at_a_time();
+    // A 5 ms answer, like a real endpoint's. Against a sub-millisecond loopback answer the
+    // generator's own jitter between two processes is tens of percent, which is the machine's
+    // noise floor, not something a 5 % gate can or should judge (see the README on calibrating).
+    let target = server(Duration::from_millis(5));
+    let baselines = tempfile::tempdir().expect("tempdir");
+    let dir = path(baselines.path());
+    let common = ["steady", "--target", &target.url(), "--runs", "3", "--baseline-dir", dir];
+
+    let saved = gate(&[&common[..], &["--save-baseline", "same"]].concat());
+    assert_eq!(saved.code, Some(0), "{saved:#?}");
+    // Enough repetitions that a gate that flags noise one time in a few would be caught.
+    for attempt in 1..=5 {
+        let json = baselines.path().join(format!("attempt-{attempt}.json"));
+        let out = gate(&[&common[..], &["--baseline", "same", "--fail-on-regression", "--json", path(&json)]].concat());
+        let report = read_report(&json);
+        let c = comparison(&report, "steady");
+        assert_eq!(out.code, Some(0), "attempt {attempt}: {}\n{out:#?}", changes(c));
+        assert_eq!(c.verdict, Verdict::NoChange, "attempt {attempt}: {}", changes(c));
+        assert_eq!(row(comparison_table(&out.stdout), "steady")[10], "no change", "{}", out.stdout);
+    }
+    assert_eq!(target.requests(), 6 * 3 * 400);
+}
+
+#[test]
+fn thresholds_hold_and_fail() {
+    let _turn = one_at_a_time();
+    let prompt = server(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+
+    // `guarded` has p50 < 10ms, error_rate < 0.01 and rps > 1 in its attribute.
+    let out = gate(&[
+        "guarded",
+        "hello",
+        "--target",
+        &prompt.url(),
+        "--threshold",
+        "hello:error_rate<=0",
+        "--threshold",
+        "failed<1",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert!(
+        out.stdout.contains("\nguarded: thresholds met: p50 < 10ms, error_rate < 0.01, rps > 1, failed < 1\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\nhello: thresholds met: error_rate <= 0, failed < 1\n"), "{}", out.stdout);
+    let report = read_report(&json);
+    let guarded = loadbench_tests::cli::scenario(&report, "guarded");
+    let limits: Vec<String> = guarded.config.thresholds.iter().map(ToString::to_string).collect();
+    assert_eq!(limits, ["p50 < 10ms", "error_rate < 0.01", "rps > 1", "failed < 1"], "attribute, then command line");
+    assert!(guarded.thresholds.iter().all(|o| o.passed && o.actual.is_some()), "{guarded:#?}");
+
+    // Every response 20 ms late: `guarded` misses its p50.
+    let slow = server(Duration::from_millis(20));
+    let out = gate(&["guarded", "--target", &slow.url(), "--json", path(&json)]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    let missed = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("guarded: threshold failed: "))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(missed.starts_with("p50 < 10ms (was "), "{missed}");
+    assert_eq!(out.errors(), [format!("error: gate failed: threshold guarded: {missed}")]);
+    let outcome = loadbench_tests::cli::scenario(&read_report(&json), "guarded").thresholds[0];
+    assert!(!outcome.passed && outcome.actual.is_some_and(|us| us >= 20_000.0), "{outcome:?}");
+
+    // A command-line threshold that cannot hold fails the run too.
+    let out = gate(&["hello", "--exact", "--target", &prompt.url(), "--threshold", "hello:rps>1000000000"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.stdout.contains("\nhello: threshold failed: rps > 1000000000 (was "), "{}", out.stdout);
+}
+
+#[test]
+fn threshold_mistakes_are_one_line_usage_errors() {
+    let _turn = one_at_a_time();
+    let target = server(Duration::ZERO);
+
+    let out = gate(&["--target", &target.url(), "--threshold", "hello:p98<5ms"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(out.stderr.lines().count(), 1, "one line: {out:#?}");
+    assert!(out.stderr.starts_with("error: invalid value 'hello:p98<5ms' for '--threshold"), "{out:#?}");
+    assert!(out.stderr.contains("unknown metric `p98`; expected one of: p50, p90, p99"), "{out:#?}");
+
+    let out = gate(&["--target", &target.url(), "--threshold", "helo:p99<5ms"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(
+        out.errors(),
+        ["error: --threshold `helo:p99 < 5ms` names no selected scenario; selected: guarded, hello, steady"]
+    );
+    assert_eq!(target.requests(), 0, "nothing ran");
+}
+
+/// The fixture's bench binary, as `cargo bench --no-run` reports it.
+fn bench_binary() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["bench", "--no-run", "--message-format=json", "--manifest-path"])
+            .arg(fixture("gate"))
+            .env("CARGO_TARGET_DIR", fixture_target_dir())
+            .output()
+            .expect("cargo bench --no-run");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            // The library's own libtest harness is built too; only the bench target is ours.
+            .filter(|message| {
+                message["target"]["kind"].as_array().is_some_and(|kinds| kinds.iter().any(|k| k == "bench"))
+            })
+            .find_map(|message| message.get("executable")?.as_str().map(PathBuf::from))
+            .expect("cargo reported the bench executable")
+    })
+}
+
+#[test]
+fn a_bench_binary_run_alone_fails_on_its_own_thresholds() {
+    let _turn = one_at_a_time();
+    let run = |args: &[&str]| {
+        let output = Command::new(bench_binary())
+            .args(args)
+            .env_remove(loadbench::OUTPUT_ENV)
+            .env_remove(loadbench::TARGET_ENV)
+            .output()
+            .expect("run the bench binary");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let slow = server(Duration::from_millis(20));
+
+    let (code, stdout, stderr) = run(&["--bench", "--quiet", "--target", &slow.url(), "guarded"]);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("\nguarded: threshold failed: p50 < 10ms (was "), "{stdout}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("error")).collect::<Vec<_>>(),
+        ["error: thresholds failed: guarded (see above)"]
+    );
+
+    let prompt = server(Duration::ZERO);
+    let (code, stdout, stderr) = run(&["--bench", "--quiet", "--target", &prompt.url(), "guarded"]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("\nguarded: thresholds met: p50 < 10ms, error_rate < 0.01, rps > 1\n"), "{stdout}");
+
+    // Without --bench (`cargo test --benches`) one iteration is a smoke test, not a measurement.
+    let (code, stdout, stderr) = run(&["--quiet", "--target", &slow.url(), "guarded"]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(!stdout.contains("threshold"), "{stdout}");
+}
+
+#[test]
+fn every_output_format_reads_back() {
+    let _turn = one_at_a_time();
+    let target = server(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str| dir.path().join(name);
+    let saved = gate(&[
+        "hello",
+        "--exact",
+        "--target",
+        &target.url(),
+        "--save-baseline",
+        "main",
+        "--baseline-dir",
+        path(dir.path()),
+    ]);
+    assert_eq!(saved.code, Some(0), "{saved:#?}");
+    let summary = file("summary.md");
+    std::fs::write(&summary, "# An earlier step\n").expect("write the summary");
+
+    let json_output = format!("json:{}", path(&file("results.data")));
+    let out = cargo_loadbench_with_env(
+        &[
+            "--manifest-path",
+            path(&fixture("gate")),
+            "--quiet",
+            "guarded",
+            "hello",
+            "--target",
+            &target.url(),
+            "--baseline",
+            "main",
+            "--baseline-dir",
+            path(dir.path()),
+            // Cannot hold: a failed threshold in every format.
+            "--threshold",
+            "guarded:p50<1ns",
+            "--format",
+            "json",
+            "--output",
+            &json_output,
+            "--output",
+            path(&file("results.csv")),
+            "--output",
+            path(&file("results.md")),
+            "--output",
+            path(&file("junit.xml")),
+            "--output",
+            path(&file("reports/table.txt")),
+        ],
+        &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
+    );
+    assert_eq!(out.code, Some(1), "{out:#?}");
+
+    // JSON: stdout and the file hold the same versioned document.
+    let stdout: RunReport = serde_json::from_str(&out.stdout).expect("stdout is the JSON report");
+    let report = read_report(&file("results.data"));
+    assert_eq!(stdout, report);
+    assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);
+    let names: Vec<&str> = report.scenarios.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["guarded", "hello"]);
+    assert_eq!(comparison(&report, "guarded").verdict, Verdict::New);
+    assert!(comparison(&report, "hello").metrics.len() == 4, "{:#?}", comparison(&report, "hello"));
+
+    // CSV: a header and one row per scenario.
+    let mut csv = csv::Reader::from_path(file("results.csv")).expect("CSV");
+    let header = csv.headers().expect("header").clone();
+    let column =
+        |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no `{name}` in {header:?}"));
+    let rows: Vec<csv::StringRecord> = csv.records().collect::<Result<_, _>>().expect("CSV rows");
+    let cells: Vec<[&str; 5]> = rows
+        .iter()
+        .map(|r| {
+            [
+                &r[column("scenario")],
+                &r[column("requests")],
+                &r[column("thresholds")],
+                &r[column("verdict")],
+                &r[column("baseline")],
+            ]
+        })
+        .collect();
+    assert_eq!(cells[0], ["guarded", "20", "failed", "new", "main"]);
+    assert_eq!(cells[1][..3], ["hello", "100", ""]);
+    assert!(["no change", "improved", "regressed"].contains(&cells[1][3]), "{cells:?}");
+    assert!(rows[1][column("p50_old_us")].parse::<f64>().is_ok_and(|us| us > 0.0), "{rows:?}");
+    assert!(rows[0][column("failed_thresholds")].starts_with("p50 < 1ns (was "), "{rows:?}");
+
+    // JUnit: a suite for the bench target, a case per scenario, the failed threshold a failure.
+    let xml = std::fs::read_to_string(file("junit.xml")).expect("JUnit file");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).expect("a testsuite");
+    assert_eq!(suite.attribute("name"), Some("gate/api"));
+    let cases: Vec<roxmltree::Node> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+    let case_names: Vec<Option<&str>> = cases.iter().map(|c| c.attribute("name")).collect();
+    assert_eq!(case_names, [Some("guarded"), Some("hello")]);
+    let failure = cases[0].children().find(|n| n.has_tag_name("failure")).expect("guarded failed");
+    assert!(failure.attribute("message").is_some_and(|m| m.starts_with("threshold failed: p50 < 1ns (was ")), "{xml}");
+    assert_eq!(failure.attribute("type"), Some("threshold"));
+    assert!(!cases[1].children().any(|n| n.has_tag_name("failure")), "hello gates nothing: {xml}");
+
+    // Markdown: a GitHub table per section, as a Markdown parser sees it.
+    let markdown = std::fs::read_to_string(file("results.md")).expect("Markdown file");
+    let tables = markdown_tables(&markdown);
+    assert_eq!(tables.len(), 2, "results and comparison: {markdown}");
+    assert_eq!(tables[0][0], ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "thresholds"]);
+    assert_eq!(tables[0][1][..3], ["guarded", "20", "0"]);
+    assert!(tables[0][1][8].starts_with("failed: p50 < 1ns (was "), "{:?}", tables[0][1]);
+    assert_eq!(tables[0][2][..3], ["hello", "100", "0"]);
+    assert_eq!(tables[1][1][0], "guarded");
+    assert_eq!(tables[1][1][10], "new");
+    assert_eq!(tables[1][2][0], "hello");
+
+    // GITHUB_STEP_SUMMARY: the same Markdown, after what was there.
+    let summary = std::fs::read_to_string(&summary).expect("summary");
+    assert_eq!(summary, format!("# An earlier step\n\n{markdown}"));
+
+    // The table, as the terminal shows it, in a directory that did not exist.
+    let table = std::fs::read_to_string(file("reports/table.txt")).expect("table file");
+    assert_eq!(row(&table, "hello")[1], "100");
+    assert!(table.contains("\nguarded: threshold failed: p50 < 1ns (was "), "{table}");
+}
+
+/// The tables of a Markdown document, parsed with pulldown-cmark: each a list of rows (the
+/// header first), each row its cells' text.
+fn markdown_tables(markdown: &str) -> Vec<Vec<Vec<String>>> {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Table(_)) => tables.push(Vec::new()),
+            Event::Start(Tag::TableHead | Tag::TableRow) => {
+                if let Some(table) = tables.last_mut() {
+                    table.push(Vec::new());
+                }
+            }
+            Event::Start(Tag::TableCell) => {
+                if let Some(row) = tables.last_mut().and_then(|t| t.last_mut()) {
+                    row.push(String::new());
+                }
+            }
+            Event::Text(text) | Event::Code(text) => {
+                if let Some(cell) = tables.last_mut().and_then(|t| t.last_mut()).and_then(|r| r.last_mut()) {
+                    cell.push_str(&text);
+                }
+            }
+            Event::End(TagEnd::Table) => {}
+            _ => {}
+        }
+    }
+    tables
+}
+
+#[test]
+fn missing_corrupt_and_unknown_baselines_are_usage_errors() {
+    let _turn = one_at_a_time();
+    let target = server(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let baseline =
+        |name: &str| gate(&["--target", &target.url(), "--baseline", name, "--baseline-dir", path(dir.path())]);
+
+    let out = baseline("nope");
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(
+        out.errors(),
+        [format!("error: no baseline named `nope` in {}; save one with --save-baseline nope", dir.path().display())]
+    );
+
+    let corrupt = dir.path().join("corrupt").join("report.json");
+    std::fs::create_dir_all(corrupt.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&corrupt, "{\"schema_version\": 1, \"scenarios\": [").expect("write");
+    let out = baseline("corrupt");
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    let errors = out.errors();
+    assert_eq!(errors.len(), 1, "{out:#?}");
+    assert!(
+        errors[0]
+            .starts_with(&format!("error: cannot read baseline `corrupt` from {}: invalid JSON: ", corrupt.display())),
+        "{out:#?}"
+    );
+
+    let future = dir.path().join("future").join("report.json");
+    std::fs::create_dir_all(future.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&future, r#"{"schema_version": 99, "scenarios": []}"#).expect("write");
+    let out = baseline("future");
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(
+        out.errors(),
+        [format!(
+            "error: cannot read baseline `future` from {}: it has result schema 99, this cargo-loadbench reads schema 1; \
+             save the baseline again with this version",
+            future.display()
+        )]
+    );
+    assert_eq!(out.stdout, "");
+    assert_eq!(target.requests(), 0, "a bad baseline stops the run before any load");
+}
