@@ -4,14 +4,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::HeaderMap;
-use hyper::client::conn::http1::SendRequest;
 use hyper::http::header::{HeaderName, HeaderValue};
-use hyper::http::{Method, Request, StatusCode};
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
+use hyper::http::{Method, Request, StatusCode, Uri};
 
+use crate::connection::{ConnectError, Http1Connection};
 use crate::error::{Error, ErrorKind, Result};
 use crate::target::Target;
 
@@ -40,7 +38,10 @@ pub struct Ctx {
     target: Rc<Target>,
     timeout: Duration,
     user: u32,
-    conn: Option<SendRequest<Full<Bytes>>>,
+    conn: Option<Http1Connection>,
+    /// The last path requested and its parsed URI: scenario bodies usually request the same few
+    /// paths over and over, and a `Uri` clone is a reference-count bump where parsing allocates.
+    last_uri: Option<(String, Uri)>,
     pub(crate) counters: HttpCounters,
 }
 
@@ -66,7 +67,7 @@ impl HttpCounters {
 
 impl Ctx {
     pub(crate) fn new(target: Rc<Target>, timeout: Duration, user: u32) -> Ctx {
-        Ctx { target, timeout, user, conn: None, counters: HttpCounters::default() }
+        Ctx { target, timeout, user, conn: None, last_uri: None, counters: HttpCounters::default() }
     }
 
     /// This virtual user's number, from 0 to `concurrency - 1`; handy for picking test data.
@@ -101,11 +102,29 @@ impl Ctx {
 
     /// Starts a request with any method.
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
-        let uri = self.target.join(path);
-        RequestBuilder { ctx: self, method, uri, headers: HeaderMap::new(), body: Bytes::new(), error: None }
+        let (uri, error) = match self.uri_for(path) {
+            Ok(uri) => (uri, None),
+            Err(err) => (Uri::default(), Some(err)),
+        };
+        RequestBuilder { ctx: self, method, uri, headers: HeaderMap::new(), body: Bytes::new(), error }
     }
 
-    async fn execute(&mut self, request: Request<Full<Bytes>>) -> Result<Response> {
+    fn uri_for(&mut self, path: &str) -> Result<Uri> {
+        if let Some((last, uri)) = &self.last_uri
+            && last == path
+        {
+            return Ok(uri.clone());
+        }
+        let joined = self.target.join(path);
+        let uri = Uri::try_from(joined.as_str())
+            .map_err(|e| Error::with_source(ErrorKind::Scenario, format!("invalid request path `{path}`"), e))?;
+        self.last_uri = Some((path.to_owned(), uri.clone()));
+        Ok(uri)
+    }
+
+    /// Sends `request` and reads the whole response, within the timeout.
+    async fn execute(&mut self, request: Result<Request<Full<Bytes>>>) -> Result<Response> {
+        let request = request?;
         let timeout = self.timeout;
         match tokio::time::timeout(timeout, self.exchange(request)).await {
             Ok(result) => result,
@@ -125,8 +144,8 @@ impl Ctx {
         // idle keep-alive connection just as we pick it up, which is not the server failing.
         let mut retried = false;
         let response = loop {
-            let sender = self.ready_connection().await?;
-            match sender.try_send_request(request).await {
+            let conn = self.ready_connection().await?;
+            match conn.send(request).await {
                 Ok(response) => break response,
                 Err(mut err) => {
                     self.conn = None;
@@ -143,8 +162,11 @@ impl Ctx {
         let (parts, body) = response.into_parts();
         self.counters.responses += 1;
         self.counters.count_status(parts.status);
-        let body = match body.collect().await {
-            Ok(collected) => collected.to_bytes(),
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(Error::new(ErrorKind::Io, "the connection was lost before the body arrived"));
+        };
+        let body = match conn.read_body(body).await {
+            Ok(body) => body,
             Err(err) => {
                 self.conn = None;
                 return Err(Error::with_source(ErrorKind::Io, "reading the response body failed", err));
@@ -155,41 +177,30 @@ impl Ctx {
     }
 
     /// The open connection, after reconnecting if the server closed the previous one.
-    async fn ready_connection(&mut self) -> Result<&mut SendRequest<Full<Bytes>>> {
-        if let Some(sender) = &mut self.conn {
-            // `ready` fails once the server has closed the connection (e.g. `Connection: close`).
-            if sender.ready().await.is_err() {
+    async fn ready_connection(&mut self) -> Result<&mut Http1Connection> {
+        if let Some(conn) = &mut self.conn {
+            // Not ready once the server has closed the connection (e.g. `Connection: close`).
+            if !conn.ready().await {
                 self.conn = None;
             }
         }
         if self.conn.is_none() {
-            self.conn = Some(self.connect().await?);
+            // Boxed: connecting is rare, and its large future would otherwise be part of (and
+            // copied with) every request's future.
+            let addr = self.target.addr();
+            let conn = Box::pin(Http1Connection::open(addr)).await.map_err(|err| match err {
+                ConnectError::Tcp(e) => Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e),
+                ConnectError::Handshake(e) => {
+                    Error::with_source(ErrorKind::Connect, format!("HTTP handshake with {addr} failed"), e)
+                }
+            })?;
+            self.counters.connections += 1;
+            self.conn = Some(conn);
         }
         match &mut self.conn {
-            Some(sender) => Ok(sender),
+            Some(conn) => Ok(conn),
             None => Err(Error::new(ErrorKind::Connect, "no connection")),
         }
-    }
-
-    async fn connect(&mut self) -> Result<SendRequest<Full<Bytes>>> {
-        let addr = self.target.addr();
-        let stream = TcpStream::connect(addr)
-            .await
-            .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e))?;
-        // Requests are small and latency-bound; Nagle would hold them back.
-        stream
-            .set_nodelay(true)
-            .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot configure connection to {addr}"), e))?;
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| Error::with_source(ErrorKind::Connect, format!("HTTP handshake with {addr} failed"), e))?;
-        // The connection task ends when the sender is dropped or the server closes the socket;
-        // its error, if any, surfaces through the next request on this sender.
-        tokio::task::spawn_local(async move {
-            let _ = connection.await;
-        });
-        self.counters.connections += 1;
-        Ok(sender)
     }
 }
 
@@ -199,13 +210,13 @@ impl Ctx {
 pub struct RequestBuilder<'a> {
     ctx: &'a mut Ctx,
     method: Method,
-    uri: String,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
     error: Option<Error>,
 }
 
-impl RequestBuilder<'_> {
+impl<'a> RequestBuilder<'a> {
     /// Adds a header. An invalid name or value makes [`send`](Self::send) fail with a scenario
     /// error.
     pub fn header(mut self, name: &str, value: &str) -> Self {
@@ -230,20 +241,26 @@ impl RequestBuilder<'_> {
     ///
     /// Any status is a successful exchange here; use [`Response::expect_status`] to turn an
     /// unexpected status into an error that counts as a failed iteration.
-    pub async fn send(self) -> Result<Response> {
+    // Not an `async fn`: the request is built before the future exists, so the future returned
+    // is `execute`'s own rather than a wrapper holding the builder's fields next to it (every
+    // byte of a request's future is copied as it moves up through the awaits).
+    #[allow(clippy::manual_async_fn)]
+    pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
         let RequestBuilder { ctx, method, uri, headers, body, error } = self;
-        if let Some(error) = error {
-            return Err(error);
-        }
-        let mut request = Request::builder()
-            .method(method)
-            .uri(uri.as_str())
-            .body(Full::new(body))
-            .map_err(|e| Error::with_source(ErrorKind::Scenario, format!("invalid request `{uri}`"), e))?;
-        let request_headers = request.headers_mut();
-        request_headers.insert(hyper::http::header::HOST, ctx.target.host_header().clone());
-        request_headers.extend(headers);
-        ctx.execute(request).await
+        let request = match error {
+            Some(error) => Err(error),
+            None => {
+                let mut request = Request::new(Full::new(body));
+                *request.method_mut() = method;
+                *request.uri_mut() = uri;
+                let request_headers = request.headers_mut();
+                request_headers.reserve(headers.len() + 1);
+                request_headers.insert(hyper::http::header::HOST, ctx.target.host_header().clone());
+                request_headers.extend(headers);
+                Ok(request)
+            }
+        };
+        ctx.execute(request)
     }
 }
 

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod config;
+mod connection;
 mod ctx;
 mod error;
 mod executor;
@@ -36,9 +37,9 @@ mod vu;
 pub mod exit_code;
 pub mod report;
 pub mod table;
+pub mod threshold;
 
 pub use config::{DEFAULT_TIMEOUT, Load};
-pub mod threshold;
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub use error::{Error, ErrorKind, Result};
 pub use harness::{Harness, HarnessError, OUTPUT_ENV, TARGET_ENV, report_usage_error};
