@@ -17,6 +17,8 @@ use crate::ctx::Ctx;
 use crate::error::{Error, ErrorKind};
 use crate::progress::{Progress, WorkerProgress};
 use crate::registry::ScenarioEntry;
+use crate::report::GeneratorReport;
+use crate::selfcheck::{self, WorkerLoad};
 use crate::stats::WorkerStats;
 use crate::target::Target;
 use crate::vu::VirtualUser;
@@ -36,6 +38,7 @@ pub(crate) struct RunPlan {
 #[derive(Debug)]
 pub(crate) struct Executed {
     pub(crate) stats: WorkerStats,
+    pub(crate) generator: GeneratorReport,
     pub(crate) wall: Duration,
     pub(crate) interrupted: bool,
 }
@@ -173,11 +176,13 @@ pub(crate) fn execute(
 
     let mut merged = WorkerStats::new();
     let mut last_end = start;
+    let mut loads = Vec::with_capacity(threads);
     for handle in handles {
         match handle.join() {
-            Ok((stats, end)) => {
+            Ok((stats, end, load)) => {
                 merged.merge(stats);
                 last_end = last_end.max(end.unwrap_or(start));
+                loads.push(load);
             }
             // run_worker catches virtual-user panics itself; reaching this means the runtime
             // itself failed, which we report as a scenario error rather than crash the run.
@@ -187,7 +192,13 @@ pub(crate) fn execute(
     if let Some(progress) = progress {
         progress.finish();
     }
-    Ok(Executed { stats: merged, wall: last_end - start, interrupted: stop.load(Ordering::Relaxed) })
+    let wall = last_end - start;
+    Ok(Executed {
+        stats: merged,
+        generator: selfcheck::assess(&loads, wall),
+        wall,
+        interrupted: stop.load(Ordering::Relaxed),
+    })
 }
 
 fn run_worker(
@@ -197,12 +208,16 @@ fn run_worker(
     users: Vec<u32>,
     target: Target,
     timeout: Duration,
-) -> (WorkerStats, Option<Instant>) {
+) -> (WorkerStats, Option<Instant>, WorkerLoad) {
+    let cpu_at_start = selfcheck::thread_cpu_time();
     let local = tokio::task::LocalSet::new();
+    let lag = Rc::new(RefCell::new(selfcheck::lag_histogram()));
+    let probe_lag = Rc::clone(&lag);
     let shared = Rc::new(RefCell::new(shared));
     let target = Rc::new(target);
     let worker = Rc::clone(&shared);
     local.block_on(&runtime, async move {
+        let probe = tokio::task::spawn_local(selfcheck::probe_lag(probe_lag));
         let tasks: Vec<_> = users
             .into_iter()
             .map(|user| {
@@ -219,9 +234,15 @@ fn run_worker(
                 worker.borrow_mut().record(Err(Error::new(ErrorKind::Scenario, message)), now, now);
             }
         }
+        probe.abort();
     });
+    let cpu = match (cpu_at_start, selfcheck::thread_cpu_time()) {
+        (Some(start), Some(end)) => Some(end.saturating_sub(start)),
+        _ => None,
+    };
+    let load = WorkerLoad { cpu, lag_us: lag.replace(selfcheck::lag_histogram()) };
     // Connection tasks still parked in the LocalSet hold no measurements; drop them with it.
     drop(local);
     let mut shared = shared.borrow_mut();
-    (std::mem::replace(&mut shared.stats, WorkerStats::new()), shared.last_end)
+    (std::mem::replace(&mut shared.stats, WorkerStats::new()), shared.last_end, load)
 }

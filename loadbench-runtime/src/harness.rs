@@ -117,6 +117,7 @@ pub struct Harness {
     exact: bool,
     smoke: bool,
     progress: bool,
+    worker_threads: Option<usize>,
     stop: Arc<AtomicBool>,
 }
 
@@ -147,6 +148,7 @@ impl Harness {
             exact: false,
             smoke: false,
             progress: true,
+            worker_threads: None,
             stop: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -168,6 +170,13 @@ impl Harness {
     pub fn only(mut self, name: impl Into<String>) -> Harness {
         self.filters.push(name.into());
         self.exact = true;
+        self
+    }
+
+    /// Runs the virtual users on this many worker threads (never more than there are users)
+    /// instead of one per CPU, as `LOADBENCH_THREADS` does.
+    pub fn worker_threads(mut self, threads: usize) -> Harness {
+        self.worker_threads = Some(threads.max(1));
         self
     }
 
@@ -351,7 +360,10 @@ impl Harness {
             load,
             timeout,
             target,
-            threads: executor::worker_threads(concurrency),
+            threads: match self.worker_threads {
+                Some(n) => n.min(concurrency.max(1) as usize),
+                None => executor::worker_threads(concurrency),
+            },
             show_progress: self.progress,
         };
         match executor::execute(entry, &plan, &self.stop) {
@@ -359,6 +371,7 @@ impl Harness {
                 let stats = run.stats;
                 report.duration_us = u64::try_from(run.wall.as_micros()).unwrap_or(u64::MAX);
                 report.interrupted = run.interrupted;
+                report.generator = Some(run.generator);
                 report.failed = stats.errors.total();
                 report.ok = stats.ok;
                 report.iterations = stats.ok + report.failed;

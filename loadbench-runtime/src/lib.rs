@@ -30,6 +30,7 @@ mod limits;
 mod machine;
 mod progress;
 mod registry;
+mod selfcheck;
 mod stats;
 mod target;
 mod vu;
