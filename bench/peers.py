@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Driver of the peer benchmark; run it through bench/peers.sh, which installs and builds first.
+
+Starts the hello server pinned to CPU 0, then runs each generator pinned to CPU 1 (when the
+machine has two or more CPUs), interleaved: for each round, for each concurrency, loadbench, wrk,
+oha in turn, so that machine drift hits all of them alike. Each generator runs under
+/usr/bin/time, which reports its user and system CPU time and peak RSS. Prints one table per
+concurrency with the median over rounds, and the ratios loadbench/wrk and loadbench/oha.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+DURATION_S = 10  # fixed by the `duration = "10s"` of bench/src/bin/peer-loadbench.rs
+CONCURRENCIES = (50, 1000)
+TOOLS = ("loadbench", "wrk", "oha")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pinned(cpu, argv):
+    return (["taskset", "-c", str(cpu)] + argv) if cpu is not None else argv
+
+
+def wait_listening(port, deadline_s=10):
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"error: the hello server did not listen on 127.0.0.1:{port}")
+
+
+UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def wrk_duration_us(text):
+    m = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
+    if not m:
+        raise ValueError(f"unexpected wrk latency `{text}`")
+    return float(m.group(1)) * UNITS[m.group(2)]
+
+
+def command(tool, c, url, out):
+    if tool == "loadbench":
+        return [ARGS.loadbench, "--bench", "--exact", f"c{c}", "--target", url, "--quiet", "--json", out]
+    if tool == "wrk":
+        return ["wrk", "-t1", f"-c{c}", f"-d{DURATION_S}s", "--latency", url + "/"]
+    if tool == "oha":
+        return ["oha", "-z", f"{DURATION_S}s", "-c", str(c), "--no-tui", "--output-format", "json",
+                "-o", out, url + "/"]
+    raise ValueError(tool)
+
+
+def parse(tool, stdout, out):
+    """Returns (requests, req/s, p50 µs, p99 µs) from what the tool wrote."""
+    if tool == "loadbench":
+        with open(out) as f:
+            s = json.load(f)["scenarios"][0]
+        return s["ok"], s["rps"], s["latency_us"]["p50"], s["latency_us"]["p99"]
+    if tool == "wrk":
+        requests = int(re.search(r"(\d+) requests in", stdout).group(1))
+        rps = float(re.search(r"Requests/sec:\s+([\d.]+)", stdout).group(1))
+        p50 = wrk_duration_us(re.search(r"\s50%\s+(\S+)", stdout).group(1))
+        p99 = wrk_duration_us(re.search(r"\s99%\s+(\S+)", stdout).group(1))
+        return requests, rps, p50, p99
+    if tool == "oha":
+        with open(out) as f:
+            o = json.load(f)
+        requests = sum(o.get("statusCodeDistribution", {}).values())
+        p = o["latencyPercentiles"]
+        return requests, o["summary"]["requestsPerSec"], p["p50"] * 1e6, p["p99"] * 1e6
+    raise ValueError(tool)
+
+
+def run_once(tool, c, url, cpu):
+    with tempfile.TemporaryDirectory() as d:
+        out, timing = os.path.join(d, "out.json"), os.path.join(d, "time.txt")
+        argv = ["/usr/bin/time", "-f", "%U %S %M", "-o", timing] + pinned(cpu, command(tool, c, url, out))
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"error: {tool} at c={c} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+        with open(timing) as f:
+            user, system, rss_kb = f.read().split()[-3:]
+        requests, rps, p50, p99 = parse(tool, proc.stdout, out)
+    cpu_s = float(user) + float(system)
+    return {
+        "requests": requests,
+        "rps": rps,
+        "p50": p50,
+        "p99": p99,
+        "cpu_us": cpu_s * 1e6 / requests,
+        "user_us": float(user) * 1e6 / requests,
+        "sys_us": float(system) * 1e6 / requests,
+        "rss_mb": int(rss_kb) / 1024,
+    }
+
+
+def fmt_us(us):
+    return f"{us / 1e3:.2f}ms" if us >= 1000 else f"{us:.0f}µs"
+
+
+def main():
+    cpus = os.cpu_count() or 1
+    server_cpu, generator_cpu = (0, 1) if cpus >= 2 else (None, None)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(pinned(server_cpu, [ARGS.server, f"127.0.0.1:{port}"]), stdout=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+        results = {(t, c): [] for t in TOOLS for c in CONCURRENCIES}
+        for r in range(1, ARGS.rounds + 1):
+            for c in CONCURRENCIES:
+                for tool in TOOLS:
+                    res = run_once(tool, c, url, generator_cpu)
+                    results[(tool, c)].append(res)
+                    print(f"round {r} c={c} {tool}: {res['rps']:,.0f} req/s, {res['cpu_us']:.2f} µs CPU/request",
+                          file=sys.stderr)
+    finally:
+        server.terminate()
+        server.wait()
+
+    pinning = "server on CPU 0, generators on CPU 1" if server_cpu is not None else "no pinning (1 CPU)"
+    print(f"\nMedians of {ARGS.rounds} interleaved rounds, {DURATION_S} s each; {pinning}; "
+          f"CPU = user+sys of the generator process per completed request.\n")
+    for c in CONCURRENCIES:
+        med = {t: {k: statistics.median(x[k] for x in results[(t, c)]) for k in results[(t, c)][0]} for t in TOOLS}
+        print(f"c={c}\n")
+        print("| generator | req/s | p50 | p99 | CPU µs/req | user µs/req | sys µs/req | peak RSS |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for t in TOOLS:
+            m = med[t]
+            print(f"| {t} | {m['rps']:,.0f} | {fmt_us(m['p50'])} | {fmt_us(m['p99'])} | {m['cpu_us']:.2f} "
+                  f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {m['rss_mb']:.1f} MB |")
+        lb = med["loadbench"]
+        print()
+        for peer in ("wrk", "oha"):
+            p = med[peer]
+            print(f"- loadbench/{peer}: CPU per request {lb['cpu_us'] / p['cpu_us']:.2f}×, "
+                  f"req/s {lb['rps'] / p['rps']:.2f}×, peak RSS {lb['rss_mb'] / p['rss_mb']:.2f}×")
+        print()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--loadbench", required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    ARGS = parser.parse_args()
+    main()
