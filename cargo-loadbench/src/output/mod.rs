@@ -226,7 +226,8 @@ fn comparison_notes(cx: &Context) -> Vec<String> {
     let Some(noise) = compared.iter().find_map(|(s, _)| s.comparison.as_ref()).map(|c| c.noise_threshold) else {
         return notes;
     };
-    let noise = format!("{}%", noise * 100.0);
+    let band = |factor: f64| format!("{}%", (noise * factor * 1_000.0).round() / 10.0);
+    let noise = format!("{} (±{} for p99)", band(1.0), band(crate::compare::TAIL_NOISE_FACTOR));
     let methods = |method: Method| {
         compared.iter().filter(move |(s, _)| s.comparison.as_ref().is_some_and(|c| c.method == method))
     };
@@ -325,9 +326,13 @@ pub(crate) mod tests {
     pub(crate) fn sample_report() -> RunReport {
         let config = ConfigReport {
             concurrency: 5,
+            rate: None,
             count: Some(100),
             duration_ms: None,
             timeout_ms: 1_000,
+            warmup_count: None,
+            warmup_ms: None,
+            think_time_ms: None,
             target: Some("http://127.0.0.1:1".into()),
             thresholds: Vec::new(),
         };

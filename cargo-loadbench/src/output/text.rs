@@ -65,7 +65,7 @@ mod tests {
         let fresh = comparison.lines().find(|l| l.starts_with("| fresh ")).unwrap_or_default();
         let cells: Vec<&str> = fresh.trim_matches('|').split('|').map(str::trim).collect();
         assert_eq!(cells.last(), Some(&"new"), "{comparison}");
-        assert!(comparison.contains("A change counts when its 95% confidence interval (bootstrap over 3 runs against 3 in the baseline) lies wholly beyond ±5%."), "{comparison}");
+        assert!(comparison.contains("A change counts when its 95% confidence interval (bootstrap over 3 runs against 3 in the baseline) lies wholly beyond ±5% (±15% for p99)."), "{comparison}");
         assert!(comparison.contains("Regressions do not fail the run without --fail-on-regression."), "{comparison}");
         assert!(!render(&Context::new(&report, 3, Some("main"), true)).contains("do not fail the run"));
     }
