@@ -8,6 +8,9 @@
 
 #[loadbench::scenario(name = "c50", concurrency = 50, duration = "10s")]
 #[loadbench::scenario(name = "c1000", concurrency = 1000, duration = "10s")]
+// Bounded by count rather than time, so that an instruction count (valgrind --tool=callgrind)
+// of a run divides into a per-request figure that does not depend on the machine's speed.
+#[loadbench::scenario(name = "count50", concurrency = 50, count = 20_000)]
 async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?.expect_status(200)?;
     Ok(())
