@@ -376,9 +376,16 @@ mod tests {
         };
         let config = ConfigReport {
             concurrency: 2,
+            rate: None,
             count: Some(10),
             duration_ms: None,
             timeout_ms: 1_000,
+            warmup_count: None,
+            warmup_ms: None,
+            think_time_ms: None,
+            stages: Vec::new(),
+            rate_stages: Vec::new(),
+            group: None,
             target: None,
             thresholds: Vec::new(),
         };

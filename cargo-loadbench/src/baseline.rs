@@ -120,9 +120,16 @@ mod tests {
     fn scenario(name: &str, rps: f64) -> ScenarioReport {
         let config = ConfigReport {
             concurrency: 1,
+            rate: None,
             count: Some(1),
             duration_ms: None,
             timeout_ms: 1_000,
+            warmup_count: None,
+            warmup_ms: None,
+            think_time_ms: None,
+            stages: Vec::new(),
+            rate_stages: Vec::new(),
+            group: None,
             target: None,
             thresholds: Vec::new(),
         };

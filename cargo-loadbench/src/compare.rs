@@ -229,6 +229,9 @@ mod tests {
             warmup_count: None,
             warmup_ms: None,
             think_time_ms: None,
+            stages: Vec::new(),
+            rate_stages: Vec::new(),
+            group: None,
             target: None,
             thresholds: Vec::new(),
         };

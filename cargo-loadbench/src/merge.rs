@@ -7,7 +7,7 @@
 //! them; HDR histograms are not kept in reports, so they cannot be merged exactly, and a median
 //! of runs is what the verdict is about anyway.
 
-use loadbench::report::{LatencyReport, RunReport, RunSample, ScenarioReport};
+use loadbench::report::{LatencyReport, RunReport, RunSample, ScenarioReport, StepReport};
 
 use crate::compare::median;
 
@@ -46,6 +46,8 @@ fn merge_scenario(runs: Vec<ScenarioReport>) -> Option<ScenarioReport> {
 
     let samples: Vec<RunSample> = ran.iter().map(|s| RunSample::of(s)).collect();
     let rps = median(&ran.iter().map(|s| s.rps).collect::<Vec<_>>());
+    let steps = merge_steps(&ran);
+    let achieved = median(&ran.iter().filter_map(|s| s.rate.map(|r| r.achieved)).collect::<Vec<_>>());
     let latency = median_latency(ran.iter().filter_map(|s| s.latency_us.as_ref()));
     let setup_error = all.iter().find_map(|s| s.setup_error.clone());
     // A run where the generator was the limit taints the summary: keep its self-check, so the
@@ -63,11 +65,18 @@ fn merge_scenario(runs: Vec<ScenarioReport>) -> Option<ScenarioReport> {
         merged.http.responses += other.http.responses;
         merged.http.bytes_received += other.http.bytes_received;
         merged.http.connections += other.http.connections;
+        merged.dropped += other.dropped;
         for (code, n) in &other.http.status {
             *merged.http.status.entry(*code).or_default() += n;
         }
     }
+    merged.steps = steps;
     merged.rps = rps.unwrap_or(0.0);
+    // The open model's achieved rate is a rate like req/s: the median of the runs. (The
+    // timeline stays the first run's: seconds of different runs do not line up.)
+    if let (Some(rate), Some(achieved)) = (&mut merged.rate, achieved) {
+        rate.achieved = achieved;
+    }
     merged.latency_us = latency;
     merged.setup_error = setup_error;
     merged.generator = generator;
@@ -76,6 +85,35 @@ fn merge_scenario(runs: Vec<ScenarioReport>) -> Option<ScenarioReport> {
     // Evaluated again on the merged figures, with the command line's thresholds added.
     merged.thresholds.clear();
     Some(merged)
+}
+
+/// Each step's counts summed over the runs and its latencies' medians, steps in the order the
+/// first run that had them ran them.
+fn merge_steps(runs: &[&ScenarioReport]) -> Vec<StepReport> {
+    let mut names: Vec<&str> = Vec::new();
+    for step in runs.iter().flat_map(|r| &r.steps) {
+        if !names.contains(&step.name.as_str()) {
+            names.push(&step.name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let of: Vec<&StepReport> = runs.iter().flat_map(|r| &r.steps).filter(|s| s.name == name).collect();
+            let mut errors = loadbench::report::ErrorCounts::default();
+            for step in &of {
+                errors.add(&step.errors);
+            }
+            StepReport {
+                name: name.to_owned(),
+                iterations: of.iter().map(|s| s.iterations).sum(),
+                ok: of.iter().map(|s| s.ok).sum(),
+                failed: of.iter().map(|s| s.failed).sum(),
+                errors,
+                latency_us: median_latency(of.iter().filter_map(|s| s.latency_us.as_ref())),
+            }
+        })
+        .collect()
 }
 
 /// Each latency figure's median across runs.
@@ -102,9 +140,16 @@ mod tests {
     fn scenario(name: &str, rps: f64, p50: f64, failed: u64) -> ScenarioReport {
         let config = ConfigReport {
             concurrency: 2,
+            rate: None,
             count: Some(10),
             duration_ms: None,
             timeout_ms: 1_000,
+            warmup_count: None,
+            warmup_ms: None,
+            think_time_ms: None,
+            stages: Vec::new(),
+            rate_stages: Vec::new(),
+            group: None,
             target: None,
             thresholds: Vec::new(),
         };
@@ -159,6 +204,34 @@ mod tests {
         let run_rps: Vec<f64> = hello.runs.iter().map(|r| r.rps).collect();
         assert_eq!(run_rps, [100.0, 300.0, 200.0], "every run, in order");
         assert_eq!(hello.runs[2].failed, 2);
+    }
+
+    #[test]
+    fn open_model_figures_and_steps_merge_like_the_scenario_s_own() {
+        let rounds: Vec<RunReport> = [(1_900.0, 5, 10.0), (2_000.0, 0, 30.0), (1_950.0, 1, 20.0)]
+            .into_iter()
+            .map(|(achieved, dropped, p50)| {
+                let mut s = scenario("open", achieved, p50, 0);
+                s.rate = Some(loadbench::report::RateReport { requested: 2_000.0, achieved });
+                s.dropped = dropped;
+                s.steps = vec![StepReport {
+                    name: "insert".into(),
+                    iterations: 10,
+                    ok: 9,
+                    failed: 1,
+                    errors: loadbench::report::ErrorCounts { io: 1, ..Default::default() },
+                    latency_us: s.latency_us,
+                }];
+                round(vec![s])
+            })
+            .collect();
+        let merged = merge(rounds, round(Vec::new()));
+        let open = &merged.scenarios[0];
+        assert_eq!(open.dropped, 6);
+        assert_eq!(open.rate.map(|r| (r.requested, r.achieved)), Some((2_000.0, 1_950.0)));
+        let insert = &open.steps[0];
+        assert_eq!((insert.iterations, insert.ok, insert.failed, insert.errors.io), (30, 27, 3, 3));
+        assert_eq!(insert.latency_us.map(|l| l.p50), Some(20.0));
     }
 
     #[test]

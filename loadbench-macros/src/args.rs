@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use humantime::DurationError;
 use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens as _;
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseBuffer, ParseStream, Parser as _};
 use syn::spanned::Spanned as _;
@@ -31,6 +32,31 @@ pub(crate) struct ScenarioArgs {
     pub(crate) target: Option<(String, Span)>,
     /// `thresholds(p99 < "50ms", …)`, each with the span of its text; empty when absent.
     pub(crate) thresholds: Vec<(Threshold, Span)>,
+    /// `rate = 2000` or `rate = "120/m"`: the open model.
+    pub(crate) rate: Option<(Rate, Span)>,
+    /// `max_concurrency = N`: the users that serve `rate`; only with `rate`.
+    pub(crate) max_concurrency: Option<(u32, Span)>,
+    /// `warmup = "5s"` or `warmup = 100`: run first, left out of the figures.
+    pub(crate) warmup: Option<(Load, Span)>,
+    /// `think_time = "1s"` or `"500ms..2s"`: `(min, max)`, the same for a fixed pause.
+    pub(crate) think_time: Option<((Duration, Duration), Span)>,
+    /// `setup = login`: the path of an `async fn(&mut Ctx) -> Result<()>` run once per user first.
+    pub(crate) setup: Option<(TokenStream, Span)>,
+    /// `teardown = logout`: the same, run once per user at the end.
+    pub(crate) teardown: Option<(TokenStream, Span)>,
+    /// `stages = [("10s", 100), …]`: a ramp of users, each stage `(length, target users)`.
+    pub(crate) stages: Option<(Vec<(Duration, u64)>, Span)>,
+    /// `rate_stages = [("10s", 500), …]`: a ramp of the arrival rate, `(length, per second)`.
+    pub(crate) rate_stages: Option<(Vec<(Duration, u64)>, Span)>,
+    /// `group = "shop"`: scenarios of one group run at the same time.
+    pub(crate) group: Option<(String, Span)>,
+}
+
+/// An arrival rate: `iterations` every `per`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rate {
+    pub(crate) iterations: u64,
+    pub(crate) per: Duration,
 }
 
 /// When a scenario stops.
@@ -65,11 +91,21 @@ impl ScenarioArgs {
             name: None,
             target: None,
             thresholds: Vec::new(),
+            rate: None,
+            max_concurrency: None,
+            warmup: None,
+            think_time: None,
+            setup: None,
+            teardown: None,
+            stages: None,
+            rate_stages: None,
+            group: None,
         }
     }
 }
 
-const NO_LOAD: &str = "a scenario needs `count = N` or `duration = \"…\"`";
+const NO_LOAD: &str =
+    "a scenario needs `count = N`, `duration = \"…\"` or a ramp (`stages = […]`, `rate_stages = […]`)";
 
 /// The attribute's keys. Typed so that a key is spelt in one place only (serde's `Symbol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,11 +117,36 @@ enum Key {
     Name,
     Target,
     Thresholds,
+    Rate,
+    MaxConcurrency,
+    Warmup,
+    ThinkTime,
+    Setup,
+    Teardown,
+    Stages,
+    RateStages,
+    Group,
 }
 
 impl Key {
-    const ALL: [Key; 7] =
-        [Key::Concurrency, Key::Count, Key::Duration, Key::Timeout, Key::Name, Key::Target, Key::Thresholds];
+    const ALL: [Key; 16] = [
+        Key::Concurrency,
+        Key::Count,
+        Key::Duration,
+        Key::Timeout,
+        Key::Name,
+        Key::Target,
+        Key::Thresholds,
+        Key::Rate,
+        Key::MaxConcurrency,
+        Key::Warmup,
+        Key::ThinkTime,
+        Key::Setup,
+        Key::Teardown,
+        Key::Stages,
+        Key::RateStages,
+        Key::Group,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {
@@ -96,6 +157,15 @@ impl Key {
             Key::Name => "name",
             Key::Target => "target",
             Key::Thresholds => "thresholds",
+            Key::Rate => "rate",
+            Key::MaxConcurrency => "max_concurrency",
+            Key::Warmup => "warmup",
+            Key::ThinkTime => "think_time",
+            Key::Setup => "setup",
+            Key::Teardown => "teardown",
+            Key::Stages => "stages",
+            Key::RateStages => "rate_stages",
+            Key::Group => "group",
         }
     }
 
@@ -109,6 +179,15 @@ impl Key {
             Key::Name => "\"checkout\"",
             Key::Target => "\"http://127.0.0.1:8080\"",
             Key::Thresholds => "(p99 < \"50ms\", error_rate < 0.01)",
+            Key::Rate => "2000",
+            Key::MaxConcurrency => "200",
+            Key::Warmup => "\"5s\"",
+            Key::ThinkTime => "\"500ms..2s\"",
+            Key::Setup => "log_in",
+            Key::Teardown => "log_out",
+            Key::Stages => "[(\"10s\", 100), (\"30s\", 100), (\"10s\", 0)]",
+            Key::RateStages => "[(\"10s\", 500), (\"30s\", 500)]",
+            Key::Group => "\"shop\"",
         }
     }
 
@@ -136,6 +215,15 @@ struct Builder {
     name: Option<(String, Span)>,
     target: Option<(String, Span)>,
     thresholds: Vec<(Threshold, Span)>,
+    rate: Option<(Rate, Span)>,
+    max_concurrency: Option<(u32, Span)>,
+    warmup: Option<(Load, Span)>,
+    think_time: Option<((Duration, Duration), Span)>,
+    setup: Option<(TokenStream, Span)>,
+    teardown: Option<(TokenStream, Span)>,
+    stages: Option<(Vec<(Duration, u64)>, Span)>,
+    rate_stages: Option<(Vec<(Duration, u64)>, Span)>,
+    group: Option<(String, Span)>,
 }
 
 impl Builder {
@@ -194,11 +282,28 @@ impl Builder {
         let value = strip_groups(&value);
         let span = value.span();
         match key {
-            Key::Concurrency => store(&mut self.concurrency, errors.check(concurrency(value)), span),
+            Key::Concurrency => store(&mut self.concurrency, errors.check(concurrency(key, value)), span),
+            Key::MaxConcurrency => store(&mut self.max_concurrency, errors.check(concurrency(key, value)), span),
+            Key::Rate => store(&mut self.rate, errors.check(rate(value)), span),
+            Key::Warmup => store(&mut self.warmup, errors.check(warmup(value)), span),
+            Key::ThinkTime => store(&mut self.think_time, errors.check(think_time(value)), span),
+            Key::Stages => store(&mut self.stages, errors.check(stages(key, value, u64::from(u32::MAX))), span),
+            Key::RateStages => store(&mut self.rate_stages, errors.check(stages(key, value, u64::MAX)), span),
+            Key::Setup => {
+                if let (None, Some(path)) = (&self.setup, errors.check(hook(key, value))) {
+                    self.setup = Some(path);
+                }
+            }
+            Key::Teardown => {
+                if let (None, Some(path)) = (&self.teardown, errors.check(hook(key, value))) {
+                    self.teardown = Some(path);
+                }
+            }
             Key::Count => store(&mut self.count, errors.check(count(value)), span),
             Key::Duration => store(&mut self.duration, errors.check(duration(key, value)), span),
             Key::Timeout => store(&mut self.timeout, errors.check(duration(key, value)), span),
             Key::Name => store(&mut self.name, errors.check(name(value)), span),
+            Key::Group => store(&mut self.group, errors.check(group(value)), span),
             Key::Target => store(&mut self.target, errors.check(target(value)), span),
             Key::Thresholds => {} // handled above: a list, not `= value`
         }
@@ -208,14 +313,57 @@ impl Builder {
     /// Checks the combination of keys. Returns `None` when something is missing; the reason is in
     /// `errors` unless parsing stopped early.
     fn build(self, complete: bool, errors: &mut Errors) -> Option<ScenarioArgs> {
-        let load_given = self.seen.iter().any(|&(k, _)| k == Key::Count || k == Key::Duration);
+        let load_given =
+            self.seen.iter().any(|&(k, _)| matches!(k, Key::Count | Key::Duration | Key::Stages | Key::RateStages));
         if complete && !load_given {
             // Call site: the attribute itself, since there is no token to point at.
             errors.at(Span::call_site(), NO_LOAD);
         }
-        let load = match (self.count, self.duration) {
-            (Some((count, span)), None) => (Load::Count(count), span),
-            (None, Some((duration, span))) => (Load::Duration(duration), span),
+        let seen = |key: Key| self.seen.iter().find(|&&(k, _)| k == key).map(|&(_, span)| span);
+        // A ramp sets the run time and its own load; every key it replaces is reported where
+        // it was written.
+        let replaced: [(Key, &[Key], &str); 2] = [
+            (
+                Key::Stages,
+                &[Key::Concurrency, Key::Count, Key::Duration, Key::Rate, Key::RateStages, Key::Warmup],
+                "the stages set the users and how long the scenario runs",
+            ),
+            (
+                Key::RateStages,
+                &[Key::Rate, Key::Concurrency, Key::Count, Key::Duration, Key::Warmup, Key::ThinkTime],
+                "the stages set the arrival rate and how long the scenario runs",
+            ),
+        ];
+        for (ramp, keys, why) in replaced {
+            if seen(ramp).is_some() {
+                for &key in keys {
+                    if let Some(span) = seen(key) {
+                        errors.at(span, format!("`{key}` cannot be combined with `{ramp}`: {why}"));
+                    }
+                }
+            }
+        }
+        let open = seen(Key::Rate).or(seen(Key::RateStages));
+        match (open, seen(Key::Concurrency), seen(Key::MaxConcurrency)) {
+            (Some(_), Some(span), _) => errors.at(
+                span,
+                "`concurrency` sets the users of the closed model; with `rate`, write `max_concurrency = N` for the users that serve the rate",
+            ),
+            (None, _, Some(span)) => errors.at(
+                span,
+                "`max_concurrency` goes with `rate = …` or `rate_stages = […]` (the open model); for a fixed number of users write `concurrency = N`",
+            ),
+            _ => {}
+        }
+        if let (Some(_), Some(span)) = (seen(Key::Rate), seen(Key::ThinkTime)) {
+            errors
+                .at(span, "`think_time` paces the users of the closed model; with `rate`, the schedule sets the pace");
+        }
+        let ramp = self.stages.as_ref().or(self.rate_stages.as_ref());
+        let load = match (self.count, self.duration, ramp) {
+            (Some((count, span)), None, None) => (Load::Count(count), span),
+            (None, Some((duration, span)), None) => (Load::Duration(duration), span),
+            (None, None, Some((stages, span))) => (Load::Duration(stages.iter().map(|s| s.0).sum()), *span),
             _ => return None,
         };
         Some(ScenarioArgs {
@@ -225,6 +373,15 @@ impl Builder {
             name: self.name,
             target: self.target,
             thresholds: self.thresholds,
+            rate: self.rate,
+            max_concurrency: self.max_concurrency,
+            warmup: self.warmup,
+            think_time: self.think_time,
+            setup: self.setup,
+            teardown: self.teardown,
+            stages: self.stages,
+            rate_stages: self.rate_stages,
+            group: self.group,
         })
     }
 }
@@ -258,8 +415,7 @@ fn strip_groups(expr: &Expr) -> &Expr {
     }
 }
 
-fn concurrency(value: &Expr) -> syn::Result<u32> {
-    let key = Key::Concurrency;
+fn concurrency(key: Key, value: &Expr) -> syn::Result<u32> {
     let lit = int_literal(key, value, "u32")?;
     let n: u32 = lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u32::MAX)))?;
     if n == 0 {
@@ -296,6 +452,156 @@ fn int_literal<'a>(key: Key, value: &'a Expr, ty: &str) -> syn::Result<&'a LitIn
     }
 }
 
+/// `stages = [("10s", 100), …]`: a list of `(length, target)` with targets up to `max`.
+fn stages(key: Key, value: &Expr, max: u64) -> syn::Result<Vec<(Duration, u64)>> {
+    let shape = || format!("write `{key}` as a list of (time, target), as in `{key} = {}`", key.example());
+    let Expr::Array(list) = value else {
+        return Err(syn::Error::new_spanned(value, shape()));
+    };
+    if list.elems.is_empty() {
+        return Err(syn::Error::new_spanned(value, format!("`{key}` needs at least one stage: {}", key.example())));
+    }
+    let mut stages = Vec::with_capacity(list.elems.len());
+    for stage in &list.elems {
+        let Expr::Tuple(pair) = strip_groups(stage) else {
+            return Err(syn::Error::new_spanned(stage, shape()));
+        };
+        let (Some(length), Some(target), 2) = (pair.elems.first(), pair.elems.last(), pair.elems.len()) else {
+            return Err(syn::Error::new_spanned(stage, shape()));
+        };
+        let length = duration(key, strip_groups(length))?;
+        let target = match strip_groups(target) {
+            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) if lit.suffix().is_empty() => lit
+                .base10_parse::<u64>()
+                .ok()
+                .filter(|&n| n <= max)
+                .ok_or_else(|| error_at(lit, format!("a target of `{key}` must be at most {max}")))?,
+            other => return Err(syn::Error::new_spanned(other, shape())),
+        };
+        stages.push((length, target));
+    }
+    if stages.iter().all(|&(_, target)| target == 0) {
+        return Err(syn::Error::new_spanned(value, format!("`{key}` never rises above 0: give a stage a target")));
+    }
+    let total: Duration = stages.iter().map(|s| s.0).sum();
+    if u64::try_from(total.as_nanos()).is_err() {
+        return Err(syn::Error::new_spanned(value, format!("`{key}` is too long: the limit is about 584 years")));
+    }
+    Ok(stages)
+}
+
+/// `setup = log_in`: a path naming a function, as tokens (its signature is left to rustc, which
+/// points at this path when it does not fit).
+fn hook(key: Key, value: &Expr) -> syn::Result<(TokenStream, Span)> {
+    match value {
+        Expr::Path(path) if path.qself.is_none() => Ok((path.path.to_token_stream(), path.span())),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!(
+                "`{key}` names an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>`, as in `{key} = {}`",
+                key.example()
+            ),
+        )),
+    }
+}
+
+/// `think_time = "1s"` (fixed) or `think_time = "500ms..2s"` (uniformly random in the range).
+fn think_time(value: &Expr) -> syn::Result<(Duration, Duration)> {
+    let key = Key::ThinkTime;
+    let lit = string_literal(key, value)?;
+    let text = lit.value();
+    let parse = |part: &str| {
+        humantime::parse_duration(part.trim()).map_err(|e| {
+            error_at(lit, format!("`{key}` is not a valid time: {e}; write it like \"1s\" or \"500ms..2s\""))
+        })
+    };
+    let (min, max) = match text.split_once("..") {
+        Some((min, max)) => (parse(min)?, parse(max)?),
+        None => {
+            let fixed = parse(&text)?;
+            (fixed, fixed)
+        }
+    };
+    if max.is_zero() {
+        return Err(error_at(lit, "`think_time` must be longer than zero; leave it out for no pause"));
+    }
+    if min > max {
+        return Err(error_at(lit, "`think_time` goes from the shorter time to the longer, as in \"500ms..2s\""));
+    }
+    if u64::try_from(max.as_nanos()).is_err() {
+        return Err(error_at(lit, "`think_time` is too long: the limit is about 584 years"));
+    }
+    Ok((min, max))
+}
+
+/// `warmup = "5s"` (a time) or `warmup = 100` (iterations).
+fn warmup(value: &Expr) -> syn::Result<Load> {
+    let key = Key::Warmup;
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(_), .. }) => duration(key, value).map(Load::Duration),
+        Expr::Lit(ExprLit { lit: Lit::Int(_), .. }) | Expr::Unary(_) => {
+            let lit = int_literal(key, value, "u64")?;
+            let n: u64 =
+                lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
+            if n == 0 {
+                return Err(error_at(lit, "`warmup` must be at least 1; leave it out for no warmup"));
+            }
+            Ok(Load::Count(n))
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            "expected a time such as `\"5s\"` or a number of iterations such as `100`",
+        )),
+    }
+}
+
+/// `rate = 2000` (per second), or a string `"2000/s"`, `"120/m"` or `"10/h"`.
+fn rate(value: &Expr) -> syn::Result<Rate> {
+    let key = Key::Rate;
+    const HOW: &str = "write it like `2000`, `\"2000/s\"` or `\"120/m\"`";
+    let (iterations, lit_span) = match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => {
+            let text = lit.value();
+            let Some((number, unit)) = text.split_once('/') else {
+                return Err(error_at(lit, format!("`{key}` needs a unit: {HOW}")));
+            };
+            let per = match unit.trim() {
+                "s" => Duration::from_secs(1),
+                "m" => Duration::from_secs(60),
+                "h" => Duration::from_secs(3600),
+                other => {
+                    return Err(error_at(
+                        lit,
+                        format!("`{key}` has an unknown unit `{other}`: use `/s`, `/m` or `/h`; {HOW}"),
+                    ));
+                }
+            };
+            let iterations: u64 = number
+                .trim()
+                .replace('_', "")
+                .parse()
+                .map_err(|_| error_at(lit, format!("`{key}` is not a whole number of iterations: {HOW}")))?;
+            if iterations == 0 {
+                return Err(error_at(lit, format!("`{key}` must be at least 1")));
+            }
+            return Ok(Rate { iterations, per });
+        }
+        Expr::Lit(ExprLit { lit: Lit::Int(_), .. }) | Expr::Unary(_) => {
+            let lit = int_literal(key, value, "u64")?;
+            let n: u64 =
+                lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
+            (n, lit.span())
+        }
+        other => {
+            return Err(syn::Error::new_spanned(other, "expected a rate such as `2000` or `\"120/m\"`"));
+        }
+    };
+    if iterations == 0 {
+        return Err(syn::Error::new(lit_span, format!("`{key}` must be at least 1")));
+    }
+    Ok(Rate { iterations, per: Duration::from_secs(1) })
+}
+
 fn string_literal(key: Key, value: &Expr) -> syn::Result<&LitStr> {
     match value {
         Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => Ok(lit),
@@ -329,6 +635,15 @@ fn name(value: &Expr) -> syn::Result<String> {
         return Err(error_at(lit, "`name` must not be empty"));
     }
     Ok(name)
+}
+
+fn group(value: &Expr) -> syn::Result<String> {
+    let lit = string_literal(Key::Group, value)?;
+    let group = lit.value();
+    if group.trim().is_empty() {
+        return Err(error_at(lit, "`group` must not be empty"));
+    }
+    Ok(group)
 }
 
 fn target(value: &Expr) -> syn::Result<String> {
@@ -699,11 +1014,155 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_malformed_values() {
-        let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `name`, `target`, `thresholds`";
+        let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`";
         assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
         assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
         assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);
         assert_eq!(errors(quote!(count)), ["expected a value: `count = 10_000`"]);
+    }
+
+    #[test]
+    fn rates() {
+        let rate = |tokens: TokenStream| parse(tokens).rate.map(|(r, _)| (r.iterations, r.per.as_secs()));
+        assert_eq!(rate(quote!(rate = 2000, duration = "5s")), Some((2000, 1)));
+        assert_eq!(rate(quote!(rate = "2_000/s", duration = "5s")), Some((2000, 1)));
+        assert_eq!(rate(quote!(rate = "120/m", count = 10)), Some((120, 60)));
+        assert_eq!(rate(quote!(rate = "10 / h", count = 10)), Some((10, 3600)));
+        assert_eq!(parse(quote!(rate = 5, max_concurrency = 3, count = 1)).max_concurrency.map(|m| m.0), Some(3));
+
+        assert_eq!(errors(quote!(rate = 0, count = 1)), ["`rate` must be at least 1"]);
+        assert_eq!(errors(quote!(rate = "0/s", count = 1)), ["`rate` must be at least 1"]);
+        assert_eq!(
+            errors(quote!(rate = "2000", count = 1)),
+            ["`rate` needs a unit: write it like `2000`, `\"2000/s\"` or `\"120/m\"`"]
+        );
+        assert_eq!(
+            errors(quote!(rate = "5/d", count = 1)),
+            [
+                "`rate` has an unknown unit `d`: use `/s`, `/m` or `/h`; write it like `2000`, `\"2000/s\"` or `\"120/m\"`"
+            ]
+        );
+        assert_eq!(
+            errors(quote!(rate = "fast/s", count = 1)),
+            ["`rate` is not a whole number of iterations: write it like `2000`, `\"2000/s\"` or `\"120/m\"`"]
+        );
+        assert_eq!(errors(quote!(rate = 1.5, count = 1)), ["expected a rate such as `2000` or `\"120/m\"`"]);
+        assert_eq!(errors(quote!(rate = -3, count = 1)), ["`rate` must be at least 1"]);
+        assert_eq!(errors(quote!(max_concurrency = 0, rate = 1, count = 1)), ["`max_concurrency` must be at least 1"]);
+        assert_eq!(
+            errors(quote!(rate = 10, concurrency = 5, count = 1)),
+            [
+                "`concurrency` sets the users of the closed model; with `rate`, write `max_concurrency = N` for the users that serve the rate"
+            ]
+        );
+        assert_eq!(
+            errors(quote!(max_concurrency = 5, count = 1)),
+            [
+                "`max_concurrency` goes with `rate = …` or `rate_stages = […]` (the open model); for a fixed number of users write `concurrency = N`"
+            ]
+        );
+    }
+
+    #[test]
+    fn warmups() {
+        let warmup = |tokens: TokenStream| parse(tokens).warmup.map(|(w, _)| w);
+        assert_eq!(warmup(quote!(count = 1, warmup = "5s")), Some(Load::Duration(Duration::from_secs(5))));
+        assert_eq!(warmup(quote!(count = 1, warmup = 100)), Some(Load::Count(100)));
+        assert_eq!(warmup(quote!(count = 1)), None);
+        assert_eq!(errors(quote!(count = 1, warmup = 0)), ["`warmup` must be at least 1; leave it out for no warmup"]);
+        assert_eq!(errors(quote!(count = 1, warmup = "0s")), ["`warmup` must be longer than zero"]);
+        assert_eq!(
+            errors(quote!(count = 1, warmup = true)),
+            ["expected a time such as `\"5s\"` or a number of iterations such as `100`"]
+        );
+        assert!(errors(quote!(count = 1, warmup = "soon"))[0].starts_with("`warmup` is not a valid duration"));
+    }
+
+    #[test]
+    fn think_times() {
+        let think = |tokens: TokenStream| parse(tokens).think_time.map(|(t, _)| t);
+        let ms = Duration::from_millis;
+        assert_eq!(think(quote!(count = 1, think_time = "1s")), Some((ms(1_000), ms(1_000))));
+        assert_eq!(think(quote!(count = 1, think_time = "500ms..2s")), Some((ms(500), ms(2_000))));
+        assert_eq!(think(quote!(count = 1, think_time = "0s .. 1s")), Some((ms(0), ms(1_000))));
+        assert_eq!(
+            errors(quote!(count = 1, think_time = "2s..1s")),
+            ["`think_time` goes from the shorter time to the longer, as in \"500ms..2s\""]
+        );
+        assert_eq!(
+            errors(quote!(count = 1, think_time = "0s")),
+            ["`think_time` must be longer than zero; leave it out for no pause"]
+        );
+        assert!(errors(quote!(count = 1, think_time = "1s..soon"))[0].starts_with("`think_time` is not a valid time"));
+        assert_eq!(errors(quote!(count = 1, think_time = 5)), ["expected a string such as \"500ms..2s\""]);
+        assert_eq!(
+            errors(quote!(rate = 5, count = 1, think_time = "1s")),
+            ["`think_time` paces the users of the closed model; with `rate`, the schedule sets the pace"]
+        );
+    }
+
+    #[test]
+    fn hooks() {
+        let args = parse(quote!(count = 1, setup = log_in, teardown = session::log_out));
+        assert_eq!(args.setup.map(|p| p.0.to_string()).as_deref(), Some("log_in"));
+        assert_eq!(args.teardown.map(|p| p.0.to_string()).as_deref(), Some("session :: log_out"));
+        assert_eq!(
+            errors(quote!(count = 1, setup = "log_in")),
+            ["`setup` names an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>`, as in `setup = log_in`"]
+        );
+        assert_eq!(
+            errors(quote!(count = 1, teardown = log_out(ctx))),
+            [
+                "`teardown` names an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>`, as in `teardown = log_out`"
+            ]
+        );
+        assert_eq!(errors(quote!(count = 1, setup = a, setup = b)), ["`setup` is set more than once"]);
+    }
+
+    #[test]
+    fn ramps() {
+        let args = parse(quote!(stages = [("10s", 100), ("30s", 100), ("10s", 0)]));
+        let s = Duration::from_secs;
+        assert_eq!(args.stages.map(|s| s.0), Some(vec![(s(10), 100), (s(30), 100), (s(10), 0)]));
+        assert_eq!(args.load.0, Load::Duration(s(50)));
+        let args = parse(quote!(rate_stages = [("1m", 500)], max_concurrency = 20));
+        assert_eq!(args.rate_stages.map(|s| s.0), Some(vec![(s(60), 500)]));
+        assert_eq!(args.load.0, Load::Duration(s(60)));
+
+        let shape = "write `stages` as a list of (time, target), as in `stages = [(\"10s\", 100), (\"30s\", 100), (\"10s\", 0)]`";
+        assert_eq!(errors(quote!(stages = ("10s", 100))), [shape]);
+        assert_eq!(errors(quote!(stages = [("10s", 100, 3)])), [shape]);
+        assert_eq!(errors(quote!(stages = [("10s", "100")])), [shape]);
+        assert_eq!(
+            errors(quote!(stages = [])),
+            ["`stages` needs at least one stage: [(\"10s\", 100), (\"30s\", 100), (\"10s\", 0)]"]
+        );
+        assert_eq!(errors(quote!(stages = [("10s", 0)])), ["`stages` never rises above 0: give a stage a target"]);
+        assert_eq!(
+            errors(quote!(stages = [("10s", 5_000_000_000)])),
+            ["a target of `stages` must be at most 4294967295"]
+        );
+        assert!(errors(quote!(stages = [("soon", 10)]))[0].starts_with("`stages` is not a valid duration"));
+        assert_eq!(
+            errors(quote!(stages = [("10s", 10)], concurrency = 5, duration = "1s")),
+            [
+                "`concurrency` cannot be combined with `stages`: the stages set the users and how long the scenario runs",
+                "`duration` cannot be combined with `stages`: the stages set the users and how long the scenario runs",
+            ]
+        );
+        assert_eq!(
+            errors(quote!(rate_stages = [("10s", 10)], rate = 5)),
+            [
+                "`rate` cannot be combined with `rate_stages`: the stages set the arrival rate and how long the scenario runs"
+            ]
+        );
+    }
+
+    #[test]
+    fn groups() {
+        assert_eq!(parse(quote!(count = 1, group = "shop")).group.map(|g| g.0).as_deref(), Some("shop"));
+        assert_eq!(errors(quote!(count = 1, group = " ")), ["`group` must not be empty"]);
+        assert_eq!(errors(quote!(count = 1, group = shop)), ["expected a string such as \"shop\""]);
     }
 
     #[test]

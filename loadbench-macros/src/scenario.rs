@@ -8,6 +8,10 @@ use syn::{FnArg, ItemFn, ReturnType, Safety, Signature, Type};
 use crate::args::{Load, ScenarioArgs};
 use crate::errors::Errors;
 
+/// Users available to an open-model scenario without `max_concurrency`: enough for a rate of a
+/// few thousand per second against a server answering in tens of milliseconds.
+const DEFAULT_MAX_CONCURRENCY: u32 = 100;
+
 const ONE_PARAMETER: &str = "a scenario takes one parameter, `ctx: &mut loadbench::Ctx`";
 
 /// Expands `#[scenario(args)] item`.
@@ -127,24 +131,75 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         // `r#match` is listed as `match`.
         None => literal(Literal::string(&ident.unraw().to_string()), ident.span()),
     };
-    let concurrency = match args.concurrency {
-        Some((n, span)) => literal(Literal::u32_unsuffixed(n), span),
-        None => Literal::u32_unsuffixed(1).into_token_stream(),
+    // One field holds both models' users: `concurrency`, or `max_concurrency` with `rate`
+    // (`ScenarioArgs` has refused the other combinations).
+    let concurrency = match (args.concurrency, args.max_concurrency) {
+        (Some((n, span)), _) | (None, Some((n, span))) => literal(Literal::u32_unsuffixed(n), span),
+        // A ramp of users needs as many as its highest target (checked to fit in a `u32`).
+        (None, None) if args.stages.is_some() => {
+            let (stages, span) = args.stages.as_ref().map_or((&[][..], Span::call_site()), |(s, span)| (&s[..], *span));
+            let most = stages.iter().map(|s| s.1).max().unwrap_or(1);
+            literal(Literal::u32_unsuffixed(u32::try_from(most).unwrap_or(u32::MAX)), span)
+        }
+        (None, None) if args.rate.is_some() || args.rate_stages.is_some() => {
+            Literal::u32_unsuffixed(DEFAULT_MAX_CONCURRENCY).into_token_stream()
+        }
+        (None, None) => Literal::u32_unsuffixed(1).into_token_stream(),
     };
-    let load = match args.load {
-        (Load::Count(n), span) => {
-            let n = literal(Literal::u64_unsuffixed(n), span);
-            quote!(#private::Load::Count(#n))
+    let rate = match args.rate {
+        Some((rate, span)) => {
+            let iterations = literal(Literal::u64_unsuffixed(rate.iterations), span);
+            let per = duration_expr(rate.per, span);
+            quote!(::core::option::Option::Some(#private::Rate { iterations: #iterations, per: #per }))
         }
-        (Load::Duration(duration), span) => {
-            let duration = duration_expr(duration, span);
-            quote!(#private::Load::Duration(#duration))
+        None => quote!(::core::option::Option::None),
+    };
+    let load = load_expr(args.load.0, args.load.1);
+    let think_time = match args.think_time {
+        Some(((min, max), span)) => {
+            let (min, max) = (duration_expr(min, span), duration_expr(max, span));
+            quote!(::core::option::Option::Some(#private::ThinkTime { min: #min, max: #max }))
         }
+        None => quote!(::core::option::Option::None),
+    };
+    let stages: Vec<TokenStream> = args
+        .stages
+        .iter()
+        .flat_map(|(stages, span)| stages.iter().map(move |&stage| (stage, *span)))
+        .map(|((length, target), span)| {
+            let length = duration_expr(length, span);
+            let target = literal(Literal::u32_unsuffixed(u32::try_from(target).unwrap_or(u32::MAX)), span);
+            quote!(#private::Stage { duration: #length, target: #target })
+        })
+        .collect();
+    let rate_stages: Vec<TokenStream> = args
+        .rate_stages
+        .iter()
+        .flat_map(|(stages, span)| stages.iter().map(move |&stage| (stage, *span)))
+        .map(|((length, rate), span)| {
+            let length = duration_expr(length, span);
+            let rate = literal(Literal::u64_unsuffixed(rate), span);
+            quote!(#private::RateStage { duration: #length, rate: #rate })
+        })
+        .collect();
+    let warmup = match args.warmup {
+        Some((warmup, span)) => {
+            let warmup = load_expr(warmup, span);
+            quote!(::core::option::Option::Some(#warmup))
+        }
+        None => quote!(::core::option::Option::None),
     };
     let timeout = match args.timeout {
         Some((duration, span)) => {
             let duration = duration_expr(duration, span);
             quote!(::core::option::Option::Some(#duration))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let group = match &args.group {
+        Some((group, span)) => {
+            let group = literal(Literal::string(group), *span);
+            quote!(::core::option::Option::Some(#group))
         }
         None => quote!(::core::option::Option::None),
     };
@@ -164,6 +219,25 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         quote_spanned!(*span=> #private::Threshold { metric: #private::Metric::#metric, op: #private::Op::#op, value: #value })
     });
 
+    // Each hook becomes a function of the registry's `Hook` type; the call is spanned on the
+    // user's path, so a function of the wrong shape is reported there.
+    let hook = |path: &Option<(TokenStream, Span)>, name: &str| match path {
+        Some((path, span)) => {
+            let ident = Ident::new(name, Span::mixed_site());
+            let ctx = Ident::new("ctx", Span::mixed_site());
+            let call = quote_spanned!(*span=> #private::hook_future(#ctx, #path));
+            let item = quote! {
+                fn #ident(#ctx: &mut #private::Ctx) -> #private::HookFuture<'_> {
+                    #call
+                }
+            };
+            (item, quote!(::core::option::Option::Some(#ident)))
+        }
+        None => (TokenStream::new(), quote!(::core::option::Option::None)),
+    };
+    let (setup_fn, setup) = hook(&args.setup, "__loadbench_setup");
+    let (teardown_fn, teardown) = hook(&args.teardown, "__loadbench_teardown");
+
     // Mixed-site: a scenario called `user` must not be shadowed by this parameter.
     let user = Ident::new("user", Span::mixed_site());
     // Spanned on the function's name so that a type error (wrong parameter or return type)
@@ -178,6 +252,8 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
             fn __loadbench_virtual_user(#user: #private::VirtualUser) -> #private::VuFuture {
                 #call
             }
+            #setup_fn
+            #teardown_fn
 
             #private::inventory::submit! {
                 #private::ScenarioEntry {
@@ -187,15 +263,38 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                     line: ::core::line!(),
                     config: #private::ScenarioConfig {
                         concurrency: #concurrency,
+                        rate: #rate,
+                        warmup: #warmup,
+                        think_time: #think_time,
+                        stages: &[#(#stages),*],
+                        rate_stages: &[#(#rate_stages),*],
+                        group: #group,
                         load: #load,
                         timeout: #timeout,
                         target: #target,
                         thresholds: &[#(#thresholds),*],
                     },
                     run: __loadbench_virtual_user,
+                    setup: #setup,
+                    teardown: #teardown,
                 }
             }
         };
+    }
+}
+
+/// A `const` expression for a count or a time (`Load`).
+fn load_expr(load: Load, span: Span) -> TokenStream {
+    let private = quote!(::loadbench::__private);
+    match load {
+        Load::Count(n) => {
+            let n = literal(Literal::u64_unsuffixed(n), span);
+            quote!(#private::Load::Count(#n))
+        }
+        Load::Duration(duration) => {
+            let duration = duration_expr(duration, span);
+            quote!(#private::Load::Duration(#duration))
+        }
     }
 }
 
@@ -293,6 +392,34 @@ mod tests {
         assert!(out.contains("timeout : :: core :: option :: Option :: Some"), "{out}");
         assert!(out.contains("vu_future (user , r#match)"), "{out}");
         assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn a_rate_becomes_the_open_model() {
+        let item = quote!(
+            async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+                Ok(())
+            }
+        );
+        let out = expand(quote!(rate = "120/m", duration = "5s"), item.clone()).to_string();
+        assert!(out.contains("concurrency : 100"), "{out}");
+        assert!(
+            out.contains("rate : :: core :: option :: Option :: Some (:: loadbench :: __private :: Rate { iterations : 120 , per : :: core :: time :: Duration :: from_nanos (60000000000) })"),
+            "{out}"
+        );
+        let out = expand(quote!(rate = 2000, max_concurrency = 7, count = 10), item.clone()).to_string();
+        assert!(out.contains("concurrency : 7"), "{out}");
+        assert!(out.contains("iterations : 2000"), "{out}");
+        let out = expand(quote!(count = 10), item.clone()).to_string();
+        assert!(out.contains("rate : :: core :: option :: Option :: None"), "{out}");
+        assert!(out.contains("warmup : :: core :: option :: Option :: None"), "{out}");
+        let out = expand(quote!(count = 10, warmup = 5), item).to_string();
+        assert!(
+            out.contains(
+                "warmup : :: core :: option :: Option :: Some (:: loadbench :: __private :: Load :: Count (5))"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

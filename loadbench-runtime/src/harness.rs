@@ -9,10 +9,12 @@ use std::time::SystemTime;
 
 use clap::Parser;
 
-use crate::config::{Load, ScenarioConfig};
+use crate::config::{Load, Rate, ScenarioConfig};
 use crate::executor::{self, RunPlan};
 use crate::registry::{self, ScenarioEntry};
-use crate::report::{self, ConfigReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport};
+use crate::report::{
+    self, ConfigReport, RateReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport,
+};
 use crate::target::{Target, TargetError};
 use crate::{exit_code, limits, table, threshold};
 
@@ -259,7 +261,14 @@ impl Harness {
                     module_path: e.module_path.to_owned(),
                     file: e.file.to_owned(),
                     line: e.line,
-                    config: config_report(&e.config, e.config.concurrency, e.config.load, e.config.target),
+                    config: config_report(
+                        &e.config,
+                        e.config.concurrency,
+                        e.config.load,
+                        e.config.rate,
+                        e.config.warmup,
+                        e.config.target,
+                    ),
                 })
                 .collect(),
         };
@@ -318,32 +327,93 @@ impl Harness {
 
         let file_limit = limits::raise_open_files();
         let started_at = SystemTime::now();
+        let settings = RunSettings {
+            smoke: self.smoke,
+            progress: self.progress,
+            worker_threads: self.worker_threads,
+            stop: Arc::clone(&self.stop),
+        };
         let mut scenarios = Vec::with_capacity(selected.len());
-        for (entry, url) in selected.into_iter().zip(targets) {
+        for batch in batches(selected.into_iter().zip(targets).collect()) {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut report = self.run_one(entry, &url, file_limit);
-            // A smoke run (one iteration, one user) says nothing about latency or throughput.
-            if !self.smoke {
-                report.thresholds = threshold::evaluate(&report);
+            let reports: Vec<ScenarioReport> = match batch.as_slice() {
+                [(entry, url)] => vec![settings.run_one(entry, url, file_limit)],
+                // A group runs as one workload: every scenario at once, each on worker threads
+                // of its own. Progress bars of several scenarios would overwrite each other.
+                group => {
+                    let quiet = RunSettings { progress: false, ..settings.clone() };
+                    std::thread::scope(|scope| {
+                        let runs: Vec<_> = group
+                            .iter()
+                            .map(|(entry, url)| {
+                                let quiet = &quiet;
+                                (entry, scope.spawn(move || quiet.run_one(entry, url, file_limit)))
+                            })
+                            .collect();
+                        runs.into_iter()
+                            .map(|(entry, run)| {
+                                run.join().unwrap_or_else(|_| {
+                                    let mut report = ScenarioReport::not_started(
+                                        entry.name,
+                                        config_report(
+                                            &entry.config,
+                                            0,
+                                            entry.config.load,
+                                            None,
+                                            None,
+                                            Some(url_of(group, entry)),
+                                        ),
+                                    );
+                                    report.setup_error = Some("its runner thread panicked".to_owned());
+                                    report
+                                })
+                            })
+                            .collect()
+                    })
+                }
+            };
+            for (mut report, (entry, _)) in reports.into_iter().zip(&batch) {
+                // A smoke run (one iteration, one user) says nothing about latency or throughput.
+                if !self.smoke {
+                    report.thresholds = threshold::evaluate(&report);
+                }
+                if let Some(err) = &report.setup_error {
+                    eprintln!("error: scenario `{}` could not run: {err}", entry.name);
+                }
+                scenarios.push(report);
             }
-            if let Some(err) = &report.setup_error {
-                eprintln!("error: scenario `{}` could not run: {err}", entry.name);
-            }
-            scenarios.push(report);
         }
         let mut report = RunReport::new(started_at);
         report.scenarios = scenarios;
         Ok(report)
     }
+}
 
+/// What running one scenario needs from the [`Harness`]; `Sync`, so that the scenarios of a
+/// group can run on threads of their own at the same time.
+#[derive(Debug, Clone)]
+struct RunSettings {
+    smoke: bool,
+    progress: bool,
+    worker_threads: Option<usize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl RunSettings {
     fn run_one(&self, entry: &'static ScenarioEntry, url: &str, file_limit: Option<u64>) -> ScenarioReport {
-        let (concurrency, load) =
-            if self.smoke { (1, Load::Count(1)) } else { (entry.config.concurrency, entry.config.load) };
+        // A smoke run is one iteration of the closed model, whatever the attribute asks.
+        let (concurrency, load, rate, warmup) = if self.smoke {
+            (1, Load::Count(1), None, None)
+        } else {
+            (entry.config.concurrency, entry.config.load, entry.config.rate, entry.config.warmup)
+        };
         let timeout = entry.config.timeout();
-        let mut report =
-            ScenarioReport::not_started(entry.name, config_report(&entry.config, concurrency, load, Some(url)));
+        let mut report = ScenarioReport::not_started(
+            entry.name,
+            config_report(&entry.config, concurrency, load, rate, warmup, Some(url)),
+        );
         if let Err(needed) = limits::check_concurrency(concurrency, file_limit) {
             report.setup_error = Some(needed);
             return report;
@@ -358,6 +428,11 @@ impl Harness {
         let plan = RunPlan {
             concurrency,
             load,
+            rate,
+            rate_stages: if self.smoke { &[] } else { entry.config.rate_stages },
+            stages: if self.smoke { &[] } else { entry.config.stages },
+            warmup,
+            think_time: if self.smoke { None } else { entry.config.think_time },
             timeout,
             target,
             threads: match self.worker_threads {
@@ -379,6 +454,25 @@ impl Harness {
                 report.latency_us = stats.latency_report();
                 report.http = stats.http.clone();
                 report.rps = if run.wall.is_zero() { 0.0 } else { report.iterations as f64 / run.wall.as_secs_f64() };
+                report.dropped = stats.dropped;
+                report.warmup_iterations = run.warmup_iterations;
+                report.timeline = stats.timeline_report();
+                report.steps = stats.steps_report();
+                report.user_setup = entry.setup.map(|_| stats.setup.clone());
+                report.user_teardown = entry.teardown.map(|_| stats.teardown.clone());
+                let requested = match (rate, entry.config.rate_stages) {
+                    (Some(rate), _) => Some(rate.per_second()),
+                    (None, []) => None,
+                    // A ramp asks for its mean rate: all its arrivals over its length.
+                    (None, stages) => {
+                        let length: f64 = stages.iter().map(|s| s.duration.as_secs_f64()).sum();
+                        Some(crate::config::rate_stages_arrivals(stages) / length.max(f64::MIN_POSITIVE))
+                    }
+                };
+                report.rate = requested.zip(run.schedule).map(|(requested, schedule)| RateReport {
+                    requested,
+                    achieved: if schedule.is_zero() { 0.0 } else { report.iterations as f64 / schedule.as_secs_f64() },
+                });
                 if self.progress {
                     // One example per kind, so a wall of failures comes with a reason.
                     for (kind, message) in &stats.first_errors {
@@ -390,6 +484,27 @@ impl Harness {
         }
         report
     }
+}
+
+/// The selected scenarios in runs: each alone, except that the scenarios of one `group` run
+/// together, at the place of the first of them.
+fn batches(selected: Vec<(&'static ScenarioEntry, String)>) -> Vec<Vec<(&'static ScenarioEntry, String)>> {
+    let mut batches: Vec<Vec<(&'static ScenarioEntry, String)>> = Vec::new();
+    for (entry, url) in selected {
+        let joins = entry.config.group.and_then(|group| {
+            batches.iter_mut().find(|b| b.first().is_some_and(|(first, _)| first.config.group == Some(group)))
+        });
+        match joins {
+            Some(batch) => batch.push((entry, url)),
+            None => batches.push(vec![(entry, url)]),
+        }
+    }
+    batches
+}
+
+/// The URL `entry` runs against within its batch.
+fn url_of<'a>(batch: &'a [(&'static ScenarioEntry, String)], entry: &ScenarioEntry) -> &'a str {
+    batch.iter().find(|(e, _)| std::ptr::eq(*e, entry)).map_or("", |(_, url)| url.as_str())
 }
 
 /// Every registered scenario, or why the set cannot be used.
@@ -437,13 +552,21 @@ pub(crate) fn report_exit_code(report: &RunReport) -> u8 {
     }
 }
 
-/// The report of `config` as run: with `concurrency` and `load` (which a smoke run lowers) and
-/// the `target` in force.
-fn config_report(config: &ScenarioConfig, concurrency: u32, load: Load, target: Option<&str>) -> ConfigReport {
+/// The report of `config` as run: with `concurrency`, `load` and `rate` (which a smoke run
+/// lowers) and the `target` in force.
+fn config_report(
+    config: &ScenarioConfig,
+    concurrency: u32,
+    load: Load,
+    rate: Option<Rate>,
+    warmup: Option<Load>,
+    target: Option<&str>,
+) -> ConfigReport {
     let timeout = config.timeout();
     let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     ConfigReport {
         concurrency,
+        rate: rate.map(|r| r.per_second()),
         count: match load {
             Load::Count(n) => Some(n),
             Load::Duration(_) => None,
@@ -453,7 +576,26 @@ fn config_report(config: &ScenarioConfig, concurrency: u32, load: Load, target: 
             Load::Duration(d) => Some(millis(d)),
         },
         timeout_ms: millis(timeout),
+        think_time_ms: config.think_time.map(|t| (millis(t.min), millis(t.max))),
+        // A smoke run (one iteration, `load` lowered to a count) runs no ramp.
+        stages: match load {
+            Load::Count(_) => Vec::new(),
+            Load::Duration(_) => config.stages.iter().map(|s| (millis(s.duration), s.target)).collect(),
+        },
+        rate_stages: match load {
+            Load::Count(_) => Vec::new(),
+            Load::Duration(_) => config.rate_stages.iter().map(|s| (millis(s.duration), s.rate)).collect(),
+        },
+        warmup_count: match warmup {
+            Some(Load::Count(n)) => Some(n),
+            _ => None,
+        },
+        warmup_ms: match warmup {
+            Some(Load::Duration(d)) => Some(millis(d)),
+            _ => None,
+        },
         target: target.map(str::to_owned),
         thresholds: config.thresholds.to_vec(),
+        group: config.group.map(str::to_owned),
     }
 }

@@ -32,6 +32,7 @@ mod progress;
 mod registry;
 mod selfcheck;
 mod stats;
+mod steps;
 mod target;
 mod vu;
 
@@ -40,7 +41,7 @@ pub mod report;
 pub mod table;
 pub mod threshold;
 
-pub use config::{DEFAULT_TIMEOUT, Load};
+pub use config::{DEFAULT_TIMEOUT, Load, Rate, RateStage, Stage, ThinkTime};
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub use error::{Error, ErrorKind, Result};
 pub use harness::{Harness, HarnessError, OUTPUT_ENV, TARGET_ENV, report_usage_error};

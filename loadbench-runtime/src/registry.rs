@@ -8,7 +8,7 @@
 //! that makes users name each scenario twice.
 
 use crate::config::ScenarioConfig;
-use crate::vu::{VirtualUser, VuFuture};
+use crate::vu::{Hook, VirtualUser, VuFuture};
 
 /// One `#[scenario]` function, as registered by the macro.
 #[derive(Debug)]
@@ -25,6 +25,10 @@ pub struct ScenarioEntry {
     pub config: ScenarioConfig,
     /// Starts one virtual user's loop over the scenario body.
     pub run: fn(VirtualUser) -> VuFuture,
+    /// `setup = f`: runs once per virtual user before the run starts, outside the figures.
+    pub setup: Option<Hook>,
+    /// `teardown = f`: runs once per virtual user after its last iteration, outside the figures.
+    pub teardown: Option<Hook>,
 }
 
 inventory::collect!(ScenarioEntry);

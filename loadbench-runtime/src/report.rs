@@ -124,6 +124,9 @@ pub struct ScenarioReport {
     /// How loaded the generator itself was; `None` when the scenario did not run.
     #[serde(default)]
     pub generator: Option<GeneratorReport>,
+    /// Server processes sampled while the scenario ran (`cargo loadbench --watch NAME=PID`).
+    #[serde(default)]
+    pub watched: Vec<WatchReport>,
     /// Whether each of [`ConfigReport::thresholds`] held, in the same order; empty when the
     /// scenario has none, did not run, or ran as a smoke test.
     #[serde(default)]
@@ -135,6 +138,106 @@ pub struct ScenarioReport {
     /// The comparison with a baseline, with `cargo loadbench --baseline NAME`.
     #[serde(default)]
     pub comparison: Option<Comparison>,
+    /// Open model: arrivals that found every virtual user busy and were not run (k6's
+    /// `dropped_iterations`). Always 0 in the closed model.
+    #[serde(default)]
+    pub dropped: u64,
+    /// Iterations run during the warmup: they reached the server but are in no other figure.
+    #[serde(default)]
+    pub warmup_iterations: u64,
+    /// Open model: the requested and the achieved arrival rate.
+    #[serde(default)]
+    pub rate: Option<RateReport>,
+    /// Per-second figures from the start of the run, by the second each iteration ended in.
+    #[serde(default)]
+    pub timeline: Vec<TimelineSecond>,
+    /// Named steps (`ctx.step`) of the measured iterations, in the order first run.
+    #[serde(default)]
+    pub steps: Vec<StepReport>,
+    /// The per-user setup (`setup = …`), when the scenario has one.
+    #[serde(default)]
+    pub user_setup: Option<HookReport>,
+    /// The per-user teardown (`teardown = …`), when the scenario has one.
+    #[serde(default)]
+    pub user_teardown: Option<HookReport>,
+}
+
+/// Runs of a per-user setup or teardown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookReport {
+    /// Times it ran: once per virtual user.
+    pub runs: u64,
+    /// Of those, the ones that returned an error (or panicked). A user whose setup failed runs
+    /// no iteration.
+    pub failed: u64,
+    /// The first error's message.
+    pub first_error: Option<String>,
+}
+
+impl HookReport {
+    /// Counts one run.
+    pub(crate) fn record(&mut self, outcome: &crate::error::Result<()>) {
+        self.runs += 1;
+        if let Err(err) = outcome {
+            self.failed += 1;
+            self.first_error.get_or_insert_with(|| err.to_string());
+        }
+    }
+
+    /// Adds another worker's runs.
+    pub(crate) fn merge(&mut self, other: HookReport) {
+        self.runs += other.runs;
+        self.failed += other.failed;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+}
+
+/// One named step of a scenario: `ctx.step("insert", …)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    /// The name given to `ctx.step`.
+    pub name: String,
+    /// Times the step ran to its end (successfully or not).
+    pub iterations: u64,
+    /// Runs that returned `Ok`.
+    pub ok: u64,
+    /// Runs that returned an error; the sum of `errors`.
+    pub failed: u64,
+    /// Failed runs by kind.
+    pub errors: ErrorCounts,
+    /// Latency of successful runs, from the step's start to its end; `None` when none succeeded.
+    pub latency_us: Option<LatencyReport>,
+}
+
+/// The arrival rate of an open-model scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateReport {
+    /// Iterations per second asked for.
+    pub requested: f64,
+    /// Iterations per second that did start: those run (not dropped) over the time the schedule
+    /// took, which is longer than planned when the generator fell behind.
+    pub achieved: f64,
+}
+
+/// One second of a scenario's run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimelineSecond {
+    /// Seconds since the start of the run (0 is the first).
+    pub second: u64,
+    /// Iterations that ended in this second.
+    pub requests: u64,
+    /// Of those, the failed ones.
+    pub errors: u64,
+    /// Open model: arrivals due in this second that were dropped.
+    #[serde(default)]
+    pub dropped: u64,
+    /// Median latency of this second's successful iterations (2 significant digits); `None`
+    /// when none succeeded.
+    pub p50_us: Option<f64>,
+    /// Their 99th percentile.
+    pub p99_us: Option<f64>,
 }
 
 impl ScenarioReport {
@@ -157,9 +260,17 @@ impl ScenarioReport {
             latency_us: None,
             rps: 0.0,
             generator: None,
+            watched: Vec::new(),
             thresholds: Vec::new(),
             runs: Vec::new(),
             comparison: None,
+            dropped: 0,
+            warmup_iterations: 0,
+            rate: None,
+            timeline: Vec::new(),
+            steps: Vec::new(),
+            user_setup: None,
+            user_teardown: None,
         }
     }
 }
@@ -186,14 +297,35 @@ pub struct GeneratorReport {
 /// The load a scenario was configured with, after overrides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigReport {
-    /// Virtual users (bodies in flight at once).
+    /// Virtual users (bodies in flight at once); with `rate`, the most that serve it.
     pub concurrency: u32,
+    /// Open model: iterations started per second.
+    #[serde(default)]
+    pub rate: Option<f64>,
     /// Total iterations, when the scenario is bounded by count.
     pub count: Option<u64>,
     /// Run time in milliseconds, when the scenario is bounded by time.
     pub duration_ms: Option<u64>,
     /// Per-request timeout in milliseconds.
     pub timeout_ms: u64,
+    /// Iterations run first and left out of the figures, when the warmup is a count.
+    #[serde(default)]
+    pub warmup_count: Option<u64>,
+    /// Time run first and left out of the figures, in milliseconds, when the warmup is a time.
+    #[serde(default)]
+    pub warmup_ms: Option<u64>,
+    /// Closed model: each user's pause between iterations, `[min, max]` in milliseconds.
+    #[serde(default)]
+    pub think_time_ms: Option<(u64, u64)>,
+    /// A ramp of virtual users: each stage's `[milliseconds, target users]`.
+    #[serde(default)]
+    pub stages: Vec<(u64, u32)>,
+    /// A ramp of the arrival rate: each stage's `[milliseconds, iterations per second]`.
+    #[serde(default)]
+    pub rate_stages: Vec<(u64, u64)>,
+    /// The group whose scenarios ran at the same time as this one (`group = "…"`).
+    #[serde(default)]
+    pub group: Option<String>,
     /// Base URL the requests went to.
     pub target: Option<String>,
     /// Conditions the scenario must meet: from its attribute, plus `--threshold` ones given to
@@ -221,6 +353,18 @@ impl ErrorCounts {
     /// The total over all kinds.
     pub fn total(&self) -> u64 {
         self.connect + self.timeout + self.status + self.io + self.scenario
+    }
+
+    /// The count of `kind`.
+    pub(crate) fn slot(&mut self, kind: crate::error::ErrorKind) -> &mut u64 {
+        use crate::error::ErrorKind;
+        match kind {
+            ErrorKind::Connect => &mut self.connect,
+            ErrorKind::Timeout => &mut self.timeout,
+            ErrorKind::Status => &mut self.status,
+            ErrorKind::Io => &mut self.io,
+            ErrorKind::Scenario => &mut self.scenario,
+        }
     }
 
     /// Adds another set of counts to this one.
@@ -306,4 +450,26 @@ pub fn write_json_atomic<T: Serialize>(path: &std::path::Path, value: &T) -> std
     file.as_file().sync_all()?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// What `cargo loadbench --watch NAME=PID` saw of a server process (and its children) while a
+/// scenario ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchReport {
+    /// The label given on the command line.
+    pub name: String,
+    /// The process id.
+    pub pid: u32,
+    /// Average CPU use over the scenario, in percent of one core (two busy cores: 200).
+    pub cpu_avg_percent: Option<f64>,
+    /// Highest CPU use over any sampling interval (250 ms), in percent of one core.
+    pub cpu_peak_percent: Option<f64>,
+    /// Resident memory when the scenario started, in bytes.
+    pub rss_start_bytes: Option<u64>,
+    /// Highest resident memory seen, in bytes.
+    pub rss_peak_bytes: Option<u64>,
+    /// Resident memory when the scenario ended, in bytes.
+    pub rss_end_bytes: Option<u64>,
+    /// Why figures are missing or partial (no such process, it exited mid-run).
+    pub note: Option<String>,
 }

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 
 use crate::ctx::HttpCounters;
 use crate::error::{Error, ErrorKind};
-use crate::report::{ErrorCounts, HttpReport, LatencyReport};
+use crate::report::{ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond};
 
 /// What one worker thread measured. Only that thread writes it, so recording takes no lock.
 #[derive(Debug)]
@@ -20,6 +20,65 @@ pub(crate) struct WorkerStats {
     pub(crate) http: HttpReport,
     /// One example message per error kind, so the report can say what went wrong.
     pub(crate) first_errors: BTreeMap<&'static str, String>,
+    /// Open model: arrivals that found no idle virtual user and were not run.
+    pub(crate) dropped: u64,
+    /// One entry per second of the run, by the second an iteration ended in (a dropped arrival:
+    /// the second it was due in).
+    pub(crate) timeline: Vec<SecondStats>,
+    /// Named steps (`ctx.step`), in the order they were first seen.
+    pub(crate) steps: Vec<StepStats>,
+    /// Runs of the per-user setup (`setup = …`).
+    pub(crate) setup: HookReport,
+    /// Runs of the per-user teardown (`teardown = …`).
+    pub(crate) teardown: HookReport,
+}
+
+/// One named step's figures on one worker.
+#[derive(Debug)]
+pub(crate) struct StepStats {
+    name: String,
+    ok: u64,
+    errors: ErrorCounts,
+    /// Latency of successful runs of the step, in nanoseconds.
+    latency_ns: Histogram<u64>,
+}
+
+impl StepStats {
+    fn new(name: &str) -> StepStats {
+        StepStats { name: name.to_owned(), ok: 0, errors: ErrorCounts::default(), latency_ns: new_histogram() }
+    }
+}
+
+/// What one worker saw during one second of the run.
+#[derive(Debug)]
+pub(crate) struct SecondStats {
+    pub(crate) requests: u64,
+    pub(crate) errors: u64,
+    pub(crate) dropped: u64,
+    /// Latency of that second's successful iterations in microseconds, at 2 significant digits:
+    /// one histogram per second per worker must stay small (about 17 kB), and 1 % resolution is
+    /// plenty to see drift.
+    pub(crate) latency_us: Histogram<u64>,
+}
+
+impl SecondStats {
+    fn new() -> SecondStats {
+        let latency_us = match Histogram::new_with_bounds(1, 10_000_000, 2) {
+            Ok(mut h) => {
+                h.auto(true);
+                h
+            }
+            Err(_) => unreachable!("constant bounds are valid"),
+        };
+        SecondStats { requests: 0, errors: 0, dropped: 0, latency_us }
+    }
+
+    fn merge(&mut self, other: &SecondStats) {
+        self.requests += other.requests;
+        self.errors += other.errors;
+        self.dropped += other.dropped;
+        let _ = self.latency_us.add(&other.latency_us);
+    }
 }
 
 /// A latency histogram in nanoseconds: 3 significant digits (0.1 % resolution) from 1 ns, sized
@@ -43,21 +102,88 @@ impl WorkerStats {
             errors: ErrorCounts::default(),
             http: HttpReport::default(),
             first_errors: BTreeMap::new(),
+            dropped: 0,
+            timeline: Vec::new(),
+            steps: Vec::new(),
+            setup: HookReport::default(),
+            teardown: HookReport::default(),
         }
     }
 
-    pub(crate) fn record(&mut self, outcome: Result<(), Error>, elapsed: Duration) {
+    /// The figures of the step called `name`, created on first use. A linear search: a scenario
+    /// has a handful of steps, and comparing a few short strings beats hashing one.
+    fn step(&mut self, name: &str) -> &mut StepStats {
+        let index = match self.steps.iter().position(|s| s.name == name) {
+            Some(index) => index,
+            None => {
+                self.steps.push(StepStats::new(name));
+                self.steps.len() - 1
+            }
+        };
+        &mut self.steps[index]
+    }
+
+    /// Records one run of the step `name` that took `elapsed` and failed with `error`, if any.
+    pub(crate) fn record_step(&mut self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+        let step = self.step(name);
+        match error {
+            None => {
+                step.ok += 1;
+                let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+                if step.latency_ns.record(ns).is_err() {
+                    step.latency_ns.saturating_record(ns);
+                }
+            }
+            Some(kind) => *step.errors.slot(kind) += 1,
+        }
+    }
+
+    /// The timeline entry of `second`, created (with any before it) on first use.
+    fn second(&mut self, second: usize) -> &mut SecondStats {
+        if self.timeline.len() <= second {
+            self.timeline.resize_with(second + 1, SecondStats::new);
+        }
+        match self.timeline.get_mut(second) {
+            Some(entry) => entry,
+            None => unreachable!("resized to hold `second` just above"),
+        }
+    }
+
+    /// Counts an arrival of the open model that no virtual user was free to serve.
+    pub(crate) fn record_dropped(&mut self, second: usize) {
+        self.dropped += 1;
+        self.second(second).dropped += 1;
+    }
+
+    /// Records one finished iteration that took `elapsed`; `second` places it in the timeline
+    /// (`None` for failures that belong to no moment of the run, such as a crashed worker).
+    pub(crate) fn record(&mut self, outcome: Result<(), Error>, elapsed: Duration, second: Option<usize>) {
+        // Nanoseconds once, as a `u64` from seconds and sub-second nanoseconds: `as_nanos`
+        // would go through a `u128` on every iteration.
+        let ns = elapsed.as_secs().saturating_mul(1_000_000_000).saturating_add(u64::from(elapsed.subsec_nanos()));
         match outcome {
             Ok(()) => {
                 self.ok += 1;
-                let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
                 // `record` grows the histogram past its initial range; `saturating_record` would
                 // silently clamp to it instead, so it is only the fallback.
                 if self.latency_ns.record(ns).is_err() {
                     self.latency_ns.saturating_record(ns);
                 }
+                if let Some(second) = second {
+                    let entry = self.second(second);
+                    entry.requests += 1;
+                    let us = (ns / 1_000).max(1);
+                    if entry.latency_us.record(us).is_err() {
+                        entry.latency_us.saturating_record(us);
+                    }
+                }
             }
             Err(err) => {
+                if let Some(second) = second {
+                    let entry = self.second(second);
+                    entry.requests += 1;
+                    entry.errors += 1;
+                }
                 let (slot, name) = match err.kind() {
                     ErrorKind::Connect => (&mut self.errors.connect, "connect"),
                     ErrorKind::Timeout => (&mut self.errors.timeout, "timeout"),
@@ -95,27 +221,75 @@ impl WorkerStats {
         for (kind, message) in other.first_errors {
             self.first_errors.entry(kind).or_insert(message);
         }
+        self.dropped += other.dropped;
+        for (second, entry) in other.timeline.iter().enumerate() {
+            self.second(second).merge(entry);
+        }
+        self.setup.merge(other.setup);
+        self.teardown.merge(other.teardown);
+        for step in other.steps {
+            let mine = self.step(&step.name);
+            mine.ok += step.ok;
+            mine.errors.add(&step.errors);
+            let _ = mine.latency_ns.add(&step.latency_ns);
+        }
+    }
+
+    /// The figures of each step, in the order the steps were first seen.
+    pub(crate) fn steps_report(&self) -> Vec<StepReport> {
+        self.steps
+            .iter()
+            .map(|s| StepReport {
+                name: s.name.clone(),
+                iterations: s.ok + s.errors.total(),
+                ok: s.ok,
+                failed: s.errors.total(),
+                errors: s.errors,
+                latency_us: latency_of(&s.latency_ns),
+            })
+            .collect()
+    }
+
+    /// The per-second figures, one entry for every second from the start of the run to its last.
+    pub(crate) fn timeline_report(&self) -> Vec<TimelineSecond> {
+        let quantile = |h: &Histogram<u64>, q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64);
+        self.timeline
+            .iter()
+            .enumerate()
+            .map(|(second, s)| TimelineSecond {
+                second: second as u64,
+                requests: s.requests,
+                errors: s.errors,
+                dropped: s.dropped,
+                p50_us: quantile(&s.latency_us, 0.50),
+                p99_us: quantile(&s.latency_us, 0.99),
+            })
+            .collect()
     }
 
     pub(crate) fn latency_report(&self) -> Option<LatencyReport> {
-        let h = &self.latency_ns;
-        if h.is_empty() {
-            return None;
-        }
-        // Microseconds with nanosecond precision.
-        let us = |ns: f64| ns.round() / 1_000.0;
-        let at = |q: f64| us(h.value_at_quantile(q) as f64);
-        Some(LatencyReport {
-            mean: us(h.mean()),
-            stdev: us(h.stdev()),
-            min: us(h.min() as f64),
-            p50: at(0.50),
-            p90: at(0.90),
-            p99: at(0.99),
-            p99_9: at(0.999),
-            max: us(h.max() as f64),
-        })
+        latency_of(&self.latency_ns)
     }
+}
+
+/// Percentiles of a nanosecond histogram, in microseconds; `None` when it is empty.
+fn latency_of(h: &Histogram<u64>) -> Option<LatencyReport> {
+    if h.is_empty() {
+        return None;
+    }
+    // Microseconds with nanosecond precision.
+    let us = |ns: f64| ns.round() / 1_000.0;
+    let at = |q: f64| us(h.value_at_quantile(q) as f64);
+    Some(LatencyReport {
+        mean: us(h.mean()),
+        stdev: us(h.stdev()),
+        min: us(h.min() as f64),
+        p50: at(0.50),
+        p90: at(0.90),
+        p99: at(0.99),
+        p99_9: at(0.999),
+        max: us(h.max() as f64),
+    })
 }
 
 #[cfg(test)]
@@ -125,7 +299,7 @@ mod tests {
     #[test]
     fn latencies_beyond_the_initial_range_are_kept_not_clamped() {
         let mut a = WorkerStats::new();
-        a.record(Ok(()), Duration::from_secs(100));
+        a.record(Ok(()), Duration::from_secs(100), Some(0));
         let latency = a.latency_report().expect("one sample");
         assert!((latency.max / 1e6 - 100.0).abs() < 0.1, "{latency:?}");
     }
@@ -133,12 +307,16 @@ mod tests {
     #[test]
     fn merged_latency_keeps_the_extremes() {
         let mut a = WorkerStats::new();
-        a.record(Ok(()), Duration::from_micros(1_500));
-        a.record(Ok(()), Duration::from_micros(2_500));
+        a.record(Ok(()), Duration::from_micros(1_500), Some(0));
+        a.record(Ok(()), Duration::from_micros(2_500), Some(2));
         let mut merged = WorkerStats::new();
         merged.merge(a);
         let latency = merged.latency_report().expect("two samples");
         assert!((latency.min - 1_500.0).abs() < 2.0, "{latency:?}");
         assert!((latency.max - 2_500.0).abs() < 3.0, "{latency:?}");
+        let timeline = merged.timeline_report();
+        assert_eq!(timeline.iter().map(|s| s.requests).collect::<Vec<_>>(), [1, 0, 1]);
+        assert_eq!(timeline[1].p50_us, None, "a second without iterations has no latency");
+        assert!(timeline[2].p99_us.is_some_and(|p| (p - 2_500.0).abs() <= 25.0), "{timeline:?}");
     }
 }

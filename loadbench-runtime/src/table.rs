@@ -41,6 +41,9 @@ pub fn render(report: &RunReport) -> String {
         .set_header(HEADER);
     for (scenario, label) in report.scenarios.iter().zip(&labels) {
         table.add_row(row(scenario, label));
+        for step in &scenario.steps {
+            table.add_row(step_row(scenario, step));
+        }
     }
     // Everything but the name is a number; right-aligned numbers line up by magnitude.
     for column in table.column_iter_mut().skip(1) {
@@ -49,6 +52,9 @@ pub fn render(report: &RunReport) -> String {
 
     let mut out = table.to_string();
     out.push('\n');
+    for line in group_lines(&report.scenarios, &labels) {
+        let _ = writeln!(out, "{line}");
+    }
     for (scenario, label) in report.scenarios.iter().zip(&labels) {
         if let Some(error) = &scenario.setup_error {
             let _ = writeln!(out, "{label}: did not run: {error}");
@@ -58,11 +64,93 @@ pub fn render(report: &RunReport) -> String {
         if let Some(line) = threshold_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        for (what, hook) in [("setup", &scenario.user_setup), ("teardown", &scenario.user_teardown)] {
+            if let Some(hook) = hook.as_ref().filter(|h| h.failed > 0) {
+                let why = hook.first_error.as_deref().unwrap_or("no message");
+                let _ = writeln!(
+                    out,
+                    "{label}: {what} failed for {} of {} virtual users (first: {why})",
+                    thousands(hook.failed),
+                    thousands(hook.runs)
+                );
+            }
+        }
+        if let Some(line) = open_model_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = saturation_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        for watched in &scenario.watched {
+            let _ = writeln!(out, "{label}: {}", watch_line(watched));
+        }
     }
     out
+}
+
+/// One line per group of scenarios that ran together: their totals, as one workload.
+/// `group shop (insert_records + query_records, together): 12,345 requests, 3 failed, 1,234 req/s`
+fn group_lines(scenarios: &[ScenarioReport], labels: &[String]) -> Vec<String> {
+    let mut groups: Vec<&str> = Vec::new();
+    for s in scenarios {
+        if let Some(group) = s.config.group.as_deref().filter(|g| !groups.contains(g)) {
+            groups.push(group);
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|group| {
+            let members: Vec<(&ScenarioReport, &String)> = scenarios
+                .iter()
+                .zip(labels)
+                .filter(|(s, _)| s.config.group.as_deref() == Some(group) && s.setup_error.is_none())
+                .collect();
+            // A group of one is just a scenario (say, when a filter selected one member).
+            if members.len() < 2 {
+                return None;
+            }
+            let names: Vec<&str> = members.iter().map(|(_, label)| label.as_str()).collect();
+            let requests: u64 = members.iter().map(|(s, _)| s.iterations).sum();
+            let failed: u64 = members.iter().map(|(s, _)| s.failed).sum();
+            // They ran at the same time, so their rates add up.
+            let rps: f64 = members.iter().map(|(s, _)| s.rps).sum();
+            Some(format!(
+                "group {group} ({}, together): {} requests, {} failed, {} req/s",
+                names.join(" + "),
+                thousands(requests),
+                thousands(failed),
+                rate(rps)
+            ))
+        })
+        .collect()
+}
+
+/// `open model: 2,000/s requested, 1,985/s achieved, 30 dropped (0.3%)` for a scenario with
+/// `rate`, so that a server (or generator) that could not keep up is visible without the JSON.
+fn open_model_line(s: &ScenarioReport) -> Option<String> {
+    let r = s.rate.as_ref()?;
+    let mut line = format!("open model: {}/s requested, {}/s achieved", rate(r.requested), rate(r.achieved));
+    if s.dropped > 0 {
+        let arrivals = s.iterations + s.dropped;
+        let share = s.dropped as f64 / arrivals as f64 * 100.0;
+        let _ = write!(line, ", {} dropped ({share:.1}%): no virtual user was free", thousands(s.dropped));
+    }
+    Some(line)
+}
+
+/// `app (pid 4242): CPU avg 85%, peak 99%; RSS 64.1 MB at start, 70.2 MB peak, 66.0 MB at end`.
+fn watch_line(w: &crate::report::WatchReport) -> String {
+    let mut parts = Vec::new();
+    if let (Some(avg), Some(peak)) = (w.cpu_avg_percent, w.cpu_peak_percent) {
+        parts.push(format!("CPU avg {avg:.0}%, peak {peak:.0}%"));
+    }
+    if let (Some(start), Some(peak), Some(end)) = (w.rss_start_bytes, w.rss_peak_bytes, w.rss_end_bytes) {
+        parts.push(format!("RSS {} at start, {} peak, {} at end", bytes(start), bytes(peak), bytes(end)));
+    }
+    if let Some(note) = &w.note {
+        parts.push(note.clone());
+    }
+    format!("{} (pid {}): {}", w.name, w.pid, parts.join("; "))
 }
 
 /// `warning: the generator was saturated (…)` when loadbench itself may have been the limit.
@@ -104,16 +192,44 @@ fn threshold_line(s: &ScenarioReport) -> Option<String> {
 /// One-line description of a scenario's load, such as
 /// `concurrency 1000, count 100000, timeout 30s, target http://127.0.0.1:8080`.
 pub fn describe_config(config: &ConfigReport) -> String {
-    let mut out = format!("concurrency {}", config.concurrency);
+    let ms = |ms: u64| humantime::format_duration(Duration::from_millis(ms));
+    let mut out = if !config.stages.is_empty() {
+        let stages: Vec<String> = config.stages.iter().map(|&(d, n)| format!("{} → {n}", ms(d))).collect();
+        format!("stages [{}]", stages.join(", "))
+    } else if !config.rate_stages.is_empty() {
+        let stages: Vec<String> = config.rate_stages.iter().map(|&(d, r)| format!("{} → {r}/s", ms(d))).collect();
+        format!("rate stages [{}], max_concurrency {}", stages.join(", "), config.concurrency)
+    } else {
+        match config.rate {
+            Some(per_second) => format!("rate {}/s, max_concurrency {}", rate(per_second), config.concurrency),
+            None => format!("concurrency {}", config.concurrency),
+        }
+    };
     if let Some(count) = config.count {
         let _ = write!(out, ", count {count}");
     }
     if let Some(ms) = config.duration_ms {
         let _ = write!(out, ", duration {}", humantime::format_duration(Duration::from_millis(ms)));
     }
+    if let Some((min, max)) = config.think_time_ms {
+        if min == max {
+            let _ = write!(out, ", think time {}", ms(min));
+        } else {
+            let _ = write!(out, ", think time {}..{}", ms(min), ms(max));
+        }
+    }
+    if let Some(n) = config.warmup_count {
+        let _ = write!(out, ", warmup {n} iterations");
+    }
+    if let Some(ms) = config.warmup_ms {
+        let _ = write!(out, ", warmup {}", humantime::format_duration(Duration::from_millis(ms)));
+    }
     let _ = write!(out, ", timeout {}", humantime::format_duration(Duration::from_millis(config.timeout_ms)));
     if let Some(target) = &config.target {
         let _ = write!(out, ", target {target}");
+    }
+    if let Some(group) = &config.group {
+        let _ = write!(out, ", group {group}");
     }
     if !config.thresholds.is_empty() {
         let thresholds: Vec<String> = config.thresholds.iter().map(ToString::to_string).collect();
@@ -169,6 +285,27 @@ fn row(s: &ScenarioReport, label: &str) -> Vec<String> {
         latency(|l| l.p99),
         latency(|l| l.max),
         bytes(s.http.bytes_received),
+    ]
+}
+
+/// A step's row, indented under its scenario: its runs, failures, runs per second of the
+/// scenario's wall time and latencies. Bytes belong to the scenario as a whole.
+fn step_row(s: &ScenarioReport, step: &crate::report::StepReport) -> Vec<String> {
+    let latency = |pick: fn(&crate::report::LatencyReport) -> f64| {
+        step.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)))
+    };
+    let per_second =
+        if s.duration_us == 0 { 0.0 } else { step.iterations as f64 / (s.duration_us as f64 / 1_000_000.0) };
+    vec![
+        format!("  └ {}", step.name),
+        thousands(step.iterations),
+        thousands(step.failed),
+        rate(per_second),
+        latency(|l| l.p50),
+        latency(|l| l.p90),
+        latency(|l| l.p99),
+        latency(|l| l.max),
+        "-".to_owned(),
     ]
 }
 
@@ -274,9 +411,16 @@ mod tests {
     fn config() -> ConfigReport {
         ConfigReport {
             concurrency: 20,
+            rate: None,
             count: Some(500),
             duration_ms: None,
             timeout_ms: 30_000,
+            warmup_count: None,
+            warmup_ms: None,
+            think_time_ms: None,
+            stages: Vec::new(),
+            rate_stages: Vec::new(),
+            group: None,
             target: Some("http://127.0.0.1:8080".into()),
             thresholds: Vec::new(),
         }
@@ -314,9 +458,17 @@ mod tests {
             }),
             rps: 12_345.4,
             generator: None,
+            watched: Vec::new(),
             thresholds: Vec::new(),
             runs: Vec::new(),
             comparison: None,
+            dropped: 0,
+            warmup_iterations: 0,
+            rate: None,
+            timeline: Vec::new(),
+            steps: Vec::new(),
+            user_setup: None,
+            user_teardown: None,
         }
     }
 
@@ -350,6 +502,73 @@ mod tests {
         // A clean run adds nothing below the table.
         assert!(out.trim_end().ends_with('+'), "{out}");
         assert!(!out.contains('\x1b'), "no ANSI escapes: {out:?}");
+    }
+
+    #[test]
+    fn an_open_model_says_what_rate_it_achieved_and_what_it_dropped() {
+        let mut s = scenario("search");
+        s.config.rate = Some(2_000.0);
+        s.config.concurrency = 50;
+        s.rate = Some(crate::report::RateReport { requested: 2_000.0, achieved: 1_950.4 });
+        s.dropped = 250;
+        let out = render(&report(vec![s.clone()]));
+        assert!(
+            out.contains("search: open model: 2,000/s requested, 1,950/s achieved, 250 dropped (2.0%): no virtual user was free\n"),
+            "{out}"
+        );
+        assert!(
+            describe_config(&s.config).starts_with("rate 2,000/s, max_concurrency 50, count 500"),
+            "{}",
+            describe_config(&s.config)
+        );
+        s.dropped = 0;
+        assert!(render(&report(vec![s])).contains("search: open model: 2,000/s requested, 1,950/s achieved\n"));
+    }
+
+    #[test]
+    fn steps_are_indented_rows_under_their_scenario() {
+        let mut s = scenario("journey");
+        let latency = s.latency_us;
+        s.steps = ["insert", "query"]
+            .into_iter()
+            .map(|name| crate::report::StepReport {
+                name: name.into(),
+                iterations: 12_500,
+                ok: 12_490,
+                failed: 10,
+                errors: ErrorCounts { status: 10, ..ErrorCounts::default() },
+                latency_us: latency,
+            })
+            .collect();
+        let out = render(&report(vec![s, scenario("after")]));
+        let lines: Vec<&str> = out.lines().collect();
+        let at =
+            |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle}: {out}"));
+        assert!(
+            at("| journey ") < at("└ insert") && at("└ insert") < at("└ query") && at("└ query") < at("| after "),
+            "{out}"
+        );
+        assert_eq!(
+            cells(&out, "└ insert"),
+            ["└ insert", "12,500", "10", "308,642", "812µs", "1.24ms", "12.4ms", "3.10s", "-"]
+        );
+    }
+
+    #[test]
+    fn a_group_gets_a_line_with_its_totals() {
+        let mut insert = scenario("insert");
+        insert.config.group = Some("shop".into());
+        let mut query = scenario("query");
+        query.config.group = Some("shop".into());
+        query.iterations = 500;
+        query.failed = 5;
+        query.rps = 100.0;
+        let out = render(&report(vec![insert.clone(), query, scenario("alone")]));
+        assert!(
+            out.contains("\ngroup shop (insert + query, together): 13,000 requests, 5 failed, 12,445 req/s\n"),
+            "{out}"
+        );
+        assert!(!render(&report(vec![insert])).contains("group shop"), "a group of one is a scenario");
     }
 
     #[test]
@@ -455,9 +674,16 @@ mod tests {
         assert_eq!(describe_config(&config()), "concurrency 20, count 500, timeout 30s, target http://127.0.0.1:8080");
         let by_time = ConfigReport {
             concurrency: 10,
+            rate: None,
             count: None,
             duration_ms: Some(90_000),
             timeout_ms: 2_500,
+            warmup_count: None,
+            warmup_ms: None,
+            think_time_ms: None,
+            stages: Vec::new(),
+            rate_stages: Vec::new(),
+            group: None,
             target: None,
             thresholds: Vec::new(),
         };

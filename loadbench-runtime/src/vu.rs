@@ -4,7 +4,10 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::time::Instant;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use crate::config::ThinkTime;
 
 use crate::ctx::Ctx;
 use crate::error::Result;
@@ -15,10 +18,82 @@ use crate::executor::WorkerShared;
 pub struct VirtualUser {
     pub(crate) ctx: Ctx,
     pub(crate) worker: Rc<RefCell<WorkerShared>>,
+    /// Open model: where the worker's scheduler hands this user its next start time. `None` in
+    /// the closed model, where the user starts its next iteration as soon as one ends.
+    /// The index is the user's place among its worker's slots.
+    pub(crate) slot: Option<(usize, Rc<UserSlot>)>,
 }
 
-/// A virtual user's whole run, boxed once per user (never per iteration).
-pub type VuFuture = Pin<Box<dyn Future<Output = ()>>>;
+/// An idle user's mailbox in the open model: the scheduler puts a start time in it and wakes
+/// the user. Only its worker thread touches it, so a `RefCell` and a stored `Waker` are enough
+/// (no channel, no atomic per iteration).
+#[derive(Debug, Default)]
+pub(crate) struct UserSlot(RefCell<SlotState>);
+
+#[derive(Debug, Default)]
+struct SlotState {
+    /// The start time, and whether the iteration is measured (not warmup).
+    next: Option<(Instant, bool)>,
+    closed: bool,
+    waker: Option<Waker>,
+}
+
+impl UserSlot {
+    /// Gives the user an iteration that counts as started at `start`; `measured` is false for
+    /// a warmup iteration.
+    pub(crate) fn start(&self, start: Instant, measured: bool) {
+        let mut state = self.0.borrow_mut();
+        state.next = Some((start, measured));
+        if let Some(waker) = state.waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// No more iterations: the user ends once it is idle.
+    pub(crate) fn close(&self) {
+        let mut state = self.0.borrow_mut();
+        state.closed = true;
+        if let Some(waker) = state.waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// The start time of the user's next iteration and whether it is measured, or `None` when
+    /// the scenario is over.
+    async fn next(&self) -> Option<(Instant, bool)> {
+        std::future::poll_fn(|cx| {
+            let mut state = self.0.borrow_mut();
+            if let Some(start) = state.next.take() {
+                Poll::Ready(Some(start))
+            } else if state.closed {
+                Poll::Ready(None)
+            } else {
+                state.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+/// A virtual user's whole run, boxed once per user (never per iteration). It hands its `Ctx`
+/// back for the user's teardown.
+pub type VuFuture = Pin<Box<dyn Future<Output = Ctx>>>;
+
+/// A per-user setup or teardown (`setup = login`), as registered: an `async fn(&mut Ctx) ->
+/// Result<()>` behind a function pointer.
+pub type Hook = for<'a> fn(&'a mut Ctx) -> HookFuture<'a>;
+
+/// What a [`Hook`] returns: boxed, as it runs twice per user at most.
+pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
+
+/// Runs `hook` on `ctx`; the code `#[scenario]` generates for `setup = …` and `teardown = …`.
+pub fn hook_future<'a, F>(ctx: &'a mut Ctx, hook: F) -> HookFuture<'a>
+where
+    F: AsyncFnOnce(&mut Ctx) -> Result<()> + 'a,
+{
+    Box::pin(async move { hook(ctx).await })
+}
 
 /// Runs `body` in `user`'s loop until the scenario's work is done.
 ///
@@ -32,21 +107,96 @@ where
     Box::pin(run(user, body))
 }
 
-async fn run<F>(user: VirtualUser, body: F)
+async fn run<F>(user: VirtualUser, body: F) -> Ctx
 where
     F: AsyncFn(&mut Ctx) -> Result<()>,
 {
-    let VirtualUser { mut ctx, worker } = user;
+    let VirtualUser { mut ctx, worker, slot } = user;
+    let (think_time, ramp) = {
+        let worker = worker.borrow();
+        (worker.think_time, worker.has_ramp())
+    };
+    let mut think = think_time.map(|t| Think::new(t, ctx.user()));
+    let mut first = true;
+    // Whether the worker believes this user's iteration is measured (its steps count); told
+    // only when it changes, so that a run without warmup pays nothing for it.
+    let mut told_measured = true;
     loop {
-        if !worker.borrow_mut().next_iteration() {
-            break;
+        if let Some(think) = &mut think
+            && !std::mem::take(&mut first)
+        {
+            // Cut short at a duration-bound run's end, so that the run ends on time.
+            let until = Instant::now() + think.next();
+            let until = worker.borrow().deadline().map_or(until, |deadline| until.min(deadline));
+            tokio::time::sleep_until(until.into()).await;
         }
-        let start = Instant::now();
+        let (start, measured) = match &slot {
+            None => {
+                // A ramp of users: wait, outside any figure, while this user is not wanted.
+                if ramp {
+                    loop {
+                        let wait = worker.borrow().inactive_until(ctx.user());
+                        match wait {
+                            Some(until) => tokio::time::sleep_until(until.into()).await,
+                            None => break,
+                        }
+                    }
+                }
+                match worker.borrow_mut().next_iteration() {
+                    Some(measured) => (Instant::now(), measured),
+                    None => break,
+                }
+            }
+            // The scheduler's start time is the intended one (or the actual one, if the user
+            // was woken early), so time the iteration spent waiting to start counts.
+            Some((_, slot)) => match slot.next().await {
+                Some(start) => start,
+                None => break,
+            },
+        };
+        if measured != told_measured {
+            worker.borrow_mut().begin(ctx.user(), measured);
+            told_measured = measured;
+        }
         let outcome = body(&mut ctx).await;
         let end = Instant::now();
-        worker.borrow_mut().record(outcome, start, end);
+        let mut worker = worker.borrow_mut();
+        worker.record(outcome, start, end, measured);
+        if let Some((index, _)) = &slot {
+            worker.idle.push(*index);
+        }
     }
     worker.borrow_mut().absorb(&ctx.counters);
+    ctx
+}
+
+/// A user's think times: uniform over the range, from a SplitMix64 generator seeded by the
+/// user's number, so runs repeat and users do not pause in lockstep.
+#[derive(Debug)]
+struct Think {
+    range: ThinkTime,
+    state: u64,
+}
+
+impl Think {
+    fn new(range: ThinkTime, user: u32) -> Think {
+        Think { range, state: u64::from(user).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5851_F42D_4C95_7F2D }
+    }
+
+    fn next(&mut self) -> Duration {
+        let span = self.range.max.saturating_sub(self.range.min);
+        if span.is_zero() {
+            return self.range.min;
+        }
+        // SplitMix64 (Steele, Lea, Flood 2014): one add and three multiply-xorshifts per draw.
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let span_ns = u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
+        self.range.min + Duration::from_nanos(z % span_ns.saturating_add(1))
+    }
 }
 
 #[cfg(test)]
@@ -56,6 +206,20 @@ mod tests {
     async fn body(ctx: &mut Ctx) -> Result<()> {
         let _ = ctx.user();
         Ok(())
+    }
+
+    #[test]
+    fn think_times_stay_in_their_range_and_spread_over_it() {
+        let range = ThinkTime { min: Duration::from_millis(100), max: Duration::from_millis(500) };
+        let draws: Vec<Duration> = {
+            let mut think = Think::new(range, 3);
+            (0..1_000).map(|_| think.next()).collect()
+        };
+        assert!(draws.iter().all(|d| (range.min..=range.max).contains(d)));
+        let low = draws.iter().filter(|d| **d < Duration::from_millis(300)).count();
+        assert!((400..=600).contains(&low), "{low} of 1000 below the middle");
+        let fixed = ThinkTime { min: Duration::from_millis(50), max: Duration::from_millis(50) };
+        assert_eq!(Think::new(fixed, 0).next(), Duration::from_millis(50));
     }
 
     #[test]

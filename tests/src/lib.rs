@@ -5,9 +5,9 @@
 #![allow(clippy::expect_used)]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -33,6 +33,15 @@ pub struct Behavior {
     pub reset_every: Option<u64>,
     /// Every Nth request is held this long before its response (to trigger client timeouts).
     pub stall_every: Option<(u64, Duration)>,
+    /// When request N arrives the whole server freezes for this long: every response, of that
+    /// request and of any other in flight or arriving meanwhile, waits until the freeze ends.
+    /// (A stop-the-world pause, as a garbage collector or a full disk makes; it happens once.)
+    pub freeze_at: Option<(u64, Duration)>,
+    /// The first N requests each take this long (a cold cache, a JIT warming up).
+    pub slow_first: Option<(u64, Duration)>,
+    /// Requests arriving within the first span after the first request each take the second
+    /// duration.
+    pub slow_for: Option<(Duration, Duration)>,
     /// The response body.
     pub body: &'static str,
 }
@@ -45,6 +54,9 @@ impl Default for Behavior {
             close_every: None,
             reset_every: None,
             stall_every: None,
+            freeze_at: None,
+            slow_first: None,
+            slow_for: None,
             body: "<p>hello, world!</p>",
         }
     }
@@ -56,6 +68,10 @@ struct Counters {
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
     connections: AtomicU64,
+    /// When the freeze of [`Behavior::freeze_at`] ends, once it has begun.
+    frozen_until: Mutex<Option<Instant>>,
+    /// When the first request arrived.
+    first_request: Mutex<Option<Instant>>,
 }
 
 /// A server on an ephemeral loopback port; stops when dropped.
@@ -145,8 +161,29 @@ async fn handle(
     let _guard = InFlight(Arc::clone(&counters));
     let every = |k: Option<u64>| k.is_some_and(|k| k > 0 && n.is_multiple_of(k));
 
+    if let Some((k, length)) = behavior.freeze_at
+        && n == k
+    {
+        *counters.frozen_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + length);
+    }
     if !behavior.delay.is_zero() {
         tokio::time::sleep(behavior.delay).await;
+    }
+    if let Some((first, slow)) = behavior.slow_first
+        && n <= first
+    {
+        tokio::time::sleep(slow).await;
+    }
+    if let Some((span, slow)) = behavior.slow_for {
+        let arrived = Instant::now();
+        let first = *counters.first_request.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(arrived);
+        if arrived.duration_since(first) < span {
+            tokio::time::sleep(slow).await;
+        }
+    }
+    let frozen_until = *counters.frozen_until.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(until) = frozen_until {
+        tokio::time::sleep_until(until.into()).await;
     }
     if let Some((k, stall)) = behavior.stall_every
         && every(Some(k))

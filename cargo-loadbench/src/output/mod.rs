@@ -333,6 +333,9 @@ pub(crate) mod tests {
             warmup_count: None,
             warmup_ms: None,
             think_time_ms: None,
+            stages: Vec::new(),
+            rate_stages: Vec::new(),
+            group: None,
             target: Some("http://127.0.0.1:1".into()),
             thresholds: Vec::new(),
         };

@@ -25,6 +25,61 @@ async fn checkout(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+#[loadbench::scenario(rate = "2000/s", max_concurrency = 200, duration = "30s")]
+#[loadbench::scenario(name = "search_per_minute", rate = "120/m", count = 600)]
+#[loadbench::scenario(name = "search_warm", concurrency = 20, duration = "1m", warmup = "10s")]
+#[loadbench::scenario(name = "search_warm_count", concurrency = 20, count = 10_000, warmup = 500)]
+#[loadbench::scenario(name = "search_ramp", stages = [("10s", 100), ("30s", 100), ("10s", 0)])]
+#[loadbench::scenario(name = "search_rate_ramp", rate_stages = [("10s", 500), ("30s", 500), ("10s", 0)], max_concurrency = 200)]
+#[loadbench::scenario(name = "browse", concurrency = 100, duration = "1m", think_time = "1s..3s")]
+#[loadbench::scenario(name = "poll", concurrency = 10, count = 1_000, think_time = "500ms")]
+async fn search(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/search?q=widget").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 100, duration = "1m")]
+async fn journey(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.step("insert", async |ctx| {
+        ctx.post("/items").body(r#"{"name":"widget"}"#).send().await?.expect_status(201)?;
+        Ok(())
+    })
+    .await?;
+    ctx.step("query", async |ctx| {
+        ctx.get("/items?name=widget").send().await?.expect_status(200)?;
+        Ok(())
+    })
+    .await
+}
+
+async fn log_in(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.post("/login").body(r#"{"user":"demo"}"#).send().await?.expect_status(200)?;
+    Ok(())
+}
+
+async fn log_out(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.post("/logout").send().await?.expect_success()?;
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 50, duration = "1m", setup = log_in, teardown = log_out)]
+async fn account(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/account").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[loadbench::scenario(group = "shop", concurrency = 100, duration = "1m")]
+async fn insert_records(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.post("/records").body("{}").send().await?.expect_status(201)?;
+    Ok(())
+}
+
+#[loadbench::scenario(group = "shop", concurrency = 150, duration = "1m")]
+async fn query_records(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/records?limit=10").send().await?.expect_status(200)?;
+    Ok(())
+}
+
 #[loadbench::scenario(concurrency = 10, count = 100)]
 async fn other_methods(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.put("/items/1").body("{}").send().await?.expect_success()?;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use loadbench::__private::{Load, ScenarioEntry, Threshold, inventory};
+use loadbench::__private::{Load, Rate, ScenarioEntry, ThinkTime, Threshold, inventory};
 
 #[loadbench::scenario(count = 100_000)]
 async fn defaults(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
@@ -15,7 +15,8 @@ mod shop {
         duration = "1m 30s",
         timeout = "500ms",
         name = "checkout",
-        target = "http://127.0.0.1:8080/api"
+        target = "http://127.0.0.1:8080/api",
+        think_time = "250ms..1s"
     )]
     async fn everything(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
         Ok(())
@@ -41,6 +42,12 @@ async fn guarded(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+// The open model.
+#[loadbench::scenario(rate = "120/m", max_concurrency = 7, count = 10, warmup = "1m")]
+async fn arrivals(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
 // Compiled out, and so must its registration be.
 #[loadbench::scenario(count = 1)]
 #[cfg(any())]
@@ -56,7 +63,7 @@ fn entry(name: &str) -> &'static ScenarioEntry {
 }
 
 fn main() {
-    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 3);
+    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 4);
 
     let defaults = entry("defaults");
     // trybuild picks the crate name, so only the module part is known.
@@ -68,6 +75,20 @@ fn main() {
     assert_eq!(defaults.config.timeout, None);
     assert_eq!(defaults.config.target, None);
     assert!(defaults.config.thresholds.is_empty());
+    assert_eq!(defaults.config.rate, None);
+
+    let arrivals = entry("arrivals");
+    assert_eq!(arrivals.config.rate, Some(Rate { iterations: 120, per: Duration::from_secs(60) }));
+    assert_eq!(arrivals.config.concurrency, 7);
+    assert_eq!(arrivals.config.load, Load::Count(10));
+    assert_eq!(arrivals.config.warmup, Some(Load::Duration(Duration::from_secs(60))));
+    assert_eq!(defaults.config.warmup, None);
+    assert_eq!(defaults.config.think_time, None);
+    let thinking = entry("checkout");
+    assert_eq!(
+        thinking.config.think_time,
+        Some(ThinkTime { min: Duration::from_millis(250), max: Duration::from_secs(1) })
+    );
 
     let parsed: Vec<Threshold> = [
         "p50<1ms",
