@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 
 use loadbench::exit_code;
-use loadbench::report::{MachineInfo, RunReport, ScenarioInfo, ScenarioList, ScenarioReport};
+use loadbench::report::{MachineInfo, RunReport, ScenarioInfo, ScenarioList, ScenarioReport, WatchReport};
 use loadbench::table;
 
 use crate::baseline::{Baseline, Baselines};
@@ -19,6 +19,7 @@ use crate::gate::{self, CliThreshold, GateResult};
 use crate::output::{self, Context, Format, OutputSpec};
 use crate::run::{self, Outcome, RunOptions};
 use crate::settings::DEFAULT_NOISE_PERCENT;
+use crate::watch::Sampler;
 use crate::{compare, merge};
 
 /// Environment variable GitHub Actions sets to a file whose Markdown it shows on the run's
@@ -81,7 +82,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     }
 
     install_interrupt_handler();
-    let options = RunOptions { target: args.target.clone(), quiet: args.quiet };
+    let options = RunOptions { target: args.target.clone(), quiet: args.quiet, watches: args.watched() };
     let (mut report, mut code) = run_rounds(&plan, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
         return Ok(code);
@@ -241,28 +242,44 @@ fn run_plan(
             let of = if runs > 1 { format!(" [run {round} of {runs}]") } else { String::new() };
             eprintln!("     Running {exe} ({}){of}", exe.path.display(), exe = exe.target);
         }
-        let names: Vec<String> = selected.iter().map(|s| s.name.clone()).collect();
-        match run::run(exe, &names, options, &scratch.join(format!("run-{round}-{i}.json"))) {
-            Outcome::Finished(mut report) => {
-                for scenario in &mut report.scenarios {
-                    scenario.package = Some(exe.target.package.clone());
-                    scenario.bench = Some(exe.target.bench.clone());
+        // Watched processes are sampled per scenario, so each scenario gets a start of its own
+        // binary; otherwise one start runs them all.
+        let batches: Vec<Vec<&ScenarioInfo>> = if options.watches.is_empty() {
+            vec![selected.clone()]
+        } else {
+            selected.iter().map(|info| vec![*info]).collect()
+        };
+        for (b, batch) in batches.iter().enumerate() {
+            let names: Vec<String> = batch.iter().map(|s| s.name.clone()).collect();
+            let samplers: Vec<Sampler> = options.watches.iter().map(Sampler::start).collect();
+            let outcome = run::run(exe, &names, options, &scratch.join(format!("run-{round}-{i}-{b}.json")));
+            let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
+            match outcome {
+                Outcome::Finished(mut report) => {
+                    for scenario in &mut report.scenarios {
+                        scenario.package = Some(exe.target.package.clone());
+                        scenario.bench = Some(exe.target.bench.clone());
+                        scenario.watched = watched.clone();
+                    }
+                    scenarios.append(&mut report.scenarios);
+                    // The first binary's header (tool, machine, start time) stands for the run.
+                    merged.get_or_insert(report);
                 }
-                scenarios.append(&mut report.scenarios);
-                // The first binary's header (tool, machine, start time) stands for the run.
-                merged.get_or_insert(report);
+                Outcome::UsageError => {
+                    // The binary has printed the reason; say which binary, and run nothing more:
+                    // the same mistake would most likely stop the others too.
+                    eprintln!("error: {} rejected its configuration; see above", exe.target);
+                    code = exit_code::USAGE;
+                    break;
+                }
+                Outcome::CouldNotRun(reason) => {
+                    eprintln!("error: {}: {reason}; its scenarios did not run", exe.target);
+                    scenarios.extend(batch.iter().map(|info| did_not_run(exe, info, options, &reason)));
+                }
             }
-            Outcome::UsageError => {
-                // The binary has printed the reason; say which binary, and run nothing more:
-                // the same mistake would most likely stop the others too.
-                eprintln!("error: {} rejected its configuration; see above", exe.target);
-                code = exit_code::USAGE;
-                break;
-            }
-            Outcome::CouldNotRun(reason) => {
-                eprintln!("error: {}: {reason}; its scenarios did not run", exe.target);
-                scenarios.extend(selected.iter().map(|info| did_not_run(exe, info, options, &reason)));
-            }
+        }
+        if code == exit_code::USAGE {
+            break;
         }
     }
     let mut report = merged.unwrap_or_else(|| RunReport::new(started_at));

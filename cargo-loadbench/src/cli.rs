@@ -7,6 +7,7 @@ use clap::Parser;
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
 use crate::settings;
+use crate::watch::Watch;
 
 /// This binary should be invoked as `cargo loadbench` (in which case this message will not be
 /// seen), not as `cargo-loadbench`.
@@ -22,7 +23,8 @@ pub enum Cargo {
 const AFTER_HELP: &str = "\
 Scenarios run one bench binary at a time, in the binary's package directory, like `cargo bench`.
 
-A regression is a change of req/s, p50, p99 or success rate beyond --noise-threshold. With
+A regression is a change of req/s, p50, p99 or success rate beyond --noise-threshold (three
+times it for p99). With
 --runs 2 or more on both sides, its whole 95% bootstrap confidence interval must lie beyond it.
 
 Exit codes:
@@ -32,6 +34,14 @@ Exit codes:
        or a missing or unreadable baseline
   3    some scenario could not run (its setup failed or its bench binary crashed)
   130  interrupted by Ctrl-C (the results so far are still printed and written)";
+
+impl Args {
+    /// Every process to watch, from `--watch` and `--watch-pid`.
+    pub fn watched(&self) -> Vec<Watch> {
+        let by_pid = self.watch_pids.iter().map(|&pid| Watch { name: "server".to_owned(), pid });
+        self.watches.iter().cloned().chain(by_pid).collect()
+    }
+}
 
 /// Arguments of `cargo loadbench`.
 #[derive(Debug, clap::Args)]
@@ -56,6 +66,15 @@ pub struct Args {
     /// Do not show progress while scenarios run.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Sample this process and its children (CPU, resident memory) while each scenario runs,
+    /// as NAME=PID (repeatable)
+    #[arg(long = "watch", value_name = "NAME=PID", help_heading = "Server resources")]
+    pub watches: Vec<Watch>,
+
+    /// The same as --watch server=PID
+    #[arg(long = "watch-pid", value_name = "PID", help_heading = "Server resources")]
+    pub watch_pids: Vec<u32>,
 
     /// Run every selected scenario N times, in rounds (each scenario once per round), so that
     /// verdicts can weigh the spread across runs [default: 1]

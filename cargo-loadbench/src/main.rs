@@ -17,6 +17,7 @@ mod output;
 mod run;
 mod settings;
 mod versioned;
+mod watch;
 
 use std::process::ExitCode;
 

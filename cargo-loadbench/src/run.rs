@@ -22,6 +22,8 @@ pub struct RunOptions {
     pub target: Option<String>,
     /// `--quiet`.
     pub quiet: bool,
+    /// `--watch` and `--watch-pid`: processes sampled while each scenario runs.
+    pub watches: Vec<crate::watch::Watch>,
 }
 
 /// How a bench binary's run ended.
