@@ -219,6 +219,7 @@ impl Harness {
             eprintln!("interrupted: finishing in-flight requests; press Ctrl-C again to quit");
         });
 
+        let smoke = self.smoke;
         let report = match self.run_report() {
             Ok(report) => report,
             Err(err) => {
@@ -238,6 +239,16 @@ impl Harness {
                 report.scenarios.iter().filter(|s| threshold::any_failed(s)).map(|s| s.name.as_str()).collect();
             if !failed.is_empty() {
                 eprintln!("error: thresholds failed: {} (see above)", failed.join(", "));
+            }
+        }
+        if smoke {
+            // Under `cargo test --benches` this run is a test: each scenario's one iteration
+            // must have run and succeeded, or the test fails.
+            let broken: Vec<&str> =
+                report.scenarios.iter().filter(|s| s.ok == 0 || s.failed > 0).map(|s| s.name.as_str()).collect();
+            if !broken.is_empty() {
+                eprintln!("error: smoke run failed (one iteration each, without --bench): {}", broken.join(", "));
+                return ExitCode::from(exit_code::GATE_FAILED);
             }
         }
         ExitCode::from(report_exit_code(&report))
