@@ -1,5 +1,7 @@
 //! What a scenario body gets: one virtual user's HTTP client, with its own connection.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -42,6 +44,8 @@ pub struct Ctx {
     /// The last path requested and its parsed URI: scenario bodies usually request the same few
     /// paths over and over, and a `Uri` clone is a reference-count bump where parsing allocates.
     last_uri: Option<(String, Uri)>,
+    /// [`Ctx::user_data`], one value per type.
+    user_data: HashMap<TypeId, Box<dyn Any>>,
     pub(crate) counters: HttpCounters,
 }
 
@@ -67,7 +71,47 @@ impl HttpCounters {
 
 impl Ctx {
     pub(crate) fn new(target: Rc<Target>, timeout: Duration, user: u32) -> Ctx {
-        Ctx { target, timeout, user, conn: None, last_uri: None, counters: HttpCounters::default() }
+        Ctx {
+            target,
+            timeout,
+            user,
+            conn: None,
+            last_uri: None,
+            user_data: HashMap::new(),
+            counters: HttpCounters::default(),
+        }
+    }
+
+    /// This virtual user's own value of type `T`, made with `T::default()` on first use and kept
+    /// for the user's whole run, from its `setup` to its `teardown`: a session token, a cart id,
+    /// a counter. Each type is one slot.
+    ///
+    /// ```no_run
+    /// #[derive(Default)]
+    /// struct Session {
+    ///     token: String,
+    /// }
+    ///
+    /// async fn log_in(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ///     let token = ctx.post("/login").send().await?.expect_status(200)?.text()?.to_owned();
+    ///     ctx.user_data::<Session>().token = token;
+    ///     Ok(())
+    /// }
+    ///
+    /// #[loadbench::scenario(concurrency = 10, count = 1_000, setup = log_in)]
+    /// async fn account(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ///     let auth = format!("Bearer {}", ctx.user_data::<Session>().token);
+    ///     ctx.get("/account").header("authorization", &auth).send().await?.expect_status(200)?;
+    ///     Ok(())
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn user_data<T: Default + 'static>(&mut self) -> &mut T {
+        let slot = self.user_data.entry(TypeId::of::<T>()).or_insert_with(|| Box::new(T::default()));
+        match slot.downcast_mut::<T>() {
+            Some(value) => value,
+            None => unreachable!("each slot holds the type of its key"),
+        }
     }
 
     /// This virtual user's number, from 0 to `concurrency - 1`; handy for picking test data.

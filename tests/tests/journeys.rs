@@ -200,3 +200,36 @@ fn the_scenarios_of_a_group_run_at_the_same_time_and_are_reported_apart_and_toge
     );
     assert!(table.contains(&together), "{table}");
 }
+
+/// What `remember` leaves for the iterations of its user.
+#[derive(Default)]
+struct Session {
+    token: Option<String>,
+}
+
+async fn remember(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/login").send().await?.expect_status(200)?;
+    let token = format!("token-of-user-{}", ctx.user());
+    ctx.user_data::<Session>().token = Some(token);
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 4, count = 40, setup = remember)]
+async fn uses_its_token(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let expected = format!("token-of-user-{}", ctx.user());
+    if ctx.user_data::<Session>().token.as_deref() != Some(expected.as_str()) {
+        return Err(loadbench::Error::msg(format!("user {} lost its token", ctx.user())));
+    }
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn what_a_setup_keeps_in_user_data_is_there_in_every_iteration() {
+    let server = TestServer::start(Behavior::default());
+    let report = run("uses_its_token", &server.url());
+
+    assert_eq!(report.ok, 40, "errors: {:?}", report.errors);
+    assert_eq!(report.failed, 0);
+    assert_eq!(server.requests(), 4 + 40, "one login per user, then the iterations");
+}
