@@ -1,8 +1,9 @@
-//! CSV: one row per scenario, with a header row; figures in plain units (microseconds, per
-//! second, fractions, percent) for spreadsheets and scripts. (Scenarios have no steps yet, so a
-//! scenario is one row; per-run figures are in the JSON.)
+//! CSV: one row per scenario, followed by one row per named step of it (`step` set, the
+//! scenario-wide columns empty), with a header row; figures in plain units (microseconds, per
+//! second, fractions, percent) for spreadsheets and scripts. Per-run figures and the per-second
+//! timeline are in the JSON.
 
-use loadbench::report::{ComparedMetric, LatencyReport, ScenarioReport};
+use loadbench::report::{ComparedMetric, LatencyReport, ScenarioReport, StepReport};
 use serde::Serialize;
 
 use super::{Context, change_of};
@@ -13,12 +14,16 @@ struct Row<'a> {
     package: Option<&'a str>,
     bench: Option<&'a str>,
     scenario: &'a str,
+    /// The step's name on a step row; empty on the scenario's own row.
+    step: Option<&'a str>,
     runs: usize,
     requests: u64,
     ok: u64,
     failed: u64,
     error_rate: Option<f64>,
-    rps: f64,
+    /// Open model: arrivals dropped because no user was free.
+    dropped: u64,
+    rps: Option<f64>,
     mean_us: Option<f64>,
     p50_us: Option<f64>,
     p90_us: Option<f64>,
@@ -50,12 +55,14 @@ impl<'a> Row<'a> {
             package: s.package.as_deref(),
             bench: s.bench.as_deref(),
             scenario: &s.name,
+            step: None,
             runs: s.runs.len().max(1),
             requests: s.iterations,
             ok: s.ok,
             failed: s.failed,
             error_rate: (s.iterations > 0).then(|| s.failed as f64 / s.iterations as f64),
-            rps: s.rps,
+            dropped: s.dropped,
+            rps: Some(s.rps),
             mean_us: latency(|l| l.mean),
             p50_us: latency(|l| l.p50),
             p90_us: latency(|l| l.p90),
@@ -83,11 +90,54 @@ impl<'a> Row<'a> {
     }
 }
 
+impl<'a> Row<'a> {
+    /// A step of `s`: its own counts and latency; the columns about the scenario as a whole
+    /// (rate, thresholds, baseline) stay empty.
+    fn of_step(s: &'a ScenarioReport, step: &'a StepReport) -> Row<'a> {
+        let latency = |pick: fn(&LatencyReport) -> f64| step.latency_us.as_ref().map(pick);
+        Row {
+            package: s.package.as_deref(),
+            bench: s.bench.as_deref(),
+            scenario: &s.name,
+            step: Some(&step.name),
+            runs: s.runs.len().max(1),
+            requests: step.iterations,
+            ok: step.ok,
+            failed: step.failed,
+            error_rate: (step.iterations > 0).then(|| step.failed as f64 / step.iterations as f64),
+            dropped: 0,
+            rps: None,
+            mean_us: latency(|l| l.mean),
+            p50_us: latency(|l| l.p50),
+            p90_us: latency(|l| l.p90),
+            p99_us: latency(|l| l.p99),
+            p99_9_us: latency(|l| l.p99_9),
+            max_us: latency(|l| l.max),
+            bytes_received: 0,
+            interrupted: s.interrupted,
+            did_not_run: None,
+            thresholds: "",
+            failed_thresholds: String::new(),
+            baseline: None,
+            verdict: None,
+            rps_old: None,
+            rps_change_pct: None,
+            p50_old_us: None,
+            p50_change_pct: None,
+            p99_old_us: None,
+            p99_change_pct: None,
+        }
+    }
+}
+
 /// The CSV document.
 pub fn render(cx: &Context) -> Result<String, String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for scenario in &cx.report.scenarios {
         writer.serialize(Row::of(scenario)).map_err(|e| e.to_string())?;
+        for step in &scenario.steps {
+            writer.serialize(Row::of_step(scenario, step)).map_err(|e| e.to_string())?;
+        }
     }
     if cx.report.scenarios.is_empty() {
         // The header still tells a reader what the columns would be.
@@ -125,5 +175,46 @@ mod tests {
         assert_eq!(cell(&rows[1], "failed_thresholds"), "p50 < 10ms (was 20.0ms)");
         assert_eq!(cell(&rows[2], "verdict"), "new");
         assert_eq!(cell(&rows[2], "rps_change_pct"), "");
+        assert!(rows.iter().all(|r| cell(r, "step").is_empty()), "no steps in this report");
+    }
+
+    #[test]
+    fn each_step_follows_its_scenario_as_a_row_of_its_own() {
+        let mut report = sample_report();
+        let latency = report.scenarios[0].latency_us;
+        report.scenarios[0].steps = vec![
+            StepReport {
+                name: "insert".into(),
+                iterations: 10,
+                ok: 9,
+                failed: 1,
+                errors: Default::default(),
+                latency_us: latency,
+            },
+            StepReport {
+                name: "query".into(),
+                iterations: 10,
+                ok: 10,
+                failed: 0,
+                errors: Default::default(),
+                latency_us: None,
+            },
+        ];
+        let out = render(&Context::new(&report, 1, None, false)).expect("csv");
+        let mut reader = csv::Reader::from_reader(out.as_bytes());
+        let header = reader.headers().expect("header").clone();
+        let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>().expect("rows");
+        let cell = |row: &csv::StringRecord, name: &str| {
+            let i = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+            row[i].to_owned()
+        };
+        assert_eq!(rows.len(), 5);
+        assert_eq!((cell(&rows[0], "scenario"), cell(&rows[0], "step")), ("hello".to_owned(), String::new()));
+        assert_eq!((cell(&rows[1], "scenario"), cell(&rows[1], "step")), ("hello".to_owned(), "insert".to_owned()));
+        assert_eq!((cell(&rows[1], "requests"), cell(&rows[1], "failed")), ("10".to_owned(), "1".to_owned()));
+        assert_eq!(cell(&rows[1], "error_rate"), "0.1");
+        assert_eq!(cell(&rows[2], "step"), "query");
+        assert_eq!(cell(&rows[2], "p50_us"), "");
+        assert_eq!(cell(&rows[3], "step"), "");
     }
 }
