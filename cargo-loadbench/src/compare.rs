@@ -100,15 +100,45 @@ fn not_comparable(current: &ScenarioReport, baseline: &ScenarioReport) -> Option
         return Some("a run was interrupted".to_owned());
     }
     let (old, new) = (&baseline.config, &current.config);
-    let differences: Vec<String> = [
+    let mut differences: Vec<String> = [
         ("concurrency", Some(u64::from(old.concurrency)), Some(u64::from(new.concurrency))),
         ("count", old.count, new.count),
         ("duration_ms", old.duration_ms, new.duration_ms),
+        ("warmup_count", old.warmup_count, new.warmup_count),
+        ("warmup_ms", old.warmup_ms, new.warmup_ms),
     ]
     .into_iter()
     .filter(|(_, old, new)| old != new)
     .map(|(what, old, new)| format!("{what} {} in the baseline, {} now", show(old), show(new)))
     .collect();
+    // The shape of the load, beyond its size: an open model against a closed one, another rate,
+    // ramp or pause measures something else.
+    let differ =
+        |what: &str, old: String, new: String| (old != new).then(|| format!("{what} {old} in the baseline, {new} now"));
+    let rate = |r: Option<f64>| r.map_or_else(|| "unset".to_owned(), |r| format!("{r}/s"));
+    let pause = |t: Option<(u64, u64)>| match t {
+        None => "unset".to_owned(),
+        Some((low, high)) if low == high => format!("{low}ms"),
+        Some((low, high)) => format!("{low}ms..{high}ms"),
+    };
+    let ramp = |stages: Vec<(u64, u64)>| {
+        if stages.is_empty() {
+            "unset".to_owned()
+        } else {
+            stages.iter().map(|(ms, target)| format!("{ms}ms→{target}")).collect::<Vec<_>>().join(" ")
+        }
+    };
+    let users = |c: &loadbench::report::ConfigReport| c.stages.iter().map(|&(ms, n)| (ms, u64::from(n))).collect();
+    differences.extend(
+        [
+            differ("rate", rate(old.rate), rate(new.rate)),
+            differ("think_time", pause(old.think_time_ms), pause(new.think_time_ms)),
+            differ("stages", ramp(users(old)), ramp(users(new))),
+            differ("rate_stages", ramp(old.rate_stages.clone()), ramp(new.rate_stages.clone())),
+        ]
+        .into_iter()
+        .flatten(),
+    );
     (!differences.is_empty()).then(|| format!("the load differs: {}", differences.join(", ")))
 }
 
@@ -400,6 +430,18 @@ mod tests {
             )
         );
         assert!(c.metrics.is_empty());
+
+        let mut open_model = scenario(&[(1000.0, 100.0)]);
+        open_model.config.rate = Some(500.0);
+        open_model.config.think_time_ms = Some((10, 20));
+        let c = compare(&current, Some(&open_model), "main", 0.05);
+        assert_eq!(c.verdict, Verdict::NotComparable);
+        assert_eq!(
+            c.reason.as_deref(),
+            Some(
+                "the load differs: rate 500/s in the baseline, unset now, think_time 10ms..20ms in the baseline, unset now"
+            )
+        );
 
         let mut broken = scenario(&[]);
         broken.setup_error = Some("refused".into());
