@@ -391,21 +391,7 @@ mod tests {
             bench: bench.into(),
             package_root: PathBuf::from("/shop"),
         };
-        let config = ConfigReport {
-            concurrency: 2,
-            rate: None,
-            count: Some(10),
-            duration_ms: None,
-            timeout_ms: 1_000,
-            warmup_count: None,
-            warmup_ms: None,
-            think_time_ms: None,
-            stages: Vec::new(),
-            rate_stages: Vec::new(),
-            group: None,
-            target: None,
-            thresholds: Vec::new(),
-        };
+        let config = ConfigReport { concurrency: 2, count: Some(10), timeout_ms: 1_000, ..ConfigReport::default() };
         let scenarios = scenarios
             .iter()
             .map(|name| ScenarioInfo {

@@ -250,21 +250,7 @@ mod tests {
 
     /// A scenario whose runs had these req/s and these p50 = p99 latencies (µs).
     fn scenario(runs: &[(f64, f64)]) -> ScenarioReport {
-        let config = ConfigReport {
-            concurrency: 5,
-            rate: None,
-            count: Some(100),
-            duration_ms: None,
-            timeout_ms: 1_000,
-            warmup_count: None,
-            warmup_ms: None,
-            think_time_ms: None,
-            stages: Vec::new(),
-            rate_stages: Vec::new(),
-            group: None,
-            target: None,
-            thresholds: Vec::new(),
-        };
+        let config = ConfigReport { concurrency: 5, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
         let mut s = ScenarioReport::not_started("hello", config);
         s.iterations = 100 * runs.len() as u64;
         s.ok = s.iterations;

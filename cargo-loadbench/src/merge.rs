@@ -138,21 +138,7 @@ mod tests {
     use loadbench::report::ConfigReport;
 
     fn scenario(name: &str, rps: f64, p50: f64, failed: u64) -> ScenarioReport {
-        let config = ConfigReport {
-            concurrency: 2,
-            rate: None,
-            count: Some(10),
-            duration_ms: None,
-            timeout_ms: 1_000,
-            warmup_count: None,
-            warmup_ms: None,
-            think_time_ms: None,
-            stages: Vec::new(),
-            rate_stages: Vec::new(),
-            group: None,
-            target: None,
-            thresholds: Vec::new(),
-        };
+        let config = ConfigReport { concurrency: 2, count: Some(10), timeout_ms: 1_000, ..ConfigReport::default() };
         let mut s = ScenarioReport::not_started(name, config);
         s.package = Some("shop".into());
         s.bench = Some("api".into());

@@ -295,7 +295,7 @@ pub struct GeneratorReport {
 }
 
 /// The load a scenario was configured with, after overrides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConfigReport {
     /// Virtual users (bodies in flight at once); with `rate`, the most that serve it.
     pub concurrency: u32,

@@ -411,18 +411,10 @@ mod tests {
     fn config() -> ConfigReport {
         ConfigReport {
             concurrency: 20,
-            rate: None,
             count: Some(500),
-            duration_ms: None,
             timeout_ms: 30_000,
-            warmup_count: None,
-            warmup_ms: None,
-            think_time_ms: None,
-            stages: Vec::new(),
-            rate_stages: Vec::new(),
-            group: None,
             target: Some("http://127.0.0.1:8080".into()),
-            thresholds: Vec::new(),
+            ..ConfigReport::default()
         }
     }
 
@@ -674,18 +666,10 @@ mod tests {
         assert_eq!(describe_config(&config()), "concurrency 20, count 500, timeout 30s, target http://127.0.0.1:8080");
         let by_time = ConfigReport {
             concurrency: 10,
-            rate: None,
             count: None,
             duration_ms: Some(90_000),
             timeout_ms: 2_500,
-            warmup_count: None,
-            warmup_ms: None,
-            think_time_ms: None,
-            stages: Vec::new(),
-            rate_stages: Vec::new(),
-            group: None,
-            target: None,
-            thresholds: Vec::new(),
+            ..ConfigReport::default()
         };
         assert_eq!(describe_config(&by_time), "concurrency 10, duration 1m 30s, timeout 2s 500ms");
         let mut guarded = config();

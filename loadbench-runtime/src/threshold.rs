@@ -430,21 +430,7 @@ mod tests {
     }
 
     fn scenario() -> ScenarioReport {
-        let config = ConfigReport {
-            concurrency: 1,
-            rate: None,
-            count: Some(100),
-            duration_ms: None,
-            timeout_ms: 1_000,
-            warmup_count: None,
-            warmup_ms: None,
-            think_time_ms: None,
-            stages: Vec::new(),
-            rate_stages: Vec::new(),
-            group: None,
-            target: None,
-            thresholds: Vec::new(),
-        };
+        let config = ConfigReport { concurrency: 1, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
         let mut s = ScenarioReport::not_started("hello", config);
         s.iterations = 100;
         s.ok = 98;

@@ -326,18 +326,10 @@ pub(crate) mod tests {
     pub(crate) fn sample_report() -> RunReport {
         let config = ConfigReport {
             concurrency: 5,
-            rate: None,
             count: Some(100),
-            duration_ms: None,
             timeout_ms: 1_000,
-            warmup_count: None,
-            warmup_ms: None,
-            think_time_ms: None,
-            stages: Vec::new(),
-            rate_stages: Vec::new(),
-            group: None,
             target: Some("http://127.0.0.1:1".into()),
-            thresholds: Vec::new(),
+            ..ConfigReport::default()
         };
         let latency = |p50: f64| LatencyReport {
             mean: p50,
