@@ -123,7 +123,8 @@ fn print_lines(name: &str, load: Load, workers: &[Arc<WorkerProgress>], start: I
             }
         }
         if finished {
-            eprintln!("{name}: done ({done} iterations, {failed} failed, {:.1}s)", elapsed.as_secs_f64());
+            let noun = if done == 1 { "iteration" } else { "iterations" };
+            eprintln!("{name}: done ({done} {noun}, {failed} failed, {:.1}s)", elapsed.as_secs_f64());
             return;
         }
         std::thread::sleep(TICK);
