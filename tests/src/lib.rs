@@ -209,3 +209,16 @@ pub fn closed_port_url() -> String {
     drop(listener);
     format!("http://{addr}")
 }
+
+/// Runs the scenario registered as `name` in the calling test binary against `target`, without
+/// progress output, and returns its report (panicking, with the reason, if it could not run).
+pub fn run_scenario(name: &str, target: &str) -> loadbench::report::ScenarioReport {
+    let report = loadbench::Harness::new()
+        .target(target)
+        .only(name)
+        .progress(false)
+        .run_report()
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(report.scenarios.len(), 1, "{name} selected exactly once");
+    report.scenarios.into_iter().next().unwrap_or_else(|| unreachable!("checked above"))
+}

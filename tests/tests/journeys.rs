@@ -14,13 +14,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn run(scenario: &str, target: &str) -> ScenarioReport {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let report = loadbench::Harness::new()
-        .target(target)
-        .only(scenario)
-        .progress(false)
-        .run_report()
-        .unwrap_or_else(|e| panic!("{scenario}: {e}"));
-    report.scenarios.into_iter().next().unwrap_or_else(|| panic!("{scenario}: no report"))
+    loadbench_tests::run_scenario(scenario, target)
 }
 
 fn step<'a>(report: &'a ScenarioReport, name: &str) -> &'a StepReport {

@@ -9,20 +9,9 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use loadbench::report::ScenarioReport;
-use loadbench_tests::{Behavior, TestServer};
+use loadbench_tests::{Behavior, TestServer, run_scenario as run};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn run(scenario: &str, target: &str) -> ScenarioReport {
-    let report = loadbench::Harness::new()
-        .target(target)
-        .only(scenario)
-        .progress(false)
-        .run_report()
-        .unwrap_or_else(|e| panic!("{scenario}: {e}"));
-    report.scenarios.into_iter().next().unwrap_or_else(|| panic!("{scenario}: no report"))
-}
 
 #[loadbench::scenario(name = "steady_2000", rate = "2000/s", max_concurrency = 50, duration = "5s")]
 #[loadbench::scenario(name = "open_stalled", rate = 200, max_concurrency = 20, duration = "3s")]

@@ -3,19 +3,7 @@
 
 use std::time::Duration;
 
-use loadbench::report::ScenarioReport;
-use loadbench_tests::{Behavior, TestServer, closed_port_url};
-
-fn run(scenario: &str, target: &str) -> ScenarioReport {
-    let report = loadbench::Harness::new()
-        .target(target)
-        .only(scenario)
-        .progress(false)
-        .run_report()
-        .unwrap_or_else(|e| panic!("{scenario}: {e}"));
-    assert_eq!(report.scenarios.len(), 1, "{scenario} selected exactly once");
-    report.scenarios.into_iter().next().unwrap_or_else(|| unreachable!())
-}
+use loadbench_tests::{Behavior, TestServer, closed_port_url, run_scenario as run};
 
 // The body most tests share: one GET that must answer 200. Each attribute registers it again,
 // under its own name and load.
