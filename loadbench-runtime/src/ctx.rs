@@ -3,16 +3,19 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::HeaderMap;
-use hyper::http::header::{HeaderName, HeaderValue};
-use hyper::http::{Method, Request, StatusCode, Uri};
+use http::HeaderMap;
+use http::header::{HeaderName, HeaderValue};
+use http::uri::PathAndQuery;
+use http::{Method, StatusCode};
 
-use crate::connection::{ConnectError, Http1Connection};
+use crate::connection::Http1Connection;
 use crate::error::{Error, ErrorKind, Result};
+use crate::http1;
+use crate::request_timer::RequestTimer;
 use crate::target::Target;
 
 /// One virtual user's view of the run: an HTTP/1.1 client bound to the target, with a keep-alive
@@ -41,9 +44,12 @@ pub struct Ctx {
     timeout: Duration,
     user: u32,
     conn: Option<Http1Connection>,
-    /// The last path requested and its parsed URI: scenario bodies usually request the same few
-    /// paths over and over, and a `Uri` clone is a reference-count bump where parsing allocates.
-    last_uri: Option<(String, Uri)>,
+    /// The path of the request being built, as given and as sent (under the target's base path),
+    /// checked once: scenario bodies request the same few paths over and over.
+    path: Option<(String, String)>,
+    /// The request being sent, encoded; the allocation is kept from request to request.
+    wire: Vec<u8>,
+    timer: RequestTimer,
     /// [`Ctx::user_data`], one value per type.
     user_data: HashMap<TypeId, Box<dyn Any>>,
     pub(crate) counters: HttpCounters,
@@ -76,7 +82,9 @@ impl Ctx {
             timeout,
             user,
             conn: None,
-            last_uri: None,
+            path: None,
+            wire: Vec::new(),
+            timer: RequestTimer::default(),
             user_data: HashMap::new(),
             counters: HttpCounters::default(),
         }
@@ -146,104 +154,75 @@ impl Ctx {
 
     /// Starts a request with any method.
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
-        let (uri, error) = match self.uri_for(path) {
-            Ok(uri) => (uri, None),
-            Err(err) => (Uri::default(), Some(err)),
-        };
-        RequestBuilder { ctx: self, method, uri, headers: HeaderMap::new(), body: Bytes::new(), error }
+        let error = self.set_path(path).err();
+        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), error }
     }
 
-    fn uri_for(&mut self, path: &str) -> Result<Uri> {
-        if let Some((last, uri)) = &self.last_uri
-            && last == path
-        {
-            return Ok(uri.clone());
+    fn set_path(&mut self, path: &str) -> Result<()> {
+        if self.path.as_ref().is_some_and(|(given, _)| given == path) {
+            return Ok(());
         }
         let joined = self.target.join(path);
-        let uri = Uri::try_from(joined.as_str())
+        PathAndQuery::try_from(joined.as_str())
             .map_err(|e| Error::with_source(ErrorKind::Scenario, format!("invalid request path `{path}`"), e))?;
-        self.last_uri = Some((path.to_owned(), uri.clone()));
-        Ok(uri)
+        self.path = Some((path.to_owned(), joined));
+        Ok(())
     }
 
-    /// Sends `request` and reads the whole response, within the timeout.
-    async fn execute(&mut self, request: Result<Request<Full<Bytes>>>) -> Result<Response> {
-        let request = request?;
-        let timeout = self.timeout;
-        match tokio::time::timeout(timeout, self.exchange(request)).await {
-            Ok(result) => result,
-            Err(_) => {
+    /// Sends the request encoded in `wire` and reads the whole response, within the timeout.
+    async fn execute(&mut self, prepared: Result<()>, method: Method) -> Result<Response> {
+        prepared?;
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let Ctx { target, conn, wire, timer, counters, .. } = self;
+        match timer.within(deadline, exchange(conn, target, wire, &method, counters)).await {
+            Some(result) => result,
+            None => {
                 // The connection is mid-exchange: its state is unknown, so it cannot be reused.
-                self.conn = None;
+                *conn = None;
                 Err(Error::new(
                     ErrorKind::Timeout,
-                    format!("no complete response within {}", humantime::format_duration(timeout)),
+                    format!("no complete response within {}", humantime::format_duration(self.timeout)),
                 ))
             }
         }
     }
+}
 
-    async fn exchange(&mut self, mut request: Request<Full<Bytes>>) -> Result<Response> {
-        // One retry, only for a request hyper never started to send: the server may close an
-        // idle keep-alive connection just as we pick it up, which is not the server failing.
-        let mut retried = false;
-        let response = loop {
-            let conn = self.ready_connection().await?;
-            match conn.send(request).await {
-                Ok(response) => break response,
-                Err(mut err) => {
-                    self.conn = None;
-                    match err.take_message() {
-                        Some(unsent) if !retried => {
-                            retried = true;
-                            request = unsent;
-                        }
-                        _ => return Err(Error::with_source(ErrorKind::Io, "request failed", err.into_error())),
-                    }
-                }
-            }
-        };
-        let (parts, body) = response.into_parts();
-        self.counters.responses += 1;
-        self.counters.count_status(parts.status);
-        let Some(conn) = self.conn.as_mut() else {
-            return Err(Error::new(ErrorKind::Io, "the connection was lost before the body arrived"));
-        };
-        let body = match conn.read_body(body).await {
-            Ok(body) => body,
-            Err(err) => {
-                self.conn = None;
-                return Err(Error::with_source(ErrorKind::Io, "reading the response body failed", err));
-            }
-        };
-        self.counters.bytes_received += body.len() as u64;
-        Ok(Response { status: parts.status, headers: parts.headers, body })
+/// One request and response on the user's connection, opening a new one first if there is none
+/// or the server has closed it.
+async fn exchange(
+    conn: &mut Option<Http1Connection>,
+    target: &Target,
+    request: &[u8],
+    method: &Method,
+    counters: &mut HttpCounters,
+) -> Result<Response> {
+    if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
+        *conn = None;
     }
-
-    /// The open connection, after reconnecting if the server closed the previous one.
-    async fn ready_connection(&mut self) -> Result<&mut Http1Connection> {
-        if let Some(conn) = &mut self.conn {
-            // Not ready once the server has closed the connection (e.g. `Connection: close`).
-            if !conn.ready().await {
-                self.conn = None;
-            }
+    let open = match conn {
+        Some(open) => open,
+        None => {
+            // Boxed: connecting is rare, and its future would otherwise be part of (and copied
+            // with) every request's future.
+            let addr = target.addr();
+            let opened = Box::pin(Http1Connection::open(addr))
+                .await
+                .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e))?;
+            counters.connections += 1;
+            conn.insert(opened)
         }
-        if self.conn.is_none() {
-            // Boxed: connecting is rare, and its large future would otherwise be part of (and
-            // copied with) every request's future.
-            let addr = self.target.addr();
-            let conn = Box::pin(Http1Connection::open(addr)).await.map_err(|err| match err {
-                ConnectError::Tcp(e) => Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e),
-                ConnectError::Handshake(e) => {
-                    Error::with_source(ErrorKind::Connect, format!("HTTP handshake with {addr} failed"), e)
-                }
-            })?;
-            self.counters.connections += 1;
-            self.conn = Some(conn);
+    };
+    match open.exchange(request, method).await {
+        Ok(raw) => {
+            counters.responses += 1;
+            counters.count_status(raw.status);
+            counters.bytes_received += raw.body.len() as u64;
+            Ok(Response { status: raw.status, head: raw.head, headers: OnceLock::new(), body: raw.body })
         }
-        match &mut self.conn {
-            Some(conn) => Ok(conn),
-            None => Err(Error::new(ErrorKind::Connect, "no connection")),
+        Err(err) => {
+            *conn = None;
+            Err(Error::with_source(ErrorKind::Io, "request failed", err))
         }
     }
 }
@@ -254,7 +233,6 @@ impl Ctx {
 pub struct RequestBuilder<'a> {
     ctx: &'a mut Ctx,
     method: Method,
-    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
     error: Option<Error>,
@@ -285,26 +263,22 @@ impl<'a> RequestBuilder<'a> {
     ///
     /// Any status is a successful exchange here; use [`Response::expect_status`] to turn an
     /// unexpected status into an error that counts as a failed iteration.
-    // Not an `async fn`: the request is built before the future exists, so the future returned
+    // Not an `async fn`: the request is encoded before the future exists, so the future returned
     // is `execute`'s own rather than a wrapper holding the builder's fields next to it (every
     // byte of a request's future is copied as it moves up through the awaits).
     #[allow(clippy::manual_async_fn)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
-        let RequestBuilder { ctx, method, uri, headers, body, error } = self;
-        let request = match error {
-            Some(error) => Err(error),
-            None => {
-                let mut request = Request::new(Full::new(body));
-                *request.method_mut() = method;
-                *request.uri_mut() = uri;
-                let request_headers = request.headers_mut();
-                request_headers.reserve(headers.len() + 1);
-                request_headers.insert(hyper::http::header::HOST, ctx.target.host_header().clone());
-                request_headers.extend(headers);
-                Ok(request)
+        let RequestBuilder { ctx, method, headers, body, error } = self;
+        let prepared = match (error, &ctx.path) {
+            (Some(error), _) => Err(error),
+            (None, None) => Err(Error::msg("no request path")),
+            (None, Some((_, path))) => {
+                ctx.wire.clear();
+                http1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), &headers, &body);
+                Ok(())
             }
         };
-        ctx.execute(request)
+        ctx.execute(prepared, method)
     }
 }
 
@@ -312,7 +286,9 @@ impl<'a> RequestBuilder<'a> {
 #[derive(Debug, Clone)]
 pub struct Response {
     status: StatusCode,
-    headers: HeaderMap,
+    /// The head as received; `headers` is parsed from it on first use.
+    head: Bytes,
+    headers: OnceLock<HeaderMap>,
     body: Bytes,
 }
 
@@ -324,7 +300,7 @@ impl Response {
 
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
-        &self.headers
+        self.headers.get_or_init(|| http1::header_map(&self.head))
     }
 
     /// The body.

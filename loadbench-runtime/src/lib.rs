@@ -26,10 +26,12 @@ mod ctx;
 mod error;
 mod executor;
 mod harness;
+mod http1;
 mod limits;
 mod machine;
 mod progress;
 mod registry;
+mod request_timer;
 mod selfcheck;
 mod stats;
 mod steps;
@@ -47,7 +49,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use harness::{Harness, HarnessError, OUTPUT_ENV, TARGET_ENV, report_usage_error};
 pub use target::{Target, TargetError};
 
-pub use hyper::http::{Method, StatusCode};
+pub use http::{Method, StatusCode};
 
 /// Turns an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>` into a registered scenario.
 ///

@@ -2,8 +2,8 @@
 
 use std::net::SocketAddr;
 
-use hyper::http::HeaderValue;
-use hyper::http::uri::{Authority, Scheme, Uri};
+use http::HeaderValue;
+use http::uri::{Authority, Scheme, Uri};
 
 /// A base URL such as `http://127.0.0.1:8080/api`, resolved to one socket address.
 ///
@@ -83,7 +83,7 @@ impl Target {
 
     fn parse(url: &str) -> Result<(Uri, HeaderValue), TargetError> {
         let invalid = |reason: &str| TargetError::Invalid { url: url.to_owned(), reason: reason.to_owned() };
-        let uri: Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| invalid(&e.to_string()))?;
+        let uri: Uri = url.parse().map_err(|e: http::uri::InvalidUri| invalid(&e.to_string()))?;
         match uri.scheme() {
             Some(s) if *s == Scheme::HTTP => {}
             Some(_) => return Err(TargetError::UnsupportedScheme { url: url.to_owned() }),

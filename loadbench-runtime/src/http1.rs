@@ -1,0 +1,365 @@
+//! HTTP/1.1 on the wire: writing a request, and finding where a response's head and body end
+//! (RFC 9112). Pure functions over byte buffers; the socket side is in `connection.rs`.
+//!
+//! Parsing is httparse's, the parser hyper itself uses. What is written here is only what a
+//! client that keeps one request in flight needs around it: the request line and headers, the
+//! body framing rules, keep-alive, and chunked decoding (chunk sizes are parsed by httparse too).
+
+use std::io::Write as _;
+use std::mem::MaybeUninit;
+
+use bytes::{Buf, BytesMut};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, StatusCode};
+
+/// Most response headers we accept, as hyper's client does by default.
+const MAX_HEADERS: usize = 100;
+
+/// Why a response could not be understood.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProtocolError {
+    #[error("malformed response head: {0}")]
+    Parse(#[from] httparse::Error),
+    #[error("response head larger than {MAX_HEAD_BYTES} bytes")]
+    HeadTooLarge,
+    #[error("invalid Content-Length header")]
+    ContentLength,
+    #[error("malformed chunked body")]
+    Chunked,
+}
+
+/// Largest response head accepted (hyper's default read buffer limit is about 400 KiB; a head
+/// this large is a broken server, and refusing it bounds what one connection can hold).
+pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// How the body of a response is delimited (RFC 9112 §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyLength {
+    /// No body: a response to HEAD, or a 1xx, 204 or 304 response.
+    Empty,
+    /// `Content-Length` bytes.
+    Fixed(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Everything until the server closes the connection.
+    UntilClose,
+}
+
+/// What the connection needs to know about a response head.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Head {
+    pub(crate) status: StatusCode,
+    /// Bytes of the head, up to and including the empty line.
+    pub(crate) len: usize,
+    pub(crate) body: BodyLength,
+    /// Whether the connection may carry another request after this response.
+    pub(crate) keep_alive: bool,
+}
+
+/// Appends the request head (and `body`, if any) to `out`.
+///
+/// `Host` comes from the target unless `headers` has its own; `Content-Length` is added for a
+/// body, or for an empty one on methods that normally carry one, unless `headers` frames the
+/// body itself.
+pub(crate) fn encode_request(
+    out: &mut Vec<u8>,
+    method: &Method,
+    path: &str,
+    host: &HeaderValue,
+    headers: &HeaderMap,
+    body: &[u8],
+) {
+    out.extend_from_slice(method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    if !headers.contains_key(header::HOST) {
+        put_header(out, b"host", host.as_bytes());
+    }
+    for (name, value) in headers {
+        put_header(out, name.as_str().as_bytes(), value.as_bytes());
+    }
+    let framed = headers.contains_key(header::CONTENT_LENGTH) || headers.contains_key(header::TRANSFER_ENCODING);
+    let expects_body = matches!(*method, Method::POST | Method::PUT | Method::PATCH);
+    if !framed && (!body.is_empty() || expects_body) {
+        // Writing to a Vec cannot fail.
+        let _ = write!(out, "content-length: {}\r\n", body.len());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+}
+
+fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Parses the response head at the start of `buf`: `None` while it is incomplete.
+pub(crate) fn parse_head(buf: &[u8], request_method: &Method) -> Result<Option<Head>, ProtocolError> {
+    let mut storage = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let len =
+        match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, buf, &mut storage)? {
+            httparse::Status::Complete(len) => len,
+            httparse::Status::Partial if buf.len() > MAX_HEAD_BYTES => return Err(ProtocolError::HeadTooLarge),
+            httparse::Status::Partial => return Ok(None),
+        };
+    let code = response.code.unwrap_or_default();
+    let status = StatusCode::from_u16(code).map_err(|_| ProtocolError::Parse(httparse::Error::Status))?;
+    let http11 = response.version == Some(1);
+
+    let mut content_length: Option<u64> = None;
+    let mut chunked = false;
+    let mut transfer_encoding = false;
+    let mut close = false;
+    let mut keep_alive_token = false;
+    for h in response.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let value = parse_content_length(h.value).ok_or(ProtocolError::ContentLength)?;
+            if content_length.is_some_and(|previous| previous != value) {
+                return Err(ProtocolError::ContentLength);
+            }
+            content_length = Some(value);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            transfer_encoding = true;
+            // Only the final coding decides the framing.
+            chunked = tokens(h.value).last().is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            for token in tokens(h.value) {
+                close |= token.eq_ignore_ascii_case(b"close");
+                keep_alive_token |= token.eq_ignore_ascii_case(b"keep-alive");
+            }
+        }
+    }
+
+    let body = if *request_method == Method::HEAD
+        || status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED
+    {
+        BodyLength::Empty
+    } else if transfer_encoding {
+        if chunked { BodyLength::Chunked } else { BodyLength::UntilClose }
+    } else if let Some(n) = content_length {
+        BodyLength::Fixed(n)
+    } else {
+        BodyLength::UntilClose
+    };
+    let keep_alive = !close && (http11 || keep_alive_token) && body != BodyLength::UntilClose;
+    Ok(Some(Head { status, len, body, keep_alive }))
+}
+
+fn parse_content_length(value: &[u8]) -> Option<u64> {
+    let digits = value.trim_ascii();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// The comma-separated tokens of a header value, trimmed.
+fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|t| !t.is_empty())
+}
+
+/// The headers of a complete response head, for [`crate::Response::headers`]. Built only when a
+/// scenario asks: most iterations look at the status alone, and a `HeaderMap` costs more than
+/// the rest of the parse.
+pub(crate) fn header_map(head: &[u8]) -> HeaderMap {
+    let mut storage = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let mut map = HeaderMap::new();
+    if httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, head, &mut storage).is_ok() {
+        map.reserve(response.headers.len());
+        for h in response.headers.iter() {
+            // httparse has already checked names and values against the grammar these enforce.
+            if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(h.name.as_bytes()), HeaderValue::from_bytes(h.value))
+            {
+                map.append(name, value);
+            }
+        }
+    }
+    map
+}
+
+/// Where a chunked body's decoder stands between reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chunked {
+    /// Expecting a chunk-size line.
+    Size,
+    /// This many bytes of chunk data left.
+    Data(u64),
+    /// Expecting the CRLF after a chunk's data.
+    DataEnd,
+    /// After the last chunk: trailer lines until an empty one.
+    Trailers,
+    /// The body is complete.
+    Done,
+}
+
+/// Decodes as much of a chunked body as `input` holds, moving the data to `body` and consuming
+/// what it used from `input`. Returns the new state; call again with more input until it is
+/// [`Chunked::Done`].
+pub(crate) fn decode_chunked(
+    mut state: Chunked,
+    input: &mut BytesMut,
+    body: &mut BytesMut,
+) -> Result<Chunked, ProtocolError> {
+    loop {
+        state = match state {
+            Chunked::Size => match httparse::parse_chunk_size(input).map_err(|_| ProtocolError::Chunked)? {
+                httparse::Status::Complete((used, 0)) => {
+                    input.advance(used);
+                    Chunked::Trailers
+                }
+                httparse::Status::Complete((used, size)) => {
+                    input.advance(used);
+                    Chunked::Data(size)
+                }
+                httparse::Status::Partial => return Ok(state),
+            },
+            Chunked::Data(left) => {
+                if input.is_empty() {
+                    return Ok(state);
+                }
+                let take = usize::try_from(left).unwrap_or(usize::MAX).min(input.len());
+                body.extend_from_slice(&input[..take]);
+                input.advance(take);
+                match left - take as u64 {
+                    0 => Chunked::DataEnd,
+                    rest => Chunked::Data(rest),
+                }
+            }
+            Chunked::DataEnd => {
+                if input.len() < 2 {
+                    return Ok(state);
+                }
+                if &input[..2] != b"\r\n" {
+                    return Err(ProtocolError::Chunked);
+                }
+                input.advance(2);
+                Chunked::Size
+            }
+            Chunked::Trailers => {
+                let Some(end) = input.windows(2).position(|w| w == b"\r\n") else {
+                    if input.len() > MAX_HEAD_BYTES {
+                        return Err(ProtocolError::HeadTooLarge);
+                    }
+                    return Ok(state);
+                };
+                input.advance(end + 2);
+                if end == 0 { Chunked::Done } else { Chunked::Trailers }
+            }
+            Chunked::Done => return Ok(state),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> Head {
+        parse_head(text.as_bytes(), &Method::GET).unwrap().unwrap()
+    }
+
+    #[test]
+    fn encodes_a_get_with_host() {
+        let mut out = Vec::new();
+        encode_request(&mut out, &Method::GET, "/a?b=1", &HeaderValue::from_static("h:1"), &HeaderMap::new(), b"");
+        assert_eq!(out, b"GET /a?b=1 HTTP/1.1\r\nhost: h:1\r\n\r\n");
+    }
+
+    #[test]
+    fn encodes_a_post_with_headers_and_length() {
+        let mut headers = HeaderMap::new();
+        headers.append("x-k", HeaderValue::from_static("v"));
+        let mut out = Vec::new();
+        encode_request(&mut out, &Method::POST, "/", &HeaderValue::from_static("h"), &headers, b"abc");
+        assert_eq!(out, b"POST / HTTP/1.1\r\nhost: h\r\nx-k: v\r\ncontent-length: 3\r\n\r\nabc");
+        out.clear();
+        encode_request(&mut out, &Method::POST, "/", &HeaderValue::from_static("h"), &HeaderMap::new(), b"");
+        assert!(out.ends_with(b"content-length: 0\r\n\r\n"));
+    }
+
+    #[test]
+    fn a_users_host_header_replaces_the_targets() {
+        let mut headers = HeaderMap::new();
+        headers.append("host", HeaderValue::from_static("example.test"));
+        let mut out = Vec::new();
+        encode_request(&mut out, &Method::GET, "/", &HeaderValue::from_static("h"), &headers, b"");
+        assert_eq!(out, b"GET / HTTP/1.1\r\nhost: example.test\r\n\r\n");
+    }
+
+    #[test]
+    fn incomplete_heads_wait_for_more() {
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\ncontent-le", &Method::GET).unwrap().is_none());
+    }
+
+    #[test]
+    fn framing_follows_rfc_9112() {
+        let h = head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nhello");
+        assert_eq!((h.status, h.body, h.keep_alive, h.len), (StatusCode::OK, BodyLength::Fixed(12), true, 39));
+        assert_eq!(head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n").body, BodyLength::Chunked);
+        // Transfer-Encoding wins over Content-Length.
+        let h = head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert_eq!(h.body, BodyLength::Chunked);
+        let h = head("HTTP/1.1 200 OK\r\n\r\n");
+        assert_eq!((h.body, h.keep_alive), (BodyLength::UntilClose, false));
+        assert_eq!(head("HTTP/1.1 204 No Content\r\nContent-Length: 9\r\n\r\n").body, BodyLength::Empty);
+        assert_eq!(head("HTTP/1.1 304 Not Modified\r\n\r\n").body, BodyLength::Empty);
+        assert_eq!(head("HTTP/1.1 100 Continue\r\n\r\n").body, BodyLength::Empty);
+        let h = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", &Method::HEAD).unwrap().unwrap();
+        assert_eq!((h.body, h.keep_alive), (BodyLength::Empty, true));
+    }
+
+    #[test]
+    fn keep_alive_follows_version_and_connection() {
+        assert!(!head("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").keep_alive);
+        assert!(!head("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").keep_alive);
+        assert!(head("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n").keep_alive);
+    }
+
+    #[test]
+    fn bad_heads_are_errors() {
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", &Method::GET).is_err());
+        assert!(
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", &Method::GET).is_err()
+        );
+        assert!(parse_head(b"SSH-2.0-OpenSSH\r\n\r\n", &Method::GET).is_err());
+        let huge = vec![b'a'; MAX_HEAD_BYTES + 1];
+        let mut text = b"HTTP/1.1 200 OK\r\nx: ".to_vec();
+        text.extend_from_slice(&huge);
+        assert!(matches!(parse_head(&text, &Method::GET), Err(ProtocolError::HeadTooLarge)));
+    }
+
+    #[test]
+    fn headers_are_built_on_demand() {
+        let map = header_map(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nSet-Cookie: a\r\nSet-Cookie: b\r\n\r\n");
+        assert_eq!(map["content-type"], "text/plain");
+        assert_eq!(map.get_all("set-cookie").iter().count(), 2);
+    }
+
+    #[test]
+    fn chunked_bodies_decode_across_reads() {
+        let wire = b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nx-trailer: 1\r\n\r\nNEXT";
+        // Fed one byte at a time, as the worst possible sequence of reads would.
+        let mut state = Chunked::Size;
+        let mut input = BytesMut::new();
+        let mut body = BytesMut::new();
+        for &b in wire.iter() {
+            input.extend_from_slice(&[b]);
+            state = decode_chunked(state, &mut input, &mut body).unwrap();
+            if state == Chunked::Done {
+                break;
+            }
+        }
+        assert_eq!(state, Chunked::Done);
+        assert_eq!(&body[..], b"hello world");
+        assert!(input.is_empty(), "stops right after the body, before the next response");
+        let mut input = BytesMut::from(&b"5\r\nhelloXX"[..]);
+        assert!(decode_chunked(Chunked::Size, &mut input, &mut BytesMut::new()).is_err());
+    }
+}
