@@ -40,6 +40,7 @@ pub mod exit_code;
 pub mod report;
 pub mod table;
 pub mod threshold;
+pub mod watch;
 
 pub use config::{DEFAULT_TIMEOUT, Load, Rate, RateStage, Stage, ThinkTime};
 pub use ctx::{Ctx, RequestBuilder, Response};
