@@ -259,7 +259,8 @@ fn run_plan(
                     for scenario in &mut report.scenarios {
                         scenario.package = Some(exe.target.package.clone());
                         scenario.bench = Some(exe.target.bench.clone());
-                        scenario.watched = watched.clone();
+                        // After what the binary watched itself (`Harness::watch`).
+                        scenario.watched.extend(watched.iter().cloned());
                     }
                     scenarios.append(&mut report.scenarios);
                     // The first binary's header (tool, machine, start time) stands for the run.
