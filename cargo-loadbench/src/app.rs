@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use loadbench::exit_code;
 use loadbench::report::{MachineInfo, RunReport, ScenarioInfo, ScenarioList, ScenarioReport, WatchReport};
 use loadbench::table;
+use loadbench::watch::Sampler;
 
 use crate::baseline::{Baseline, Baselines};
 use crate::build::{self, Executable};
@@ -19,7 +20,6 @@ use crate::gate::{self, CliThreshold, GateResult};
 use crate::output::{self, Context, Format, OutputSpec};
 use crate::run::{self, Outcome, RunOptions};
 use crate::settings::DEFAULT_NOISE_PERCENT;
-use crate::watch::Sampler;
 use crate::{compare, merge};
 
 /// Environment variable GitHub Actions sets to a file whose Markdown it shows on the run's
@@ -259,7 +259,8 @@ fn run_plan(
                     for scenario in &mut report.scenarios {
                         scenario.package = Some(exe.target.package.clone());
                         scenario.bench = Some(exe.target.bench.clone());
-                        scenario.watched = watched.clone();
+                        // After what the binary watched itself (`Harness::watch`).
+                        scenario.watched.extend(watched.iter().cloned());
                     }
                     scenarios.append(&mut report.scenarios);
                     // The first binary's header (tool, machine, start time) stands for the run.

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 
 use clap::Parser;
+use loadbench::watch::Watch;
 
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
 use crate::settings;
-use crate::watch::Watch;
 
 /// This binary should be invoked as `cargo loadbench` (in which case this message will not be
 /// seen), not as `cargo-loadbench`.

@@ -17,7 +17,6 @@ mod output;
 mod run;
 mod settings;
 mod versioned;
-mod watch;
 
 use std::process::ExitCode;
 

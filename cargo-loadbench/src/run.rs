@@ -23,7 +23,7 @@ pub struct RunOptions {
     /// `--quiet`.
     pub quiet: bool,
     /// `--watch` and `--watch-pid`: processes sampled while each scenario runs.
-    pub watches: Vec<crate::watch::Watch>,
+    pub watches: Vec<loadbench::watch::Watch>,
 }
 
 /// How a bench binary's run ended.

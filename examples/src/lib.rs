@@ -9,9 +9,18 @@
 //! - TechEmpower's tests: `GET /json` (`{"message":"Hello, World!"}`), `GET /plaintext`
 //!   (`Hello, World!`), `GET /db` (one random row of the `World` table, from SQLite) and
 //!   `GET /queries?queries=N` (N random rows, 1 to 500).
+//! - The business journey's application (accounts, sessions and records in SQLite, see
+//!   [`journey`]): `POST /login` with `{"user":"user7","password":"password7"}` answers
+//!   `{"token":"…"}` (401 for wrong credentials); with `Authorization: Bearer TOKEN`,
+//!   `POST /records` stores its body as a record and answers 201 with `{"id":N}`,
+//!   `GET /records/{id}` answers the record (404 when there is none) and `POST /logout` ends the
+//!   session (204). Without an open session, those three answer 401.
 //! - anything else: 404.
+//!
+//! The `demo-app` binary serves the same routes from a process of its own.
 
 pub mod disk;
+pub mod journey;
 pub mod world;
 
 use std::sync::{Arc, OnceLock};
@@ -35,7 +44,20 @@ use tokio::net::{TcpListener, TcpSocket};
 /// assert!(url.starts_with("http://127.0.0.1:"));
 /// ```
 pub fn start_demo_server() -> std::io::Result<String> {
-    let app = Arc::new(App::new()?);
+    serve(App::new()?)
+}
+
+/// [`start_demo_server`] with both databases created and filled before it accepts connections,
+/// as the `demo-app` binary runs it: no request then waits for them.
+pub fn start_demo_app() -> std::io::Result<String> {
+    let app = App::new()?;
+    app.world().map_err(std::io::Error::other)?;
+    app.journey().map_err(std::io::Error::other)?;
+    serve(app)
+}
+
+fn serve(app: App) -> std::io::Result<String> {
+    let app = Arc::new(app);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let listener = runtime.block_on(listen())?;
     let addr: SocketAddr = listener.local_addr()?;
@@ -66,16 +88,24 @@ async fn listen() -> std::io::Result<TcpListener> {
     socket.listen(8192)
 }
 
-/// What the routes share: a scratch directory for the disk test, and the database (created on
-/// first use, so that the examples that never touch it do not pay for 10,000 inserts).
+/// What the routes share: a scratch directory for the disk test, and the databases (each
+/// created on first use, so that the examples that never touch one do not pay for filling it).
 struct App {
     scratch: tempfile::TempDir,
     world: OnceLock<Result<world::World, String>>,
+    journey: OnceLock<Result<journey::Journey, String>>,
 }
 
 impl App {
     fn new() -> std::io::Result<App> {
-        Ok(App { scratch: tempfile::tempdir()?, world: OnceLock::new() })
+        Ok(App { scratch: tempfile::tempdir()?, world: OnceLock::new(), journey: OnceLock::new() })
+    }
+
+    fn journey(&self) -> Result<&journey::Journey, String> {
+        self.journey
+            .get_or_init(|| journey::Journey::create(4).map_err(|e| format!("cannot create the database: {e}")))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     fn world(&self) -> Result<&world::World, String> {
@@ -122,6 +152,49 @@ async fn route(app: Arc<App>, request: Request<Incoming>) -> Result<Response<Ful
         }
         (&Method::GET, "/plaintext") => text(StatusCode::OK, "Hello, World!"),
         (&Method::GET, "/db") => queries(&app, 1, false),
+        (&Method::POST, "/login") => {
+            let body = request.into_body().collect().await?.to_bytes();
+            blocking(&app, move |app| log_in(app, &body)).await
+        }
+        (&Method::POST, "/logout") => {
+            let token = bearer(&request);
+            blocking(&app, move |app| {
+                with_session(app, token.as_deref(), |db, _, token| match db.log_out(token) {
+                    Ok(_) => (StatusCode::NO_CONTENT, "text/plain", Bytes::new()),
+                    Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "logout failed"),
+                })
+            })
+            .await
+        }
+        (&Method::POST, "/records") => {
+            let token = bearer(&request);
+            let body = request.into_body().collect().await?.to_bytes();
+            blocking(&app, move |app| {
+                with_session(app, token.as_deref(), |db, user, _| {
+                    match db.insert(user, &String::from_utf8_lossy(&body)) {
+                        Ok(id) => (StatusCode::CREATED, "application/json", Bytes::from(format!(r#"{{"id":{id}}}"#))),
+                        Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "insert failed"),
+                    }
+                })
+            })
+            .await
+        }
+        (&Method::GET, path) if path.starts_with("/records/") => {
+            let id = path["/records/".len()..].parse::<i64>();
+            let token = bearer(&request);
+            blocking(&app, move |app| {
+                with_session(app, token.as_deref(), |db, _, _| match id.map(|id| db.record(id)) {
+                    Ok(Ok(Some(record))) => {
+                        let body = serde_json::json!({ "id": record.id, "owner": record.owner, "body": record.body });
+                        (StatusCode::OK, "application/json", Bytes::from(body.to_string()))
+                    }
+                    Ok(Ok(None)) => text(StatusCode::NOT_FOUND, "no such record"),
+                    Ok(Err(_)) => text(StatusCode::INTERNAL_SERVER_ERROR, "query failed"),
+                    Err(_) => text(StatusCode::BAD_REQUEST, "id must be a number"),
+                })
+            })
+            .await
+        }
         (&Method::GET, "/queries") => {
             // TechEmpower: a missing, malformed or out-of-range count is clamped to 1..=500.
             let n = request
@@ -157,4 +230,50 @@ fn queries(app: &App, n: u32, as_array: bool) -> Reply {
     }
     let body = if as_array { serde_json::Value::Array(rows) } else { rows.swap_remove(0) };
     (StatusCode::OK, "application/json", Bytes::from(body.to_string()))
+}
+
+/// Runs `work` on tokio's blocking threads: a journey request may wait for the database's one
+/// writing connection, or for a checkpoint's fsync, and on the event loop that wait would stall
+/// every other connection of its thread.
+async fn blocking(app: &Arc<App>, work: impl FnOnce(&App) -> Reply + Send + 'static) -> Reply {
+    let app = Arc::clone(app);
+    tokio::task::spawn_blocking(move || work(&app))
+        .await
+        .unwrap_or_else(|_| text(StatusCode::INTERNAL_SERVER_ERROR, "the request's handler panicked"))
+}
+
+/// `POST /login`: `{"user":…,"password":…}` for a session token.
+fn log_in(app: &App, body: &[u8]) -> Reply {
+    let Ok(db) = app.journey() else { return text(StatusCode::INTERNAL_SERVER_ERROR, "database unavailable") };
+    let credentials: Option<(String, String)> = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| Some((v.get("user")?.as_str()?.to_owned(), v.get("password")?.as_str()?.to_owned())));
+    let Some((user, password)) = credentials else {
+        return text(StatusCode::BAD_REQUEST, r#"the body must be {"user":"…","password":"…"}"#);
+    };
+    match db.log_in(&user, &password) {
+        Ok(Some(token)) => {
+            (StatusCode::OK, "application/json", Bytes::from(serde_json::json!({ "token": token }).to_string()))
+        }
+        Ok(None) => text(StatusCode::UNAUTHORIZED, "wrong user or password"),
+        Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "login failed"),
+    }
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header.
+fn bearer(request: &Request<Incoming>) -> Option<String> {
+    let value = request.headers().get(hyper::header::AUTHORIZATION)?.to_str().ok()?;
+    value.strip_prefix("Bearer ").map(|token| token.trim().to_owned())
+}
+
+/// Runs `handle` with the database, the session's account and its token, or answers 401 when
+/// `token` names no open session.
+fn with_session(app: &App, token: Option<&str>, handle: impl FnOnce(&journey::Journey, i64, &str) -> Reply) -> Reply {
+    let Ok(db) = app.journey() else { return text(StatusCode::INTERNAL_SERVER_ERROR, "database unavailable") };
+    let Some(token) = token else { return text(StatusCode::UNAUTHORIZED, "log in first") };
+    match db.session(token) {
+        Ok(Some(user)) => handle(db, user, token),
+        Ok(None) => text(StatusCode::UNAUTHORIZED, "no such session"),
+        Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "session lookup failed"),
+    }
 }

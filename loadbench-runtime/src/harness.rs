@@ -2,20 +2,23 @@
 //! reports, either to the terminal or to `cargo loadbench`.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use clap::Parser;
 
-use crate::config::{Load, Rate, ScenarioConfig};
+use crate::config::{Load, ScenarioConfig};
 use crate::executor::{self, RunPlan};
+use crate::process::ServerProcess;
 use crate::registry::{self, ScenarioEntry};
 use crate::report::{
-    self, ConfigReport, RateReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport,
+    self, ConfigReport, RateReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport, WatchReport,
 };
+use crate::scale::{self, Size};
 use crate::target::{Target, TargetError};
+use crate::watch::{Sampler, Watch};
 use crate::{exit_code, limits, table, threshold};
 
 /// Environment variable naming the file where a bench binary writes its results (or its list,
@@ -24,6 +27,11 @@ pub const OUTPUT_ENV: &str = "LOADBENCH_OUTPUT";
 
 /// Environment variable giving the target base URL when `--target` is not passed.
 pub const TARGET_ENV: &str = "LOADBENCH_TARGET";
+
+/// Environment variable giving the scale factor when `--scale` is not passed: every scenario
+/// runs at this fraction of its attribute's load (users, count, duration, rate), as CI runs the
+/// examples.
+pub const SCALE_ENV: &str = "LOADBENCH_SCALE";
 
 /// Command line of a bench binary (`cargo bench --bench NAME -- …`, or run by `cargo loadbench`).
 #[derive(Debug, Parser)]
@@ -44,6 +52,11 @@ struct BenchArgs {
     /// Base URL of the server under test; overrides LOADBENCH_TARGET and the attribute.
     #[arg(long, value_name = "URL")]
     target: Option<String>,
+    /// Run every scenario at this fraction (above 0, at most 1) of its load: users, count,
+    /// duration and rate, each at least 1 (100 ms); overrides LOADBENCH_SCALE. Without --bench,
+    /// the scaled load replaces the single smoke-test iteration.
+    #[arg(long, value_name = "FACTOR", value_parser = scale::parse)]
+    scale: Option<f64>,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -96,6 +109,9 @@ pub enum HarnessError {
     /// The embedded server given to [`Harness::default_target`] failed to start.
     #[error("the default target failed to start: {0}")]
     DefaultTarget(std::io::Error),
+    /// `LOADBENCH_SCALE` is not a scale factor.
+    #[error("LOADBENCH_SCALE: {0}")]
+    Scale(String),
 }
 
 /// Runs the scenarios registered in this binary.
@@ -113,8 +129,10 @@ pub enum HarnessError {
 /// ```
 #[must_use]
 pub struct Harness {
-    default_target: Option<Box<dyn FnOnce() -> std::io::Result<String>>>,
+    default_target: Option<DefaultTarget>,
     target: Option<String>,
+    scale: Option<f64>,
+    watches: Vec<Watch>,
     filters: Vec<String>,
     exact: bool,
     smoke: bool,
@@ -130,8 +148,18 @@ impl std::fmt::Debug for Harness {
             .field("filters", &self.filters)
             .field("exact", &self.exact)
             .field("smoke", &self.smoke)
+            .field("scale", &self.scale)
+            .field("watches", &self.watches)
             .finish_non_exhaustive()
     }
+}
+
+/// Where the default target comes from.
+enum DefaultTarget {
+    /// A function that starts a server (in this process, say) and returns its URL.
+    Start(Box<dyn FnOnce() -> std::io::Result<String>>),
+    /// A server process to start, watch as `name` and stop at the end.
+    Process { name: String, command: Box<Command> },
 }
 
 impl Default for Harness {
@@ -146,6 +174,8 @@ impl Harness {
         Harness {
             default_target: None,
             target: None,
+            scale: None,
+            watches: Vec::new(),
             filters: Vec::new(),
             exact: false,
             smoke: false,
@@ -158,7 +188,47 @@ impl Harness {
     /// The target to use when neither `--target`, `LOADBENCH_TARGET` nor the scenario's
     /// attribute names one. `start` runs at most once, and only if it is needed.
     pub fn default_target(mut self, start: impl FnOnce() -> std::io::Result<String> + 'static) -> Harness {
-        self.default_target = Some(Box::new(start));
+        self.default_target = Some(DefaultTarget::Start(Box::new(start)));
+        self
+    }
+
+    /// The default target (see [`Harness::default_target`]) is a server process: `command` is
+    /// started only if a scenario needs it, must print its base URL as the first line of its
+    /// standard output once it accepts connections, and is killed when the run ends. While each
+    /// scenario (or group) runs, the process and its children are sampled as
+    /// [`Harness::watch`] does, under `name`, so that the server's CPU and memory are reported
+    /// apart from the load generator's. Its standard input is a pipe that closes when the bench
+    /// process exits, however it exits: a server that stops at the end of its input never
+    /// outlives the bench.
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     loadbench::Harness::new()
+    ///         .default_target_process("app", std::process::Command::new("target/release/my-server"))
+    ///         .run()
+    /// }
+    /// ```
+    pub fn default_target_process(mut self, name: impl Into<String>, command: Command) -> Harness {
+        self.default_target = Some(DefaultTarget::Process { name: name.into(), command: Box::new(command) });
+        self
+    }
+
+    /// Samples process `pid` (and its children) while each scenario, or group, runs: its CPU
+    /// (average and busiest 250 ms, in percent of one core) and resident memory (at the start, at
+    /// its peak, at the end), reported in the table and under `watched` in the JSON, as
+    /// `cargo loadbench --watch NAME=PID` does. Linux only; elsewhere, or when no such process
+    /// exists, the report carries a note instead.
+    pub fn watch(mut self, name: impl Into<String>, pid: u32) -> Harness {
+        self.watches.push(Watch { name: name.into(), pid });
+        self
+    }
+
+    /// Runs every scenario at `factor` (above 0, at most 1) of its declared load, as
+    /// `--scale FACTOR` and `LOADBENCH_SCALE` do: users, counts, durations, rates and ramps are
+    /// multiplied by it, users and counts rounded and kept at least 1, durations at least 100 ms.
+    /// A factor outside `(0, 1]` is ignored.
+    pub fn scale(mut self, factor: f64) -> Harness {
+        self.scale = (factor > 0.0 && factor <= 1.0).then_some(factor);
         self
     }
 
@@ -204,6 +274,9 @@ impl Harness {
         if args.target.is_some() {
             self.target = args.target;
         }
+        if args.scale.is_some() {
+            self.scale = args.scale;
+        }
         let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
 
         if args.list {
@@ -242,12 +315,21 @@ impl Harness {
             }
         }
         if smoke {
-            // Under `cargo test --benches` this run is a test: each scenario's one iteration
-            // must have run and succeeded, or the test fails.
-            let broken: Vec<&str> =
-                report.scenarios.iter().filter(|s| s.ok == 0 || s.failed > 0).map(|s| s.name.as_str()).collect();
+            // Under `cargo test --benches` this run is a test: each scenario must have run and
+            // succeeded every iteration, and one bounded by a count must have run exactly that
+            // many (one, unless scaled), or the test fails.
+            let broken: Vec<&str> = report
+                .scenarios
+                .iter()
+                .filter(|s| s.ok == 0 || s.failed > 0 || s.config.count.is_some_and(|count| s.iterations != count))
+                .map(|s| s.name.as_str())
+                .collect();
             if !broken.is_empty() {
-                eprintln!("error: smoke run failed (one iteration each, without --bench): {}", broken.join(", "));
+                let size = match report.scenarios.iter().find_map(|s| s.config.scale) {
+                    Some(factor) => format!("at scale {factor}"),
+                    None => "one iteration each".to_owned(),
+                };
+                eprintln!("error: smoke run failed ({size}, without --bench): {}", broken.join(", "));
                 return ExitCode::from(exit_code::GATE_FAILED);
             }
         }
@@ -272,14 +354,7 @@ impl Harness {
                     module_path: e.module_path.to_owned(),
                     file: e.file.to_owned(),
                     line: e.line,
-                    config: config_report(
-                        &e.config,
-                        e.config.concurrency,
-                        e.config.load,
-                        e.config.rate,
-                        e.config.warmup,
-                        e.config.target,
-                    ),
+                    config: config_report(&e.config, &Size::declared(&e.config), None, e.config.target),
                 })
                 .collect(),
         };
@@ -316,7 +391,16 @@ impl Harness {
         // Decide every scenario's target before running any, so a configuration mistake costs
         // no load-test time.
         let env_target = std::env::var(TARGET_ENV).ok().filter(|t| !t.is_empty());
+        let scale = match self.scale {
+            Some(factor) => Some(factor),
+            None => match std::env::var(SCALE_ENV).ok().filter(|s| !s.trim().is_empty()) {
+                Some(text) => Some(scale::parse(&text).map_err(HarnessError::Scale)?),
+                None => None,
+            },
+        };
         let mut fallback: Option<String> = None;
+        // The default target's process, when it is one: it lives until the run's end.
+        let mut server: Option<ServerProcess> = None;
         let mut targets = Vec::with_capacity(selected.len());
         for entry in &selected {
             let url = match (&self.target, &env_target, entry.config.target) {
@@ -324,8 +408,16 @@ impl Harness {
                 (None, None, Some(t)) => t.to_owned(),
                 (None, None, None) => match (&fallback, self.default_target.take()) {
                     (Some(url), _) => url.clone(),
-                    (None, Some(start)) => {
+                    (None, Some(DefaultTarget::Start(start))) => {
                         let url = start().map_err(HarnessError::DefaultTarget)?;
+                        fallback = Some(url.clone());
+                        url
+                    }
+                    (None, Some(DefaultTarget::Process { name, command })) => {
+                        let process = ServerProcess::start(*command).map_err(HarnessError::DefaultTarget)?;
+                        self.watches.push(Watch { name, pid: process.pid() });
+                        let url = process.url().to_owned();
+                        server = Some(process);
                         fallback = Some(url.clone());
                         url
                     }
@@ -340,6 +432,7 @@ impl Harness {
         let started_at = SystemTime::now();
         let settings = RunSettings {
             smoke: self.smoke,
+            scale,
             progress: self.progress,
             worker_threads: self.worker_threads,
             stop: Arc::clone(&self.stop),
@@ -349,6 +442,8 @@ impl Harness {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
+            // Sampled per batch: the scenarios of a group share one server, busy with all of them.
+            let samplers: Vec<Sampler> = self.watches.iter().map(Sampler::start).collect();
             let reports: Vec<ScenarioReport> = match batch.as_slice() {
                 [(entry, url)] => vec![settings.run_one(entry, url, file_limit)],
                 // A group runs as one workload: every scenario at once, each on worker threads
@@ -366,16 +461,10 @@ impl Harness {
                         runs.into_iter()
                             .map(|(entry, run)| {
                                 run.join().unwrap_or_else(|_| {
+                                    let size = Size { concurrency: 0, ..Size::declared(&entry.config) };
                                     let mut report = ScenarioReport::not_started(
                                         entry.name,
-                                        config_report(
-                                            &entry.config,
-                                            0,
-                                            entry.config.load,
-                                            None,
-                                            None,
-                                            Some(url_of(group, entry)),
-                                        ),
+                                        config_report(&entry.config, &size, scale, Some(url_of(group, entry))),
                                     );
                                     report.setup_error = Some("its runner thread panicked".to_owned());
                                     report
@@ -385,7 +474,11 @@ impl Harness {
                     })
                 }
             };
+            let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
             for (mut report, (entry, _)) in reports.into_iter().zip(&batch) {
+                if report.setup_error.is_none() {
+                    report.watched.clone_from(&watched);
+                }
                 // A smoke run (one iteration, one user) says nothing about latency or throughput.
                 if !self.smoke {
                     report.thresholds = threshold::evaluate(&report);
@@ -396,6 +489,8 @@ impl Harness {
                 scenarios.push(report);
             }
         }
+        // Stopped only now that every scenario has run.
+        drop(server);
         let mut report = RunReport::new(started_at);
         report.scenarios = scenarios;
         Ok(report)
@@ -407,6 +502,7 @@ impl Harness {
 #[derive(Debug, Clone)]
 struct RunSettings {
     smoke: bool,
+    scale: Option<f64>,
     progress: bool,
     worker_threads: Option<usize>,
     stop: Arc<AtomicBool>,
@@ -414,17 +510,18 @@ struct RunSettings {
 
 impl RunSettings {
     fn run_one(&self, entry: &'static ScenarioEntry, url: &str, file_limit: Option<u64>) -> ScenarioReport {
-        // A smoke run is one iteration of the closed model, whatever the attribute asks.
-        let (concurrency, load, rate, warmup) = if self.smoke {
-            (1, Load::Count(1), None, None)
-        } else {
-            (entry.config.concurrency, entry.config.load, entry.config.rate, entry.config.warmup)
+        // A smoke run is one iteration of the closed model, whatever the attribute asks, unless a
+        // scale asks for more.
+        let one = self.smoke && self.scale.is_none();
+        let size = match self.scale {
+            _ if one => Size::smoke(),
+            Some(factor) => Size::declared(&entry.config).scaled(factor),
+            None => Size::declared(&entry.config),
         };
+        let Size { concurrency, load, rate, warmup, stages, rate_stages } = size;
         let timeout = entry.config.timeout();
-        let mut report = ScenarioReport::not_started(
-            entry.name,
-            config_report(&entry.config, concurrency, load, rate, warmup, Some(url)),
-        );
+        let mut report =
+            ScenarioReport::not_started(entry.name, config_report(&entry.config, &size, self.scale, Some(url)));
         if let Err(needed) = limits::check_concurrency(concurrency, file_limit) {
             report.setup_error = Some(needed);
             return report;
@@ -440,10 +537,10 @@ impl RunSettings {
             concurrency,
             load,
             rate,
-            rate_stages: if self.smoke { &[] } else { entry.config.rate_stages },
-            stages: if self.smoke { &[] } else { entry.config.stages },
+            rate_stages,
+            stages,
             warmup,
-            think_time: if self.smoke { None } else { entry.config.think_time },
+            think_time: if one { None } else { entry.config.think_time },
             timeout,
             target,
             threads: match self.worker_threads {
@@ -471,7 +568,7 @@ impl RunSettings {
                 report.steps = stats.steps_report();
                 report.user_setup = entry.setup.map(|_| stats.setup.clone());
                 report.user_teardown = entry.teardown.map(|_| stats.teardown.clone());
-                let requested = match (rate, entry.config.rate_stages) {
+                let requested = match (rate, rate_stages) {
                     (Some(rate), _) => Some(rate.per_second()),
                     (None, []) => None,
                     // A ramp asks for its mean rate: all its arrivals over its length.
@@ -563,16 +660,10 @@ pub(crate) fn report_exit_code(report: &RunReport) -> u8 {
     }
 }
 
-/// The report of `config` as run: with `concurrency`, `load` and `rate` (which a smoke run
-/// lowers) and the `target` in force.
-fn config_report(
-    config: &ScenarioConfig,
-    concurrency: u32,
-    load: Load,
-    rate: Option<Rate>,
-    warmup: Option<Load>,
-    target: Option<&str>,
-) -> ConfigReport {
+/// The report of `config` as run: at `size` (which a smoke run or a `scale` lowers) and with
+/// the `target` in force.
+fn config_report(config: &ScenarioConfig, size: &Size, scale: Option<f64>, target: Option<&str>) -> ConfigReport {
+    let Size { concurrency, load, rate, warmup, stages, rate_stages } = *size;
     let timeout = config.timeout();
     let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     ConfigReport {
@@ -589,14 +680,8 @@ fn config_report(
         timeout_ms: millis(timeout),
         think_time_ms: config.think_time.map(|t| (millis(t.min), millis(t.max))),
         // A smoke run (one iteration, `load` lowered to a count) runs no ramp.
-        stages: match load {
-            Load::Count(_) => Vec::new(),
-            Load::Duration(_) => config.stages.iter().map(|s| (millis(s.duration), s.target)).collect(),
-        },
-        rate_stages: match load {
-            Load::Count(_) => Vec::new(),
-            Load::Duration(_) => config.rate_stages.iter().map(|s| (millis(s.duration), s.rate)).collect(),
-        },
+        stages: stages.iter().map(|s| (millis(s.duration), s.target)).collect(),
+        rate_stages: rate_stages.iter().map(|s| (millis(s.duration), s.rate)).collect(),
         warmup_count: match warmup {
             Some(Load::Count(n)) => Some(n),
             _ => None,
@@ -608,5 +693,6 @@ fn config_report(
         target: target.map(str::to_owned),
         thresholds: config.thresholds.to_vec(),
         group: config.group.map(str::to_owned),
+        scale,
     }
 }

@@ -29,9 +29,11 @@ mod harness;
 mod http1;
 mod limits;
 mod machine;
+mod process;
 mod progress;
 mod registry;
 mod request_timer;
+mod scale;
 mod selfcheck;
 mod stats;
 mod steps;
@@ -42,11 +44,12 @@ pub mod exit_code;
 pub mod report;
 pub mod table;
 pub mod threshold;
+pub mod watch;
 
 pub use config::{DEFAULT_TIMEOUT, Load, Rate, RateStage, Stage, ThinkTime};
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub use error::{Error, ErrorKind, Result};
-pub use harness::{Harness, HarnessError, OUTPUT_ENV, TARGET_ENV, report_usage_error};
+pub use harness::{Harness, HarnessError, OUTPUT_ENV, SCALE_ENV, TARGET_ENV, report_usage_error};
 pub use target::{Target, TargetError};
 
 pub use http::{Method, StatusCode};

@@ -124,7 +124,8 @@ pub struct ScenarioReport {
     /// How loaded the generator itself was; `None` when the scenario did not run.
     #[serde(default)]
     pub generator: Option<GeneratorReport>,
-    /// Server processes sampled while the scenario ran (`cargo loadbench --watch NAME=PID`).
+    /// Server processes sampled while the scenario ran (`cargo loadbench --watch NAME=PID`,
+    /// `Harness::watch`, `Harness::default_target_process`).
     #[serde(default)]
     pub watched: Vec<WatchReport>,
     /// Whether each of [`ConfigReport::thresholds`] held, in the same order; empty when the
@@ -326,6 +327,10 @@ pub struct ConfigReport {
     /// The group whose scenarios ran at the same time as this one (`group = "…"`).
     #[serde(default)]
     pub group: Option<String>,
+    /// The factor the declared load was reduced by (`--scale`, `LOADBENCH_SCALE`); the other
+    /// fields are the reduced figures.
+    #[serde(default)]
+    pub scale: Option<f64>,
     /// Base URL the requests went to.
     pub target: Option<String>,
     /// Conditions the scenario must meet: from its attribute, plus `--threshold` ones given to
@@ -452,8 +457,9 @@ pub fn write_json_atomic<T: Serialize>(path: &std::path::Path, value: &T) -> std
     Ok(())
 }
 
-/// What `cargo loadbench --watch NAME=PID` saw of a server process (and its children) while a
-/// scenario ran.
+/// What `cargo loadbench --watch NAME=PID` (or the bench binary itself: `Harness::watch`,
+/// `Harness::default_target_process`) saw of a server process and its children while a scenario
+/// ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WatchReport {
     /// The label given on the command line.

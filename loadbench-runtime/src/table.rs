@@ -78,6 +78,9 @@ pub fn render(report: &RunReport) -> String {
         if let Some(line) = open_model_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(factor) = scenario.config.scale {
+            let _ = writeln!(out, "{label}: reduced to {factor} of its declared load (--scale, LOADBENCH_SCALE)");
+        }
         if let Some(line) = saturation_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
@@ -230,6 +233,9 @@ pub fn describe_config(config: &ConfigReport) -> String {
     }
     if let Some(group) = &config.group {
         let _ = write!(out, ", group {group}");
+    }
+    if let Some(factor) = config.scale {
+        let _ = write!(out, ", scale {factor}");
     }
     if !config.thresholds.is_empty() {
         let thresholds: Vec<String> = config.thresholds.iter().map(ToString::to_string).collect();

@@ -19,7 +19,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use loadbench_tests::cli::{
-    Output, cargo_loadbench, cargo_loadbench_path, fixture, fixture_target_dir, read_report, row, run_fixture, scenario,
+    Output, cargo_loadbench, cargo_loadbench_path, cargo_loadbench_with_env, fixture, fixture_target_dir, read_report,
+    row, run_fixture, scenario,
 };
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
 
@@ -88,6 +89,51 @@ fn list_shows_scenarios_without_sending_requests() {
     assert!(lines[0].starts_with("basic/api: hello — concurrency 20, count 500"), "{}", out.stdout);
     assert!(lines[1].starts_with("basic/api: status_check — concurrency 5, count 100"), "{}", out.stdout);
     assert!(lines.iter().all(|l| l.ends_with(&format!("target {}", server.url()))), "{}", out.stdout);
+    assert_eq!(server.requests(), 0);
+}
+
+#[test]
+fn loadbench_scale_reduces_every_scenario_and_says_so() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let manifest = fixture("basic");
+    let args = [
+        "--manifest-path",
+        manifest.to_str().expect("UTF-8 path"),
+        "--target",
+        &server.url(),
+        "--json",
+        json.to_str().expect("UTF-8 path"),
+        "--quiet",
+    ];
+    let out = cargo_loadbench_with_env(&args, &[(loadbench::SCALE_ENV, "0.1".as_ref())]);
+
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let report = read_report(&json);
+    // hello: 20 users, 500 iterations; status_check: 5 users (0.5, rounded up), 100 iterations.
+    for (name, users, count) in [("hello", 2, 50), ("status_check", 1, 10)] {
+        let s = scenario(&report, name);
+        assert_eq!((s.config.concurrency, s.config.count, s.config.scale), (users, Some(count), Some(0.1)), "{s:#?}");
+        assert_eq!((s.iterations, s.ok), (count, count), "{s:#?}");
+        assert!(out.stdout.contains(&format!("{name}: reduced to 0.1 of its declared load")), "{}", out.stdout);
+    }
+    assert_eq!(server.requests(), 60, "requests the server received");
+}
+
+#[test]
+fn a_bad_loadbench_scale_is_a_usage_error() {
+    let server = TestServer::start(Behavior::default());
+    let manifest = fixture("basic");
+    let args = ["--manifest-path", manifest.to_str().expect("UTF-8 path"), "--target", &server.url()];
+    let out = cargo_loadbench_with_env(&args, &[(loadbench::SCALE_ENV, "2".as_ref())]);
+
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert!(
+        out.errors()
+            .contains(&"error: LOADBENCH_SCALE: `2` is not a scale: give a number above 0 and at most 1, such as 0.01"),
+        "{out:#?}"
+    );
     assert_eq!(server.requests(), 0);
 }
 

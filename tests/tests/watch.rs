@@ -1,13 +1,26 @@
-//! `cargo loadbench --watch NAME=PID` against a server process with a known cost: the CPU and
-//! memory it reports are in range, and a process that does not exist is a note, not a failure.
+//! `cargo loadbench --watch NAME=PID`, and a bench binary's own `Harness::default_target_process`,
+//! against a server process with a known cost: the CPU and memory reported are in range, and a
+//! process that does not exist is a note, not a failure.
+//!
+//! One test at a time: CPU figures are what is measured, and another test's load on the same two
+//! cores would be part of them.
 
 // A broken test environment (a fixture that does not build) should fail loudly.
 #![allow(clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 
+use loadbench::HarnessError;
 use loadbench_tests::cli::{read_report, run_fixture, scenario};
+use loadbench_tests::{Behavior, TestServer};
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// `burn-server` as a child process, killed when dropped.
 struct BurnServer {
@@ -41,6 +54,7 @@ impl Drop for BurnServer {
 
 #[test]
 fn a_busy_server_shows_its_cpu_and_memory() {
+    let _alone = one_at_a_time();
     // 64 MiB resident; 2 ms of CPU per request on one thread, and `hello` (500 requests from
     // 20 users) keeps it busy: about one core for about one second.
     let server = BurnServer::start(64, 2);
@@ -71,6 +85,7 @@ fn a_busy_server_shows_its_cpu_and_memory() {
 
 #[test]
 fn a_process_that_does_not_exist_is_a_note_and_the_run_goes_on() {
+    let _alone = one_at_a_time();
     let server = BurnServer::start(0, 0);
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
@@ -94,4 +109,72 @@ fn a_malformed_watch_is_a_usage_error() {
     let out = run_fixture("basic", &["--watch", "db=notapid"]);
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert!(out.stderr.contains("`notapid` is not a process id"), "{out:#?}");
+}
+
+/// 500 GETs from 20 users, as the `basic` fixture's `hello`.
+#[loadbench::scenario(name = "burn", concurrency = 20, count = 500)]
+async fn burn(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+fn burn_server(alloc_mb: u32, spin_ms: u32) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_burn-server"));
+    command.args(["--alloc-mb", &alloc_mb.to_string(), "--spin-ms", &spin_ms.to_string()]);
+    command
+}
+
+#[test]
+fn a_default_target_process_is_started_watched_and_stopped_by_the_bench() {
+    let _alone = one_at_a_time();
+    let report = loadbench::Harness::new()
+        .default_target_process("app", burn_server(64, 2))
+        .only("burn")
+        .progress(false)
+        .run_report()
+        .expect("the run");
+
+    let burn = &report.scenarios[0];
+    assert_eq!((burn.ok, burn.failed), (500, 0), "{burn:#?}");
+    let [app] = burn.watched.as_slice() else { panic!("one watched process: {burn:#?}") };
+    assert_eq!(app.name, "app");
+    assert!(burn.config.target.as_deref().is_some_and(|t| t.starts_with("http://127.0.0.1:")), "{burn:#?}");
+    assert!(app.note.is_none(), "{app:?}");
+    // 2 ms of CPU per request, 500 requests: a second of one core, whatever the run's length.
+    assert!(app.cpu_avg_percent.is_some_and(|cpu| cpu > 30.0), "{app:?}");
+    let mib = app.rss_peak_bytes.expect("RSS") as f64 / (1024.0 * 1024.0);
+    assert!((64.0..200.0).contains(&mib), "64 MiB held: {app:?}");
+    assert!(!Path::new(&format!("/proc/{}", app.pid)).exists(), "the server outlived the run: {app:?}");
+
+    let table = loadbench::table::render(&report);
+    assert!(table.contains(&format!("burn: app (pid {}): CPU avg", app.pid)), "{table}");
+}
+
+#[test]
+fn a_default_target_process_is_not_started_when_another_target_is_given() {
+    let _alone = one_at_a_time();
+    let server = TestServer::start(Behavior::default());
+    let report = loadbench::Harness::new()
+        .default_target_process("app", Command::new("/nonexistent/server"))
+        .target(server.url())
+        .only("burn")
+        .progress(false)
+        .run_report()
+        .expect("the run");
+    assert_eq!(report.scenarios[0].ok, 500);
+    assert!(report.scenarios[0].watched.is_empty(), "{:?}", report.scenarios[0].watched);
+    assert_eq!(server.requests(), 500);
+}
+
+#[test]
+fn a_default_target_process_that_prints_no_url_is_a_setup_error() {
+    let _alone = one_at_a_time();
+    let err = loadbench::Harness::new()
+        .default_target_process("app", Command::new("true"))
+        .only("burn")
+        .progress(false)
+        .run_report()
+        .expect_err("no URL, no run");
+    assert!(matches!(err, HarnessError::DefaultTarget(_)), "{err:?}");
+    assert_eq!(err.to_string(), "the default target failed to start: `true` exited without printing its URL");
 }

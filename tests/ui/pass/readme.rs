@@ -97,4 +97,15 @@ fn readme_main() -> std::process::ExitCode {
     loadbench::Harness::new().default_target(|| Ok("http://127.0.0.1:8080".to_owned())).run()
 }
 
+// The README's `main` that starts, watches and stops a server process (`env!("CARGO_BIN_EXE_…")`
+// there, which only a package with that binary has).
+#[allow(dead_code)]
+fn readme_process_main() -> std::process::ExitCode {
+    loadbench::Harness::new()
+        .default_target_process("app", std::process::Command::new("demo-app"))
+        .watch("db", 4242)
+        .scale(0.1)
+        .run()
+}
+
 fn main() {}

@@ -1,5 +1,7 @@
-//! `--watch NAME=PID`: samples a server process (and its children) while a scenario runs, the
-//! way LoadRunner's monitors recorded the server's CPU and memory next to the response times.
+//! Samples a server process (and its children) while a scenario runs, the way LoadRunner's
+//! monitors recorded the server's CPU and memory next to the response times: behind
+//! `cargo loadbench --watch NAME=PID`, [`Harness::watch`](crate::Harness::watch) and
+//! [`Harness::default_target_process`](crate::Harness::default_target_process).
 //!
 //! Read straight from `/proc`: per process `stat` (user + system CPU time, in clock ticks of
 //! 1/100 s) and `status` (`VmRSS`), summed over the process and all its descendants (found
@@ -12,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use loadbench::report::WatchReport;
+use crate::report::WatchReport;
 
 /// How often the process is sampled; also the window of the peak CPU figure.
 pub const INTERVAL: Duration = Duration::from_millis(250);
@@ -20,7 +22,7 @@ pub const INTERVAL: Duration = Duration::from_millis(250);
 /// Clock ticks per second in `/proc/PID/stat` (`USER_HZ`, 100 on every Linux platform).
 const TICKS_PER_SECOND: f64 = 100.0;
 
-/// A process to watch, as given on the command line.
+/// A process to watch: a label for the results and a process id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Watch {
     /// The label in the results (`server` for `--watch-pid`).
@@ -29,19 +31,31 @@ pub struct Watch {
     pub pid: u32,
 }
 
+/// Why a `NAME=PID` argument is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseWatchError {
+    /// Nothing before the `=`.
+    #[error("`{0}` has no name before `=`; write NAME=PID")]
+    NoName(String),
+    /// What follows the `=` is not a number.
+    #[error("`{0}` is not a process id; write NAME=PID")]
+    NotAPid(String),
+}
+
 impl std::str::FromStr for Watch {
-    type Err = String;
+    type Err = ParseWatchError;
 
     /// `NAME=PID`, or a bare `PID` (named `server`).
-    fn from_str(arg: &str) -> Result<Watch, String> {
+    fn from_str(arg: &str) -> Result<Watch, ParseWatchError> {
         let (name, pid) = match arg.split_once('=') {
             Some((name, pid)) => (name.trim(), pid.trim()),
             None => ("server", arg.trim()),
         };
         if name.is_empty() {
-            return Err(format!("`{arg}` has no name before `=`; write NAME=PID"));
+            return Err(ParseWatchError::NoName(arg.to_owned()));
         }
-        let pid = pid.parse::<u32>().map_err(|_| format!("`{pid}` is not a process id; write NAME=PID"))?;
+        let pid = pid.parse::<u32>().map_err(|_| ParseWatchError::NotAPid(pid.to_owned()))?;
         Ok(Watch { name: name.to_owned(), pid })
     }
 }
@@ -225,8 +239,8 @@ mod tests {
     fn watch_arguments_parse_or_say_what_is_wrong() {
         assert_eq!("db=42".parse::<Watch>(), Ok(Watch { name: "db".into(), pid: 42 }));
         assert_eq!("42".parse::<Watch>(), Ok(Watch { name: "server".into(), pid: 42 }));
-        assert!("db=x".parse::<Watch>().unwrap_err().contains("`x` is not a process id"));
-        assert!("=42".parse::<Watch>().unwrap_err().contains("no name"));
+        assert!("db=x".parse::<Watch>().unwrap_err().to_string().contains("`x` is not a process id"));
+        assert!("=42".parse::<Watch>().unwrap_err().to_string().contains("no name"));
     }
 
     #[test]

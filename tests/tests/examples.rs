@@ -1,0 +1,145 @@
+//! Every example of the README, run as its bench binary at a tenth of its size
+//! (`--bench --scale 0.1`, what `LOADBENCH_SCALE=0.1` does): each scenario must have run exactly
+//! the iterations its reduced load asks for, every one of them successful, with the responses
+//! (and, in the journey, the steps) that its body sends per iteration.
+//!
+//! One example at a time: each starts its own server, and two at once on a 2-core machine would
+//! only slow each other down.
+
+// A broken test environment (an example that does not build) should fail loudly.
+#![allow(clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+use loadbench::report::{RunReport, ScenarioReport};
+use loadbench_tests::cli::{read_report, scenario, workspace_root};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The size of each disk example answer (`loadbench_examples::disk::SIZE`; this package does
+/// not depend on the examples).
+const DISK_ANSWER: u64 = 108 * 1024;
+
+/// The examples' bench binaries by name, built once per test binary in the test profile, as
+/// `cargo test` builds them (so that, under `cargo test --workspace`, they are already there).
+fn bench_binaries() -> &'static BTreeMap<String, PathBuf> {
+    static BINARIES: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
+    BINARIES.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["test", "--no-run", "--benches", "-p", "loadbench-examples", "--message-format=json"])
+            .arg("--manifest-path")
+            .arg(workspace_root().join("Cargo.toml"))
+            .output()
+            .expect("run cargo");
+        assert!(output.status.success(), "building the examples failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["kind"][0] == "bench")
+            .filter_map(|m| Some((m["target"]["name"].as_str()?.to_owned(), PathBuf::from(m["executable"].as_str()?))))
+            .collect()
+    })
+}
+
+/// Runs example `bench` at scale 0.1 against its own server; it must exit with 0.
+fn run_example(bench: &str) -> RunReport {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let exe = bench_binaries().get(bench).unwrap_or_else(|| panic!("no bench `{bench}` in {:?}", bench_binaries()));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let output = Command::new(exe)
+        .args(["--bench", "--scale", "0.1", "--quiet", "--json"])
+        .arg(&json)
+        .current_dir(workspace_root().join("examples"))
+        .env_remove(loadbench::TARGET_ENV)
+        .env_remove(loadbench::OUTPUT_ENV)
+        .env_remove(loadbench::SCALE_ENV)
+        .output()
+        .expect("run the example");
+    assert_eq!(output.status.code(), Some(0), "{bench}: {}", String::from_utf8_lossy(&output.stderr));
+    read_report(&json)
+}
+
+/// A scenario that ran `concurrency` users, every iteration of which succeeded and sent
+/// `requests` requests; returns its iterations.
+fn all_succeeded(s: &ScenarioReport, concurrency: u32, requests: u64) -> u64 {
+    assert_eq!(s.setup_error, None, "{}", s.name);
+    assert_eq!(s.config.scale, Some(0.1), "{}", s.name);
+    assert_eq!(s.config.concurrency, concurrency, "{}: users", s.name);
+    assert!(s.iterations > 0, "{}: nothing ran", s.name);
+    assert_eq!((s.ok, s.failed, s.errors.total()), (s.iterations, 0, 0), "{}: {:?}", s.name, s.errors);
+    assert_eq!(s.http.responses, s.iterations * requests, "{}: responses", s.name);
+    assert!(s.http.status.keys().all(|code| (200..300).contains(code)), "{}: {:?}", s.name, s.http.status);
+    s.iterations
+}
+
+/// [`all_succeeded`], for a scenario bounded by a count: it ran exactly `count` iterations.
+fn counted(s: &ScenarioReport, concurrency: u32, count: u64, requests: u64) {
+    assert_eq!(s.config.count, Some(count), "{}: the count, scaled", s.name);
+    assert_eq!(all_succeeded(s, concurrency, requests), count, "{}: iterations", s.name);
+}
+
+/// [`all_succeeded`], for a scenario bounded by a time: it ran for `ms` (scaled, at least 100 ms).
+fn timed(s: &ScenarioReport, concurrency: u32, ms: u64) {
+    assert_eq!(s.config.duration_ms, Some(ms), "{}: the duration, scaled", s.name);
+    all_succeeded(s, concurrency, 1);
+}
+
+#[test]
+fn hello() {
+    let report = run_example("hello");
+    counted(scenario(&report, "hello"), 100, 10_000, 1);
+}
+
+#[test]
+fn api() {
+    let report = run_example("api");
+    counted(scenario(&report, "create_item"), 5, 2_000, 1);
+    timed(scenario(&report, "get_item"), 2, 300);
+}
+
+#[test]
+fn disk() {
+    let report = run_example("disk");
+    let disk = scenario(&report, "disk_round_trip");
+    counted(disk, 20, 200, 1);
+    assert_eq!(disk.http.bytes_received, 200 * DISK_ANSWER, "108 KB back each time");
+}
+
+#[test]
+fn techempower() {
+    let report = run_example("techempower");
+    for name in ["json", "plaintext", "single query", "multiple queries (20)"] {
+        timed(scenario(&report, name), 6, 300);
+    }
+}
+
+#[test]
+fn journey() {
+    let report = run_example("journey");
+    let (writer, reader) = (scenario(&report, "writer"), scenario(&report, "reader"));
+    // Log in, three inserts or queries, log out: five requests per journey.
+    counted(writer, 10, 500, 5);
+    counted(reader, 15, 750, 5);
+    for (s, middle) in [(writer, "insert"), (reader, "query")] {
+        let steps: Vec<(&str, u64, u64)> = s.steps.iter().map(|st| (st.name.as_str(), st.ok, st.failed)).collect();
+        let n = s.iterations;
+        assert_eq!(steps, [("login", n, 0), (middle, 3 * n, 0), ("logout", n, 0)], "{}: iterations × steps", s.name);
+        assert_eq!(s.config.group.as_deref(), Some("journey"));
+    }
+
+    // The application ran as a process of its own, watched while the group ran, and stopped
+    // with the bench.
+    let [app] = writer.watched.as_slice() else { panic!("one watched process: {:?}", writer.watched) };
+    assert_eq!(reader.watched, writer.watched, "one workload, one set of figures");
+    assert_eq!(app.name, "app");
+    assert_ne!(app.pid, std::process::id());
+    assert!(app.note.is_none(), "{app:?}");
+    assert!(app.cpu_avg_percent.is_some_and(|cpu| cpu > 0.0), "{app:?}");
+    assert!(app.rss_peak_bytes.is_some_and(|rss| rss > 1_000_000), "{app:?}");
+    assert!(!Path::new(&format!("/proc/{}", app.pid)).exists(), "the application outlived the bench: {app:?}");
+}
