@@ -1,7 +1,9 @@
 //! The `cargo loadbench` pipeline: discover → read the baseline → build → list → select → run
-//! (in rounds) → thresholds → compare → report → save the baseline → exit code.
+//! (in rounds; against several targets, side by side) → thresholds → compare → report → save
+//! the baseline → exit code.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
@@ -20,6 +22,7 @@ use crate::gate::{self, CliThreshold, GateResult};
 use crate::output::{self, Context, Format, OutputSpec};
 use crate::run::{self, Outcome, RunOptions};
 use crate::settings::DEFAULT_NOISE_PERCENT;
+use crate::targets::{self, TargetArg, Targets};
 use crate::{compare, merge};
 
 /// Environment variable GitHub Actions sets to a file whose Markdown it shows on the run's
@@ -57,6 +60,8 @@ impl Gating {
 /// Runs `cargo loadbench` with `args` and returns the exit code. Errors that stop the run before
 /// any result exists are returned as [`Error`]s.
 pub fn run(args: &Args) -> Result<u8, Error> {
+    let targets = Targets::new(&args.targets)?;
+    targets.check_baselines(args.baseline.as_deref(), args.save_baseline.as_deref())?;
     let manifest_path = args.manifest_path.as_deref();
     let workspace = discover::discover(manifest_path, &args.packages, &args.benches)?;
     let gating = Gating::resolve(args, &workspace);
@@ -77,18 +82,21 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     gate::check_scenarios(&args.thresholds, &selected)?;
 
     if args.list {
-        print_list(&plan, args.target.as_deref(), &args.thresholds);
+        print_list(&plan, &targets, &args.thresholds);
         return Ok(exit_code::OK);
     }
 
     install_interrupt_handler();
-    let options = RunOptions { target: args.target.clone(), quiet: args.quiet, watches: args.watched() };
-    let (mut report, mut code) = run_rounds(&plan, &options, scratch.path(), gating.runs);
+    let options = RunOptions { target: None, quiet: args.quiet, watches: args.watched() };
+    let (mut report, mut code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
         return Ok(code);
     }
 
     gate::apply_thresholds(&mut report, &args.thresholds);
+    if let Some(first) = targets::reference(&report).map(str::to_owned) {
+        targets::compare_with_first(&mut report, &first, gating.noise);
+    }
     let mut notes = Vec::new();
     if let Some(baseline) = &baseline {
         for scenario in &mut report.scenarios {
@@ -199,6 +207,7 @@ fn machine_note(baseline: &Baseline, now: &MachineInfo) -> Option<String> {
 /// [`exit_code::USAGE`] when a binary rejected its configuration, else [`exit_code::OK`].
 fn run_rounds(
     plan: &[(&Executable, Vec<&ScenarioInfo>)],
+    targets: &Targets,
     options: &RunOptions,
     scratch: &Path,
     runs: u32,
@@ -210,7 +219,7 @@ fn run_rounds(
         if interrupted() {
             break;
         }
-        let (report, round_code) = run_plan(plan, options, scratch, (round, runs));
+        let (report, round_code) = run_plan(plan, targets, options, scratch, (round, runs));
         rounds.push(report);
         if round_code != exit_code::OK {
             code = round_code;
@@ -221,10 +230,13 @@ fn run_rounds(
 }
 
 /// Runs each bench binary of `plan` in turn and merges what they report into one report, with
-/// `package` and `bench` filled in. The exit code is [`exit_code::USAGE`] when a binary rejected
-/// its configuration (nothing more runs after that), else [`exit_code::OK`].
+/// `package`, `bench` and the target's name filled in. Against several targets, each scenario
+/// runs against each target in turn ([`targets::for_each_pair`]). The exit code is
+/// [`exit_code::USAGE`] when a binary rejected its configuration (nothing more runs after that),
+/// else [`exit_code::OK`].
 fn run_plan(
     plan: &[(&Executable, Vec<&ScenarioInfo>)],
+    targets: &Targets,
     options: &RunOptions,
     scratch: &Path,
     (round, runs): (u32, u32),
@@ -233,32 +245,53 @@ fn run_plan(
     let mut merged: Option<RunReport> = None;
     let mut scenarios = Vec::new();
     let mut code = exit_code::OK;
+    // No `--target`: each scenario's own; one: that one, unnamed or not.
+    let run_against: Vec<Option<&TargetArg>> =
+        if targets.list().is_empty() { vec![None] } else { targets.list().iter().map(Some).collect() };
+    let of = if runs > 1 { format!(" [run {round} of {runs}]") } else { String::new() };
+    let mut started = 0;
     for (i, (exe, selected)) in plan.iter().enumerate() {
         if interrupted() {
             eprintln!("note: interrupted; {} bench target(s) not started", plan.len() - i);
             break;
         }
-        if !options.quiet {
-            let of = if runs > 1 { format!(" [run {round} of {runs}]") } else { String::new() };
+        if !options.quiet && !targets.side_by_side() {
             eprintln!("     Running {exe} ({}){of}", exe.path.display(), exe = exe.target);
         }
-        // Watched processes are sampled per scenario, so each scenario gets a start of its own
-        // binary; otherwise one start runs them all.
-        let batches: Vec<Vec<&ScenarioInfo>> = if options.watches.is_empty() {
+        // Watched processes are sampled per scenario, and side by side each scenario runs against
+        // each target in turn, so each scenario gets a start of its own binary; otherwise one
+        // start runs them all.
+        let batches: Vec<Vec<&ScenarioInfo>> = if options.watches.is_empty() && !targets.side_by_side() {
             vec![selected.clone()]
         } else {
             selected.iter().map(|info| vec![*info]).collect()
         };
-        for (b, batch) in batches.iter().enumerate() {
+        let flow = targets::for_each_pair(&batches, &run_against, |batch, target| {
+            if interrupted() {
+                return ControlFlow::Break(());
+            }
+            let mut options = options.clone();
+            if let Some(target) = target {
+                options.target = Some(target.url.clone());
+            }
+            let name = target.and_then(|t| t.name.clone());
+            if !options.quiet && targets.side_by_side() {
+                let scenario = batch.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ");
+                let against = target.map_or_else(String::new, |t| format!(" against {} ({})", t.label(), t.url));
+                eprintln!("     Running {exe} {scenario}{against}{of}", exe = exe.target);
+            }
+            started += 1;
             let names: Vec<String> = batch.iter().map(|s| s.name.clone()).collect();
             let samplers: Vec<Sampler> = options.watches.iter().map(Sampler::start).collect();
-            let outcome = run::run(exe, &names, options, &scratch.join(format!("run-{round}-{i}-{b}.json")));
+            let output = scratch.join(format!("run-{round}-{i}-{started}.json"));
+            let outcome = run::run(exe, &names, &options, &output);
             let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
             match outcome {
                 Outcome::Finished(mut report) => {
                     for scenario in &mut report.scenarios {
                         scenario.package = Some(exe.target.package.clone());
                         scenario.bench = Some(exe.target.bench.clone());
+                        scenario.target_name.clone_from(&name);
                         // After what the binary watched itself (`Harness::watch`).
                         scenario.watched.extend(watched.iter().cloned());
                     }
@@ -271,15 +304,20 @@ fn run_plan(
                     // the same mistake would most likely stop the others too.
                     eprintln!("error: {} rejected its configuration; see above", exe.target);
                     code = exit_code::USAGE;
-                    break;
+                    return ControlFlow::Break(());
                 }
                 Outcome::CouldNotRun(reason) => {
                     eprintln!("error: {}: {reason}; its scenarios did not run", exe.target);
-                    scenarios.extend(batch.iter().map(|info| did_not_run(exe, info, options, &reason)));
+                    scenarios.extend(batch.iter().map(|info| {
+                        let mut report = did_not_run(exe, info, &options, &reason);
+                        report.target_name.clone_from(&name);
+                        report
+                    }));
                 }
             }
-        }
-        if code == exit_code::USAGE {
+            ControlFlow::Continue(())
+        });
+        if flow.is_break() {
             break;
         }
     }
@@ -322,18 +360,26 @@ fn select<'a>(
     Ok(plan)
 }
 
-/// `basic/api: hello — concurrency 20, count 500, timeout 30s`, one line per scenario.
-fn print_list(plan: &[(&Executable, Vec<&ScenarioInfo>)], target: Option<&str>, thresholds: &[CliThreshold]) {
+/// `basic/api: hello — concurrency 20, count 500, timeout 30s`, one line per scenario (and
+/// target, `hello [fast]`, side by side).
+fn print_list(plan: &[(&Executable, Vec<&ScenarioInfo>)], targets: &Targets, thresholds: &[CliThreshold]) {
     let mut out = String::new();
     for (exe, scenarios) in plan {
         for info in scenarios {
             let mut config = info.config.clone();
             // Show the target and thresholds the run would use.
-            if let Some(target) = target {
-                config.target = Some(target.to_owned());
-            }
             gate::add_to(&mut config, &info.name, thresholds);
-            out.push_str(&format!("{}: {} — {}\n", exe.target, info.name, table::describe_config(&config)));
+            if targets.list().is_empty() {
+                out.push_str(&format!("{}: {} — {}\n", exe.target, info.name, table::describe_config(&config)));
+            }
+            for target in targets.list() {
+                config.target = Some(target.url.clone());
+                let name = match &target.name {
+                    Some(name) if targets.side_by_side() => format!("{} [{name}]", info.name),
+                    _ => info.name.clone(),
+                };
+                out.push_str(&format!("{}: {name} — {}\n", exe.target, table::describe_config(&config)));
+            }
         }
     }
     let _ = std::io::stdout().lock().write_all(out.as_bytes());

@@ -8,6 +8,7 @@ use loadbench::watch::Watch;
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
 use crate::settings;
+use crate::targets::TargetArg;
 
 /// This binary should be invoked as `cargo loadbench` (in which case this message will not be
 /// seen), not as `cargo-loadbench`.
@@ -60,8 +61,10 @@ pub struct Args {
     pub list: bool,
 
     /// Base URL of the server under test (overrides LOADBENCH_TARGET and `target = "…"`).
-    #[arg(long, value_name = "URL")]
-    pub target: Option<String>,
+    /// Repeat as NAME=URL to run every scenario against each server, side by side, compared
+    /// with the first
+    #[arg(long = "target", value_name = "[NAME=]URL", value_parser = TargetArg::parse)]
+    pub targets: Vec<TargetArg>,
 
     /// Do not show progress while scenarios run.
     #[arg(short, long)]
@@ -198,7 +201,7 @@ mod tests {
         assert_eq!(args.filters, ["hello"]);
         assert_eq!(args.packages, ["shop"]);
         assert_eq!(args.benches, ["api"]);
-        assert_eq!(args.target.as_deref(), Some("http://127.0.0.1:1"));
+        assert_eq!(args.targets, [TargetArg { name: None, url: "http://127.0.0.1:1".into() }]);
         assert!(!args.list && !args.exact && !args.quiet);
     }
 
@@ -243,6 +246,22 @@ mod tests {
     }
 
     #[test]
+    fn targets_repeat_with_names() {
+        let parsed = Cargo::try_parse_from([
+            "cargo-loadbench",
+            "loadbench",
+            "--target",
+            "fast=http://127.0.0.1:1",
+            "--target",
+            "slow=http://127.0.0.1:2/api",
+        ]);
+        let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };
+        let named: Vec<(Option<&str>, &str)> =
+            args.targets.iter().map(|t| (t.name.as_deref(), t.url.as_str())).collect();
+        assert_eq!(named, [(Some("fast"), "http://127.0.0.1:1"), (Some("slow"), "http://127.0.0.1:2/api")]);
+    }
+
+    #[test]
     fn the_last_of_fail_and_no_fail_on_regression_wins() {
         let parse = |flags: &[&str]| {
             let args = ["cargo-loadbench", "loadbench"].iter().chain(flags).copied();
@@ -265,6 +284,8 @@ mod tests {
             ("--noise-threshold", "lots", "expected a percentage"),
             ("--baseline", "../main", "a baseline name is letters"),
             ("--output", "results.dat", "cannot tell the format of `results.dat`"),
+            ("--target", "fast=localhost:80", "target `localhost:80` is not a valid URL"),
+            ("--target", "my server=http://h", "`my server` is not a target name"),
         ] {
             let Err(err) = Cargo::try_parse_from(["cargo-loadbench", "loadbench", flag, value]) else {
                 panic!("{flag} {value} was accepted")

@@ -135,6 +135,10 @@ pub enum Error {
         reason: String,
     },
 
+    /// The `--target`s do not go together (see [`crate::targets::Targets`]).
+    #[error("--target: {0}")]
+    Targets(String),
+
     /// A `--threshold SCENARIO:…` names a scenario that is not selected.
     #[error("--threshold `{threshold}` names no selected scenario; selected: {selected}")]
     ThresholdScenario {

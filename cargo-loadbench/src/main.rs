@@ -16,6 +16,7 @@ mod merge;
 mod output;
 mod run;
 mod settings;
+mod targets;
 mod versioned;
 
 use std::process::ExitCode;

@@ -17,7 +17,7 @@ use crate::compare::median;
 pub fn merge(rounds: Vec<RunReport>, fallback: RunReport) -> RunReport {
     let mut rounds = rounds.into_iter();
     let mut merged = rounds.next().unwrap_or(fallback);
-    // (package, bench, name) → every run's report, in order.
+    // (package, bench, name, target) → every run's report, in order.
     let mut groups: Vec<Vec<ScenarioReport>> = merged.scenarios.drain(..).map(|s| vec![s]).collect();
     for round in rounds {
         for scenario in round.scenarios {
@@ -31,8 +31,10 @@ pub fn merge(rounds: Vec<RunReport>, fallback: RunReport) -> RunReport {
     merged
 }
 
+/// The same scenario against the same target: side by side, each target's runs are merged
+/// apart from the others'.
 fn same_scenario(a: &ScenarioReport, b: &ScenarioReport) -> bool {
-    a.name == b.name && a.bench == b.bench && a.package == b.package
+    a.name == b.name && a.bench == b.bench && a.package == b.package && a.target_name == b.target_name
 }
 
 /// The summary of one scenario's runs; `None` only for an empty group.
@@ -227,6 +229,21 @@ mod tests {
         assert_eq!((hello.rps, hello.iterations), (123.0, 10));
         assert_eq!(hello.runs.len(), 1);
         assert_eq!(hello.runs[0].rps, 123.0);
+    }
+
+    #[test]
+    fn runs_against_different_servers_stay_apart_in_the_order_they_first_ran() {
+        let against = |target: &str, rps: f64| {
+            let mut s = scenario("hello", rps, 1.0, 0);
+            s.target_name = Some(target.into());
+            s
+        };
+        let rounds =
+            (0..3).map(|r| round(vec![against("fast", 300.0 + f64::from(r)), against("slow", 100.0)])).collect();
+        let merged = merge(rounds, round(Vec::new()));
+        let merged: Vec<(Option<&str>, usize, f64)> =
+            merged.scenarios.iter().map(|s| (s.target_name.as_deref(), s.runs.len(), s.rps)).collect();
+        assert_eq!(merged, [(Some("fast"), 3, 301.0), (Some("slow"), 3, 100.0)]);
     }
 
     #[test]

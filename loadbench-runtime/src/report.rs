@@ -97,6 +97,10 @@ pub struct ScenarioReport {
     /// The package that holds the bench target; filled in by `cargo loadbench`.
     #[serde(default)]
     pub package: Option<String>,
+    /// The name of the `--target NAME=URL` this entry ran against, when `cargo loadbench` was
+    /// given named targets; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_name: Option<String>,
     /// The load that was asked for.
     pub config: ConfigReport,
     /// Wall-clock start of this scenario, RFC 3339 in UTC.
@@ -139,6 +143,12 @@ pub struct ScenarioReport {
     /// The comparison with a baseline, with `cargo loadbench --baseline NAME`.
     #[serde(default)]
     pub comparison: Option<Comparison>,
+    /// With several `--target NAME=URL`, the comparison of this entry with the same scenario
+    /// against the first target, as if that were the baseline ([`Comparison::baseline`] is
+    /// then the first target's name, and each [`MetricChange`]'s `new / old` is the ratio to it);
+    /// absent for the first target itself and in every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_by_side: Option<Comparison>,
     /// Open model: arrivals that found every virtual user busy and were not run (k6's
     /// `dropped_iterations`). Always 0 in the closed model.
     #[serde(default)]
@@ -248,6 +258,7 @@ impl ScenarioReport {
             name: name.into(),
             bench: None,
             package: None,
+            target_name: None,
             config,
             started_at: rfc3339(std::time::SystemTime::now()),
             duration_us: 0,
@@ -265,6 +276,7 @@ impl ScenarioReport {
             thresholds: Vec::new(),
             runs: Vec::new(),
             comparison: None,
+            side_by_side: None,
             dropped: 0,
             warmup_iterations: 0,
             rate: None,
@@ -478,4 +490,26 @@ pub struct WatchReport {
     pub rss_end_bytes: Option<u64>,
     /// Why figures are missing or partial (no such process, it exited mid-run).
     pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_by_side_fields_appear_only_side_by_side() {
+        let mut scenario = ScenarioReport::not_started("hello", ConfigReport::default());
+        let json = serde_json::to_value(&scenario).unwrap_or_else(|e| panic!("{e}"));
+        let keys = json.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        assert!(!keys.iter().any(|k| k == "target_name" || k == "side_by_side"), "{keys:?}");
+        // A file written before these fields existed reads as one without them.
+        let old: ScenarioReport = serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(old, scenario);
+
+        scenario.target_name = Some("fast".into());
+        let json = serde_json::to_value(&scenario).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(json["target_name"], "fast");
+        let back: ScenarioReport = serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.target_name.as_deref(), Some("fast"));
+    }
 }

@@ -245,7 +245,9 @@ pub fn describe_config(config: &ConfigReport) -> String {
 }
 
 /// The name shown for each scenario: qualified by bench target (and package) only when the
-/// report spans several, so the common single-target table stays narrow.
+/// report spans several, so the common single-target table stays narrow; and followed by the
+/// name of the server it ran against (`hello [fast]`) when it ran against several
+/// (`cargo loadbench --target NAME=URL`, repeated).
 pub fn labels(scenarios: &[ScenarioReport]) -> Vec<String> {
     let distinct = |key: fn(&ScenarioReport) -> Option<&str>| {
         let mut values: Vec<Option<&str>> = scenarios.iter().map(key).collect();
@@ -255,6 +257,7 @@ pub fn labels(scenarios: &[ScenarioReport]) -> Vec<String> {
     };
     let by_package = distinct(|s| s.package.as_deref());
     let by_bench = by_package || distinct(|s| s.bench.as_deref());
+    let by_target = distinct(|s| s.target_name.as_deref());
     scenarios
         .iter()
         .map(|s| {
@@ -266,6 +269,11 @@ pub fn labels(scenarios: &[ScenarioReport]) -> Vec<String> {
                 }
             }
             label.push_str(&s.name);
+            if let (Some(target), true) = (&s.target_name, by_target) {
+                label.push_str(" [");
+                label.push_str(target);
+                label.push(']');
+            }
             label
         })
         .collect()
@@ -626,6 +634,21 @@ mod tests {
         let out = render(&report(vec![scenario("hello"), other]));
         assert_eq!(cells(&out, "basic/api/hello")[1], "12,500");
         assert_eq!(cells(&out, "shop/admin/hello")[1], "12,500");
+    }
+
+    #[test]
+    fn names_carry_the_server_only_when_several_ran() {
+        let mut fast = scenario("hello");
+        fast.target_name = Some("fast".into());
+        let mut slow = fast.clone();
+        slow.target_name = Some("slow".into());
+        slow.failed = 3;
+        let out = render(&report(vec![fast.clone(), slow]));
+        assert_eq!(cells(&out, "hello [fast]")[2], "0");
+        assert_eq!(cells(&out, "hello [slow]")[2], "3");
+        assert!(out.contains("\nhello [slow]: 3 of 12,500 iterations failed"), "{out}");
+        let alone = render(&report(vec![fast]));
+        assert_eq!(cells(&alone, "hello")[1], "12,500", "one named server is not worth naming");
     }
 
     #[test]

@@ -2,11 +2,15 @@
 //! scenario-wide columns empty), with a header row; figures in plain units (microseconds, per
 //! second, fractions, percent) for spreadsheets and scripts. Per-run figures and the per-second
 //! timeline are in the JSON.
+//!
+//! Against several targets, each row also names its `target` (after `scenario`) and ends with
+//! the comparison with the first target: its name, the ratios of req/s, p50 and p99 to it and
+//! the verdict. With one target the columns are as they always were.
 
 use loadbench::report::{ComparedMetric, LatencyReport, ScenarioReport, StepReport};
 use serde::Serialize;
 
-use super::{Context, change_of};
+use super::{Context, change_of, side_by_side};
 
 /// One scenario. Field names are the header; `None` is an empty cell.
 #[derive(Debug, Serialize)]
@@ -132,6 +136,65 @@ impl<'a> Row<'a> {
 
 /// The CSV document.
 pub fn render(cx: &Context) -> Result<String, String> {
+    let plain = plain(cx)?;
+    match side_by_side::reference(cx) {
+        Some(reference) => with_targets(cx, &plain, reference),
+        None => Ok(plain),
+    }
+}
+
+/// The columns of a side-by-side run's comparison with its first target, after the others.
+const SIDE_BY_SIDE_COLUMNS: [&str; 5] = ["reference_target", "rps_ratio", "p50_ratio", "p99_ratio", "side_by_side"];
+
+/// `plain` (the rows of [`plain`] for `cx`) with the target's name after `scenario` and the
+/// comparison with the first target at the end, on scenario rows; step rows leave them empty
+/// but for the target.
+fn with_targets(cx: &Context, plain: &str, reference: &str) -> Result<String, String> {
+    let mut reader = csv::Reader::from_reader(plain.as_bytes());
+    let header = reader.headers().map_err(|e| e.to_string())?.clone();
+    let at = header.iter().position(|h| h == "scenario").map_or(0, |i| i + 1);
+    let mut records = reader.records();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let mut write = |record: &csv::StringRecord, target: &str, tail: [String; 5]| {
+        let cells =
+            record.iter().take(at).chain([target]).chain(record.iter().skip(at)).chain(tail.iter().map(String::as_str));
+        writer.write_record(cells).map_err(|e| e.to_string())
+    };
+    write(&header, "target", SIDE_BY_SIDE_COLUMNS.map(str::to_owned))?;
+    for scenario in &cx.report.scenarios {
+        let target = scenario.target_name.as_deref().unwrap_or_default();
+        let ratio = |metric| {
+            let ratio = if scenario.target_name.as_deref() == Some(reference) && scenario.setup_error.is_none() {
+                Some(1.0)
+            } else {
+                side_by_side::ratio_of(scenario, metric)
+            };
+            ratio.map(|r| r.to_string()).unwrap_or_default()
+        };
+        let verdict = match &scenario.side_by_side {
+            Some(c) => side_by_side::verdict_word(c),
+            None if scenario.target_name.as_deref() == Some(reference) => "reference",
+            None => "",
+        };
+        let tail = [
+            reference.to_owned(),
+            ratio(ComparedMetric::Rps),
+            ratio(ComparedMetric::P50),
+            ratio(ComparedMetric::P99),
+            verdict.to_owned(),
+        ];
+        for i in 0..=scenario.steps.len() {
+            let record = records.next().ok_or("fewer CSV rows than scenarios and steps")?.map_err(|e| e.to_string())?;
+            let tail = if i == 0 { tail.clone() } else { Default::default() };
+            write(&record, target, tail)?;
+        }
+    }
+    let bytes = writer.into_inner().map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+/// The rows of every scenario and step, under the header, with no side-by-side columns.
+fn plain(cx: &Context) -> Result<String, String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for scenario in &cx.report.scenarios {
         writer.serialize(Row::of(scenario)).map_err(|e| e.to_string())?;
@@ -176,6 +239,50 @@ mod tests {
         assert_eq!(cell(&rows[2], "verdict"), "new");
         assert_eq!(cell(&rows[2], "rps_change_pct"), "");
         assert!(rows.iter().all(|r| cell(r, "step").is_empty()), "no steps in this report");
+    }
+
+    #[test]
+    fn several_targets_add_the_target_and_the_comparison_with_the_first() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].comparison = None;
+        report.scenarios[0].target_name = Some("fast".into());
+        let mut slow = report.scenarios[0].clone();
+        slow.target_name = Some("slow".into());
+        slow.rps /= 4.0;
+        for run in &mut slow.runs {
+            run.rps /= 4.0;
+        }
+        slow.steps = vec![StepReport {
+            name: "insert".into(),
+            iterations: 10,
+            ok: 10,
+            failed: 0,
+            errors: Default::default(),
+            latency_us: None,
+        }];
+        report.scenarios.push(slow);
+        crate::targets::compare_with_first(&mut report, "fast", 0.05);
+        let out = render(&Context::new(&report, 3, None, false)).expect("csv");
+        let mut reader = csv::Reader::from_reader(out.as_bytes());
+        let header = reader.headers().expect("header").clone();
+        assert_eq!(header.iter().take(5).collect::<Vec<_>>(), ["package", "bench", "scenario", "target", "step"]);
+        let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>().expect("rows");
+        let cell = |row: &csv::StringRecord, name: &str| {
+            let i = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+            row[i].to_owned()
+        };
+        assert_eq!(rows.len(), 3);
+        let side = |row| SIDE_BY_SIDE_COLUMNS.map(|c| cell(row, c));
+        assert_eq!(side(&rows[0]), ["fast", "1", "1", "1", "reference"]);
+        assert_eq!(side(&rows[1]), ["fast", "0.25", "1", "1", "worse"]);
+        assert_eq!((cell(&rows[1], "target"), cell(&rows[1], "rps")), ("slow".to_owned(), "61.25".to_owned()));
+        assert_eq!((cell(&rows[2], "target"), cell(&rows[2], "step")), ("slow".to_owned(), "insert".to_owned()));
+        assert_eq!(side(&rows[2]), ["", "", "", "", ""]);
+
+        report.scenarios.truncate(1);
+        let one = render(&Context::new(&report, 3, None, false)).expect("csv");
+        assert!(!one.lines().next().unwrap_or_default().contains("target"), "one target: the usual columns\n{one}");
     }
 
     #[test]

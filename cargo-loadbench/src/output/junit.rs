@@ -2,19 +2,21 @@
 //! A failed threshold, or a regression when `--fail-on-regression` makes it a gate, is a
 //! `<failure>`; a scenario that could not run or was interrupted is an `<error>`. A regression
 //! that does not gate is mentioned in the case's `<system-out>`, so the test results agree with
-//! the exit code.
+//! the exit code. Against several targets, each scenario is a case per target (`hello [fast]`),
+//! and the comparison with the first target is in its `<system-out>`: it gates nothing.
 
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::{Context, verdict_cell};
+use super::{Context, side_by_side, verdict_cell};
 use crate::gate::regressed;
 
 /// The JUnit document.
 pub fn render(cx: &Context) -> Result<String, String> {
     let mut report = Report::new("loadbench");
     let mut suites: Vec<TestSuite> = Vec::new();
+    let reference = side_by_side::reference(cx);
     for (scenario, _) in cx.scenarios() {
         let suite_name = match (&scenario.package, &scenario.bench) {
             (Some(package), Some(bench)) => format!("{package}/{bench}"),
@@ -32,6 +34,9 @@ pub fn render(cx: &Context) -> Result<String, String> {
             } else {
                 out.push(line);
             }
+        }
+        if let (Some(reference), Some(c)) = (reference, &scenario.side_by_side) {
+            out.push(format!("side by side against `{reference}`: {}", side_by_side::verdict_cell(c)));
         }
         let status = if let Some(error) = &scenario.setup_error {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
@@ -54,13 +59,20 @@ pub fn render(cx: &Context) -> Result<String, String> {
             status
         };
 
-        let mut case = TestCase::new(scenario.name.as_str(), status);
+        let name = match (&scenario.target_name, reference) {
+            (Some(target), Some(_)) => format!("{} [{target}]", scenario.name),
+            _ => scenario.name.clone(),
+        };
+        let mut case = TestCase::new(name.as_str(), status);
         case.set_classname(suite_name.as_str()).set_time(Duration::from_micros(scenario.duration_us));
         case.add_properties([
             Property::new("requests", scenario.iterations.to_string()),
             Property::new("failed", scenario.failed.to_string()),
             Property::new("rps", format!("{:.1}", scenario.rps)),
         ]);
+        if let Some(target) = &scenario.target_name {
+            case.add_property(Property::new("target", target.as_str()));
+        }
         if let Some(latency) = &scenario.latency_us {
             case.add_properties([
                 Property::new("p50_us", format!("{:.1}", latency.p50)),
@@ -111,10 +123,28 @@ mod tests {
         );
 
         let informative = render(&Context::new(&report, 3, Some("main"), false)).expect("xml");
+        assert!(!informative.contains(r#"name="target""#), "{informative}");
         assert!(informative.contains(r#"failures="1""#), "{informative}");
         assert!(
             informative.contains("<system-out>baseline `main`: regressed (req/s, p50, p99)</system-out>"),
             "{informative}"
         );
+    }
+
+    #[test]
+    fn several_targets_are_a_case_each_with_the_comparison_as_output() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].comparison = None;
+        report.scenarios[0].target_name = Some("fast".into());
+        let mut twin = report.scenarios[0].clone();
+        twin.target_name = Some("twin".into());
+        report.scenarios.push(twin);
+        crate::targets::compare_with_first(&mut report, "fast", 0.05);
+        let xml = render(&Context::new(&report, 3, None, false)).expect("xml");
+        assert!(xml.contains(r#"<testcase name="hello [fast]" classname="shop/api""#), "{xml}");
+        assert!(xml.contains(r#"<testcase name="hello [twin]" classname="shop/api""#), "{xml}");
+        assert!(xml.contains(r#"<property name="target" value="twin"/>"#), "{xml}");
+        assert!(xml.contains("<system-out>side by side against `fast`: within noise</system-out>"), "{xml}");
     }
 }

@@ -1,10 +1,11 @@
 //! GitHub-flavoured Markdown: a heading, the results table, and with a baseline the comparison
-//! table; for pull-request comments and `GITHUB_STEP_SUMMARY`.
+//! table (against several targets, the side-by-side table); for pull-request comments and
+//! `GITHUB_STEP_SUMMARY`.
 
 use comfy_table::{Table, presets};
 use loadbench::table;
 
-use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, thresholds_cell};
+use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side, thresholds_cell};
 
 const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "thresholds"];
 
@@ -55,6 +56,14 @@ pub fn render(cx: &Context) -> String {
             }
         }
     }
+    if let Some(reference) = side_by_side::reference(cx) {
+        out.push_str(&format!("\n#### {}\n\n", side_by_side::title(reference)));
+        out.push_str(&markdown_table(&side_by_side::HEADER, side_by_side::rows(cx, reference).into_iter()));
+        out.push('\n');
+        for note in side_by_side::notes(cx, reference) {
+            out.push_str(&format!("- {}\n", escape(&note)));
+        }
+    }
     for note in &cx.notes {
         out.push_str(&format!("\n{}\n", escape(note)));
     }
@@ -90,6 +99,31 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::super::tests::sample_report;
     use super::*;
+
+    #[test]
+    fn several_targets_get_a_side_by_side_table() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].comparison = None;
+        report.scenarios[0].target_name = Some("fast".into());
+        let mut twin = report.scenarios[0].clone();
+        twin.target_name = Some("twin".into());
+        report.scenarios.push(twin);
+        crate::targets::compare_with_first(&mut report, "fast", 0.05);
+        let out = render(&Context::new(&report, 3, None, false));
+        assert!(out.contains("| hello \\[twin\\] "), "{out}");
+        let (_, side) = out
+            .split_once("\n#### Side by side, each target against `fast` (the first)\n\n")
+            .unwrap_or_else(|| panic!("{out}"));
+        let twin = side.lines().find(|l| l.contains("| twin ")).unwrap_or_default();
+        let cells: Vec<&str> = twin.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells, ["hello", "twin", "245", "1.00×", "20.3ms", "1.00×", "40.6ms", "1.00×", "within noise"]);
+        assert!(side.contains("- Ratios are each target's median over \\`fast\\`'s"), "{side}");
+        for line in out.lines().filter(|l| l.starts_with('|')) {
+            let cells = line.replace("\\|", "").matches('|').count() - 1;
+            assert!(cells == HEADER.len() || cells == side_by_side::HEADER.len(), "{line}");
+        }
+    }
 
     #[test]
     fn pipes_in_names_are_escaped_and_every_row_has_every_cell() {

@@ -5,6 +5,7 @@
 mod csv;
 mod junit;
 mod markdown;
+mod side_by_side;
 mod text;
 
 use std::io::Write as _;
@@ -226,8 +227,7 @@ fn comparison_notes(cx: &Context) -> Vec<String> {
     let Some(noise) = compared.iter().find_map(|(s, _)| s.comparison.as_ref()).map(|c| c.noise_threshold) else {
         return notes;
     };
-    let band = |factor: f64| format!("{}%", (noise * factor * 1_000.0).round() / 10.0);
-    let noise = format!("{} (±{} for p99)", band(1.0), band(crate::compare::TAIL_NOISE_FACTOR));
+    let noise = noise_bands(noise);
     let methods = |method: Method| {
         compared.iter().filter(move |(s, _)| s.comparison.as_ref().is_some_and(|c| c.method == method))
     };
@@ -266,6 +266,12 @@ fn comparison_notes(cx: &Context) -> Vec<String> {
         notes.push("Regressions do not fail the run without --fail-on-regression.".to_owned());
     }
     notes
+}
+
+/// `5% (±15% for p99)`: the noise bands of a noise threshold (a fraction), for the notes.
+fn noise_bands(noise: f64) -> String {
+    let band = |factor: f64| format!("{}%", (noise * factor * 1_000.0).round() / 10.0);
+    format!("{} (±{} for p99)", band(1.0), band(crate::compare::TAIL_NOISE_FACTOR))
 }
 
 /// The line under the table when scenarios ran several times.

@@ -1,10 +1,11 @@
-//! The terminal table: the runtime's results table, then (with a baseline) the comparison table,
-//! each followed by the lines that explain it.
+//! The terminal table: the runtime's results table, then (with a baseline) the comparison table
+//! or (against several targets) the side-by-side table, each followed by the lines that explain
+//! it.
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use loadbench::table;
 
-use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note};
+use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side};
 
 /// The whole text output.
 pub fn render(cx: &Context) -> String {
@@ -18,22 +19,16 @@ pub fn render(cx: &Context) -> String {
         && !rows.is_empty()
     {
         out.push_str(&format!("\nCompared with baseline `{baseline}`:\n"));
-        let mut comparison = Table::new();
-        // As the runtime's table: the same on a terminal, in a CI log and in a test.
-        comparison
-            .load_style(presets::ASCII_FULL_CONDENSED)
-            .force_no_tty()
-            .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(COMPARISON_HEADER);
-        for row in rows {
-            comparison.add_row(row);
-        }
-        for column in comparison.column_iter_mut().skip(1).take(COMPARISON_HEADER.len() - 2) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-        out.push_str(&comparison.to_string());
-        out.push('\n');
+        out.push_str(&ascii_table(&COMPARISON_HEADER, rows, 1));
         for note in comparison_notes(cx) {
+            out.push_str(&note);
+            out.push('\n');
+        }
+    }
+    if let Some(reference) = side_by_side::reference(cx) {
+        out.push_str(&format!("\n{}:\n", side_by_side::title(reference)));
+        out.push_str(&ascii_table(&side_by_side::HEADER, side_by_side::rows(cx, reference), 2));
+        for note in side_by_side::notes(cx, reference) {
             out.push_str(&note);
             out.push('\n');
         }
@@ -42,6 +37,27 @@ pub fn render(cx: &Context) -> String {
         out.push_str(note);
         out.push('\n');
     }
+    out
+}
+
+/// A table in the runtime's style, its columns after the first `names` and before the last
+/// (the verdict) right-aligned, with a closing newline.
+fn ascii_table(header: &[&str], rows: Vec<Vec<String>>, names: usize) -> String {
+    let mut table = Table::new();
+    // As the runtime's table: the same on a terminal, in a CI log and in a test.
+    table
+        .load_style(presets::ASCII_FULL_CONDENSED)
+        .force_no_tty()
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.iter().copied());
+    for row in rows {
+        table.add_row(row);
+    }
+    for column in table.column_iter_mut().skip(names).take(header.len().saturating_sub(names + 1)) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut out = table.to_string();
+    out.push('\n');
     out
 }
 
@@ -68,6 +84,36 @@ mod tests {
         assert!(comparison.contains("A change counts when its 95% confidence interval (bootstrap over 3 runs against 3 in the baseline) lies wholly beyond ±5% (±15% for p99)."), "{comparison}");
         assert!(comparison.contains("Regressions do not fail the run without --fail-on-regression."), "{comparison}");
         assert!(!render(&Context::new(&report, 3, Some("main"), true)).contains("do not fail the run"));
+    }
+
+    #[test]
+    fn several_targets_get_the_side_by_side_table_after_the_results() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].comparison = None;
+        let mut slow = report.scenarios[0].clone();
+        slow.target_name = Some("slow".into());
+        slow.rps /= 3.0;
+        for run in &mut slow.runs {
+            run.rps /= 3.0;
+        }
+        report.scenarios[0].target_name = Some("fast".into());
+        report.scenarios.push(slow);
+        crate::targets::compare_with_first(&mut report, "fast", 0.05);
+        let out = render(&Context::new(&report, 3, None, false));
+        let (results, side) = out
+            .split_once("\nSide by side, each target against `fast` (the first):\n")
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(results.contains("| hello [fast] ") && results.contains("| hello [slow] "), "{results}");
+        let header = side.lines().nth(1).unwrap_or_default();
+        assert!(header.starts_with("| scenario | target | req/s | ratio |"), "{side}");
+        let slow = side.lines().find(|l| l.contains("| slow ")).unwrap_or_default();
+        let cells: Vec<&str> = slow.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells, ["hello", "slow", "81.7", "0.33×", "20.3ms", "1.00×", "40.6ms", "1.00×", "worse (req/s)"]);
+        assert!(side.contains("Ratios are each target's median over `fast`'s"), "{side}");
+
+        report.scenarios.truncate(1);
+        assert!(!render(&Context::new(&report, 3, None, false)).contains("Side by side"), "one target: no table");
     }
 
     #[test]

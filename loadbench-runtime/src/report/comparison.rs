@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 /// The comparison of one scenario with its baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// The baseline's name (`--baseline NAME`).
+    /// The baseline's name (`--baseline NAME`); in [`super::ScenarioReport::side_by_side`], the
+    /// name of the first target, which the others are compared with.
     pub baseline: String,
     /// The overall verdict: [`Verdict::Regressed`] when any metric regressed, else
     /// [`Verdict::Improved`] when any improved, else [`Verdict::NoChange`]; or why there is no
