@@ -11,7 +11,7 @@ use clap::Parser;
 
 use crate::config::{Load, Rate, ScenarioConfig};
 use crate::executor::{self, RunPlan};
-use crate::registry::{self, ScenarioEntry};
+use crate::registry::{self, ScenarioEntry, Workload};
 use crate::report::{
     self, ConfigReport, RateReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport,
 };
@@ -405,25 +405,37 @@ impl Harness {
 /// What running one scenario needs from the [`Harness`]; `Sync`, so that the scenarios of a
 /// group can run on threads of their own at the same time.
 #[derive(Debug, Clone)]
-struct RunSettings {
-    smoke: bool,
-    progress: bool,
-    worker_threads: Option<usize>,
-    stop: Arc<AtomicBool>,
+pub(crate) struct RunSettings {
+    pub(crate) smoke: bool,
+    pub(crate) progress: bool,
+    pub(crate) worker_threads: Option<usize>,
+    pub(crate) stop: Arc<AtomicBool>,
 }
 
 impl RunSettings {
     fn run_one(&self, entry: &'static ScenarioEntry, url: &str, file_limit: Option<u64>) -> ScenarioReport {
+        self.run_workload(&Workload::from(entry), &entry.config, url, file_limit)
+    }
+
+    /// Runs `workload` with the load of `config` against `url` and reports it: the one path from
+    /// a load to a [`ScenarioReport`], for registered scenarios and one-shot runs alike.
+    pub(crate) fn run_workload(
+        &self,
+        entry: &Workload,
+        config: &ScenarioConfig,
+        url: &str,
+        file_limit: Option<u64>,
+    ) -> ScenarioReport {
         // A smoke run is one iteration of the closed model, whatever the attribute asks.
         let (concurrency, load, rate, warmup) = if self.smoke {
             (1, Load::Count(1), None, None)
         } else {
-            (entry.config.concurrency, entry.config.load, entry.config.rate, entry.config.warmup)
+            (config.concurrency, config.load, config.rate, config.warmup)
         };
-        let timeout = entry.config.timeout();
+        let timeout = config.timeout();
         let mut report = ScenarioReport::not_started(
-            entry.name,
-            config_report(&entry.config, concurrency, load, rate, warmup, Some(url)),
+            &*entry.name,
+            config_report(config, concurrency, load, rate, warmup, Some(url)),
         );
         if let Err(needed) = limits::check_concurrency(concurrency, file_limit) {
             report.setup_error = Some(needed);
@@ -440,10 +452,10 @@ impl RunSettings {
             concurrency,
             load,
             rate,
-            rate_stages: if self.smoke { &[] } else { entry.config.rate_stages },
-            stages: if self.smoke { &[] } else { entry.config.stages },
+            rate_stages: if self.smoke { &[] } else { config.rate_stages },
+            stages: if self.smoke { &[] } else { config.stages },
             warmup,
-            think_time: if self.smoke { None } else { entry.config.think_time },
+            think_time: if self.smoke { None } else { config.think_time },
             timeout,
             target,
             threads: match self.worker_threads {
@@ -471,7 +483,7 @@ impl RunSettings {
                 report.steps = stats.steps_report();
                 report.user_setup = entry.setup.map(|_| stats.setup.clone());
                 report.user_teardown = entry.teardown.map(|_| stats.teardown.clone());
-                let requested = match (rate, entry.config.rate_stages) {
+                let requested = match (rate, config.rate_stages) {
                     (Some(rate), _) => Some(rate.per_second()),
                     (None, []) => None,
                     // A ramp asks for its mean rate: all its arrivals over its length.
@@ -544,8 +556,13 @@ pub fn report_usage_error(err: &clap::Error) -> ExitCode {
     }
     // clap adds a tip and the usage; the first line already names the flag and the problem.
     let message = err.to_string();
-    let first = message.lines().next().unwrap_or("error: invalid arguments");
-    eprintln!("{first} (see --help)");
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: invalid arguments");
+    // "the following required arguments were not provided:" names them on the lines below.
+    match lines.next().filter(|_| first.ends_with(':')) {
+        Some(named) => eprintln!("{first} {named} (see --help)"),
+        None => eprintln!("{first} (see --help)"),
+    }
     ExitCode::from(exit_code::USAGE)
 }
 
