@@ -176,8 +176,10 @@ pub struct Args {
 /// The subcommands of `cargo loadbench`; without one, it runs the workspace's scenarios.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Send one request under load, as ab, wrk or oha would, with loadbench's measurement,
-    /// thresholds, baselines and outputs (no Cargo workspace needed)
+    /// Send one request under load, as ab or oha do (no Cargo workspace needed)
+    ///
+    /// Send one request under load, as ab, wrk or oha would, measured and reported as scenarios
+    /// are: the same table, JSON, thresholds, baselines and outputs. No Cargo workspace needed.
     Url(UrlArgs),
 }
 
