@@ -158,14 +158,30 @@ fn method_headers_and_a_file_body_reach_the_server() {
         assert_eq!(request.body, body);
     }
 
-    // A text body, and a GET sends none.
+    // A text body (and a Host header of one's own, which replaces the URL's), and a GET sends
+    // no body.
     let server = TestServer::start(Behavior::default());
-    let (out, _) = url_json(&[&server.url(), "-m", "PUT", "--body", "hello", "-n", "1", "-c", "1", "--quiet"]);
+    let (out, _) = url_json(&[
+        &server.url(),
+        "-m",
+        "PUT",
+        "--body",
+        "hello",
+        "-H",
+        "Host: example.test",
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "--quiet",
+    ]);
     assert_eq!(out.code, Some(0), "{out:#?}");
     let (out, _) = url_json(&[&server.url(), "-n", "1", "-c", "1", "--quiet"]);
     assert_eq!(out.code, Some(0), "{out:#?}");
     let seen = server.seen();
     assert_eq!((seen[0].method.as_str(), seen[0].body.as_slice()), ("PUT", &b"hello"[..]));
+    let hosts: Vec<&str> = seen[0].headers.iter().filter(|(n, _)| n == "host").map(|(_, v)| v.as_str()).collect();
+    assert_eq!(hosts, ["example.test"]);
     assert_eq!((seen[1].method.as_str(), seen[1].body.len()), ("GET", 0));
 }
 
