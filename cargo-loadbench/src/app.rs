@@ -1,11 +1,13 @@
 //! The `cargo loadbench` pipeline: discover → read the baseline → build → list → select → run
 //! (in rounds; against several targets, side by side) → thresholds → compare → report → save
-//! the baseline → exit code.
+//! the baseline → exit code. The tail from the thresholds on, [`finish`], is shared with
+//! `cargo loadbench url` ([`crate::oneshot`]).
 
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::SystemTime;
 
 use loadbench::exit_code;
@@ -16,12 +18,12 @@ use loadbench::watch::Sampler;
 use crate::baseline::{Baseline, Baselines};
 use crate::build::{self, Executable};
 use crate::cli::Args;
-use crate::discover::{self, Workspace};
+use crate::discover;
 use crate::error::Error;
 use crate::gate::{self, CliThreshold, GateResult};
 use crate::output::{self, Context, Format, OutputSpec};
 use crate::run::{self, Outcome, RunOptions};
-use crate::settings::DEFAULT_NOISE_PERCENT;
+use crate::settings::{DEFAULT_NOISE_PERCENT, Settings};
 use crate::targets::{self, TargetArg, Targets};
 use crate::{compare, merge};
 
@@ -32,18 +34,20 @@ const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
 /// The gating settings in force: the command line over `[workspace.metadata.loadbench]` over
 /// the defaults.
 #[derive(Debug)]
-struct Gating {
-    runs: u32,
+pub struct Gating {
+    /// `--runs`.
+    pub runs: u32,
     /// A fraction: 0.05 for 5 %.
     noise: f64,
     fail_on_regression: bool,
-    baselines: Baselines,
+    /// Where baselines are read and saved.
+    pub baselines: Baselines,
 }
 
 impl Gating {
-    fn resolve(args: &Args, workspace: &Workspace) -> Gating {
-        let settings = &workspace.settings;
-        let dir = args.baseline_dir.clone().unwrap_or_else(|| workspace.target_dir.join("loadbench").join("baselines"));
+    /// The settings in force, with baselines under `target_dir` unless `--baseline-dir` is given.
+    pub fn resolve(args: &Args, target_dir: &Path, settings: &Settings) -> Gating {
+        let dir = args.baseline_dir.clone().unwrap_or_else(|| target_dir.join("loadbench").join("baselines"));
         Gating {
             runs: args.runs.or(settings.runs).unwrap_or(1),
             noise: args.noise_threshold.or(settings.noise_threshold).unwrap_or(DEFAULT_NOISE_PERCENT) / 100.0,
@@ -64,7 +68,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     targets.check_baselines(args.baseline.as_deref(), args.save_baseline.as_deref())?;
     let manifest_path = args.manifest_path.as_deref();
     let workspace = discover::discover(manifest_path, &args.packages, &args.benches)?;
-    let gating = Gating::resolve(args, &workspace);
+    let gating = Gating::resolve(args, &workspace.target_dir, &workspace.settings);
     // Before building: a missing or broken baseline should cost seconds, not a build and a run.
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
     let executables = build::build(manifest_path, &workspace.targets)?;
@@ -86,19 +90,24 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         return Ok(exit_code::OK);
     }
 
-    install_interrupt_handler();
+    install_interrupt_handler(false);
     let options = RunOptions { target: None, quiet: args.quiet, watches: args.watched() };
-    let (mut report, mut code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
+    let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
         return Ok(code);
     }
+    Ok(finish(args, &gating, baseline.as_ref(), report, code))
+}
 
+/// The tail of every pipeline (the workspace's scenarios and `url`): thresholds → compare with
+/// the baseline → outputs → save the baseline → exit code, which is at least `code`.
+pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut report: RunReport, mut code: u8) -> u8 {
     gate::apply_thresholds(&mut report, &args.thresholds);
     if let Some(first) = targets::reference(&report).map(str::to_owned) {
         targets::compare_with_first(&mut report, &first, gating.noise);
     }
     let mut notes = Vec::new();
-    if let Some(baseline) = &baseline {
+    if let Some(baseline) = baseline {
         for scenario in &mut report.scenarios {
             let old = baseline.scenario(scenario);
             scenario.comparison = Some(compare::compare(scenario, old, &baseline.name, gating.noise));
@@ -145,7 +154,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     if interrupted {
         code = exit_code::INTERRUPTED;
     }
-    Ok(code)
+    code
 }
 
 /// Prints the `--format` output, writes every `--output` (and `--json`) file and appends the
@@ -401,15 +410,23 @@ fn did_not_run(exe: &Executable, info: &ScenarioInfo, options: &RunOptions, reas
 /// Ctrl-C presses seen since the handler was installed.
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 
+/// Set by the first Ctrl-C: the stop flag of a run made in this process (`url`).
+static STOP: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
+
 /// Keeps the first Ctrl-C from killing us while a bench binary runs.
 ///
 /// The binary is in our process group, so it receives the same SIGINT, stops starting
-/// iterations and writes what it measured; we stay alive to print that. A second Ctrl-C means
-/// "quit now", for us as for the binary.
-fn install_interrupt_handler() {
-    let installed = ctrlc::set_handler(|| {
+/// iterations and writes what it measured; we stay alive to print that. A run in this process
+/// stops through [`stop_flag`], and `announce` says so on the first press, as a bench binary
+/// does. A second Ctrl-C means "quit now", for us as for the binary.
+pub fn install_interrupt_handler(announce: bool) {
+    let installed = ctrlc::set_handler(move || {
         if INTERRUPTS.fetch_add(1, Ordering::SeqCst) > 0 {
             std::process::exit(i32::from(exit_code::INTERRUPTED));
+        }
+        STOP.store(true, Ordering::SeqCst);
+        if announce {
+            eprintln!("interrupted: finishing in-flight requests; press Ctrl-C again to quit");
         }
     });
     if let Err(err) = installed {
@@ -417,8 +434,14 @@ fn install_interrupt_handler() {
     }
 }
 
-fn interrupted() -> bool {
+/// Whether Ctrl-C was pressed.
+pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::SeqCst) > 0
+}
+
+/// The flag the first Ctrl-C sets, for a run made in this process.
+pub fn stop_flag() -> Arc<AtomicBool> {
+    Arc::clone(&STOP)
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! The command line of `cargo loadbench`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser;
+use loadbench::oneshot::{Header, Request};
 use loadbench::watch::Watch;
+use loadbench::{Method, Rate};
 
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
@@ -37,6 +40,21 @@ Exit codes:
   130  interrupted by Ctrl-C (the results so far are still printed and written)";
 
 impl Args {
+    /// The first flag given that only applies to a workspace's scenarios, which `url` refuses
+    /// rather than ignores.
+    pub fn scenario_flag(&self) -> Option<&'static str> {
+        [
+            ("--exact", self.exact),
+            ("--list", self.list),
+            ("--target", !self.targets.is_empty()),
+            ("--package", !self.packages.is_empty()),
+            ("--bench", !self.benches.is_empty()),
+            ("--manifest-path", self.manifest_path.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
     /// Every process to watch, from `--watch` and `--watch-pid`.
     pub fn watched(&self) -> Vec<Watch> {
         let by_pid = self.watch_pids.iter().map(|&pid| Watch { name: "server".to_owned(), pid });
@@ -67,21 +85,21 @@ pub struct Args {
     pub targets: Vec<TargetArg>,
 
     /// Do not show progress while scenarios run.
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     pub quiet: bool,
 
     /// Sample this process and its children (CPU, resident memory) while each scenario runs,
     /// as NAME=PID (repeatable)
-    #[arg(long = "watch", value_name = "NAME=PID", help_heading = "Server resources")]
+    #[arg(long = "watch", value_name = "NAME=PID", help_heading = "Server resources", global = true)]
     pub watches: Vec<Watch>,
 
     /// The same as --watch server=PID
-    #[arg(long = "watch-pid", value_name = "PID", help_heading = "Server resources")]
+    #[arg(long = "watch-pid", value_name = "PID", help_heading = "Server resources", global = true)]
     pub watch_pids: Vec<u32>,
 
     /// Run every selected scenario N times, in rounds (each scenario once per round), so that
     /// verdicts can weigh the spread across runs [default: 1]
-    #[arg(long, value_name = "N", value_parser = parse_runs, help_heading = "Gating")]
+    #[arg(long, value_name = "N", value_parser = parse_runs, help_heading = "Gating", global = true)]
     pub runs: Option<u32>,
 
     /// A pass/fail condition such as `hello:p99<50ms`, or `error_rate<0.01` for every scenario
@@ -90,32 +108,33 @@ pub struct Args {
         long = "threshold",
         value_name = "[SCENARIO:]CONDITION",
         value_parser = CliThreshold::parse,
-        help_heading = "Gating"
+        help_heading = "Gating",
+        global = true
     )]
     pub thresholds: Vec<CliThreshold>,
 
     /// Save the results as baseline NAME
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Gating")]
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Gating", global = true)]
     pub save_baseline: Option<String>,
 
     /// Compare the results with baseline NAME: change columns and a verdict per scenario
-    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Gating")]
+    #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Gating", global = true)]
     pub baseline: Option<String>,
 
     /// Where baselines are kept [default: <target-dir>/loadbench/baselines]
-    #[arg(long, value_name = "DIR", help_heading = "Gating")]
+    #[arg(long, value_name = "DIR", help_heading = "Gating", global = true)]
     pub baseline_dir: Option<PathBuf>,
 
     /// Changes smaller than this many percent count as noise [default: 5]
-    #[arg(long, value_name = "PERCENT", value_parser = parse_noise, help_heading = "Gating")]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_noise, help_heading = "Gating", global = true)]
     pub noise_threshold: Option<f64>,
 
     /// Exit with code 1 when a scenario regressed against --baseline
-    #[arg(long, overrides_with = "no_fail_on_regression", help_heading = "Gating")]
+    #[arg(long, overrides_with = "no_fail_on_regression", help_heading = "Gating", global = true)]
     pub fail_on_regression: bool,
 
     /// Show regressions without failing (overrides `fail-on-regression = true` in Cargo.toml)
-    #[arg(long, overrides_with = "fail_on_regression", help_heading = "Gating")]
+    #[arg(long, overrides_with = "fail_on_regression", help_heading = "Gating", global = true)]
     pub no_fail_on_regression: bool,
 
     /// What to print on stdout: table, json, csv, markdown or junit
@@ -125,17 +144,18 @@ pub struct Args {
         value_enum,
         default_value_t = Format::Table,
         hide_possible_values = true,
-        help_heading = "Output"
+        help_heading = "Output",
+        global = true
     )]
     pub format: Format,
 
     /// Also write the results to FILE (repeatable), in the format its extension names (.json,
     /// .csv, .md, .xml for JUnit, .txt for the table) or the one given as FORMAT:FILE
-    #[arg(long = "output", value_name = "[FORMAT:]FILE", value_parser = OutputSpec::parse, help_heading = "Output")]
+    #[arg(long = "output", value_name = "[FORMAT:]FILE", value_parser = OutputSpec::parse, help_heading = "Output", global = true)]
     pub outputs: Vec<OutputSpec>,
 
     /// Also write the results as JSON to FILE (the same as --output json:FILE)
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    #[arg(long, value_name = "FILE", help_heading = "Output", global = true)]
     pub json: Option<PathBuf>,
 
     /// Only bench targets of this package (repeatable).
@@ -149,6 +169,117 @@ pub struct Args {
     /// Path to Cargo.toml.
     #[arg(long, value_name = "PATH", help_heading = "Manifest Options")]
     pub manifest_path: Option<PathBuf>,
+
+    /// `url`: one request under load, without a workspace (a filter that is literally `url`
+    /// goes after `--`: `cargo loadbench -- url`).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands of `cargo loadbench`; without one, it runs the workspace's scenarios.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Send one request under load, as ab or oha do (no Cargo workspace needed)
+    ///
+    /// Send one request under load, as ab, wrk or oha would, measured and reported as scenarios
+    /// are: the same table, JSON, thresholds, baselines and outputs. No Cargo workspace needed.
+    Url(UrlArgs),
+}
+
+const URL_AFTER_HELP: &str = "\
+Every response with a status of 400 or above counts as a failed request (kind `status`);
+redirects are not followed. The output, gating and --watch options of `cargo loadbench` apply
+(see cargo loadbench --help); baselines are kept under the workspace's target directory, or
+./target/loadbench/baselines outside a Cargo workspace, unless --baseline-dir says otherwise.
+
+Exit codes: 0 the run completed (failed requests are counted, not fatal), 1 a threshold failed or
+a regression with --fail-on-regression, 2 a bad flag, URL, header or body file, 3 the run could
+not start (the host does not resolve), 130 interrupted by Ctrl-C.";
+
+/// Arguments of `cargo loadbench url`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = URL_AFTER_HELP)]
+pub struct UrlArgs {
+    /// The URL to request, such as http://127.0.0.1:9090/ (http:// only)
+    #[arg(value_name = "URL", value_parser = parse_url)]
+    pub url: String,
+
+    /// Virtual users, each with its own connection: requests in flight at once (with --rate,
+    /// the users available to serve the rate)
+    #[arg(short = 'c', long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: u32,
+
+    /// Send exactly N requests in total [default: 200, unless --duration]
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    pub requests: Option<u64>,
+
+    /// Keep starting requests for this long, such as 30s or 1m 30s
+    #[arg(short = 'd', long, value_name = "TIME", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// Open model: start requests at this rate, such as 2000, 2000/s or 120/m
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub rate: Option<Rate>,
+
+    /// The request method (case-insensitive)
+    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET", value_parser = parse_method)]
+    pub method: Method,
+
+    /// A request header, as 'name: value' (repeatable)
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<Header>,
+
+    /// The request body: TEXT, or @FILE to send a file's contents (read once, before the run)
+    #[arg(long, value_name = "TEXT|@FILE", value_parser = parse_body)]
+    pub body: Option<Body>,
+
+    /// Per-request timeout (connect, send and whole response) [default: 30s]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+
+    /// The name in the table, the JSON, baselines and `--threshold NAME:…` [default: the method
+    /// and the URL's path, such as `GET /items`]
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// A request body, read before the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Body(pub Vec<u8>);
+
+/// A URL that a one-shot request can be sent to.
+fn parse_url(text: &str) -> Result<String, String> {
+    Request::new(Method::GET, text).map(|_| text.to_owned()).map_err(|e| e.to_string())
+}
+
+fn parse_method(text: &str) -> Result<Method, String> {
+    Request::parse_method(text).map_err(|e| e.to_string())
+}
+
+fn parse_header(text: &str) -> Result<Header, String> {
+    text.parse().map_err(|e: loadbench::oneshot::RequestError| e.to_string())
+}
+
+fn parse_rate(text: &str) -> Result<Rate, String> {
+    text.parse().map_err(|e: loadbench::ParseRateError| e.to_string())
+}
+
+/// A time such as `30s`, `1m 30s` or `500ms`; more than zero.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if d.is_zero() => Err("expected a time above zero".to_owned()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("expected a time such as 30s, 1m 30s or 500ms ({e})")),
+    }
+}
+
+/// `TEXT`, or `@FILE`: the file is read here, so a missing one stops the command before any
+/// request (curl's `-d @file`).
+fn parse_body(text: &str) -> Result<Body, String> {
+    match text.strip_prefix('@') {
+        Some(path) => std::fs::read(path).map(Body).map_err(|e| format!("cannot read body file `{path}`: {e}")),
+        None => Ok(Body(text.as_bytes().to_vec())),
+    }
 }
 
 /// `--runs`: a whole number from 1 to [`settings::MAX_RUNS`].
@@ -294,6 +425,91 @@ mod tests {
             let first = err.to_string().lines().next().unwrap_or_default().to_owned();
             assert!(first.contains(message), "{flag} {value}: {first}");
         }
+    }
+
+    fn parse_url_run(flags: &[&str]) -> Result<(Args, UrlArgs), clap::Error> {
+        let argv = ["cargo-loadbench", "loadbench"].iter().chain(flags).copied();
+        let Cargo::Loadbench(mut args) = Cargo::try_parse_from(argv)?;
+        match args.command.take() {
+            Some(Command::Url(url)) => Ok((args, url)),
+            None => panic!("{flags:?} parsed as a scenario run"),
+        }
+    }
+
+    #[test]
+    fn the_url_subcommand_takes_its_flags_and_the_shared_ones_on_either_side() {
+        let (args, url) = parse_url_run(&[
+            "--quiet",
+            "url",
+            "http://127.0.0.1:9090/items?x=1",
+            "-c",
+            "1000",
+            "-n",
+            "100000",
+            "--rate",
+            "120/m",
+            "-m",
+            "post",
+            "-H",
+            "x-k: v",
+            "-H",
+            "Content-Type:text/plain",
+            "--body",
+            "hi",
+            "--timeout",
+            "2s",
+            "--json",
+            "out.json",
+            "--threshold",
+            "p99<50ms",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(args.quiet, "a shared flag before `url`");
+        assert_eq!(args.json.as_deref(), Some(std::path::Path::new("out.json")), "a shared flag after `url`");
+        assert_eq!(args.thresholds.len(), 1);
+        assert_eq!(args.scenario_flag(), None);
+        assert_eq!(
+            (url.url.as_str(), url.concurrency, url.requests),
+            ("http://127.0.0.1:9090/items?x=1", 1000, Some(100_000))
+        );
+        assert_eq!(url.rate.map(|r| r.per_second()), Some(2.0));
+        assert_eq!(url.method, Method::POST);
+        let headers: Vec<String> = url.headers.iter().map(ToString::to_string).collect();
+        assert_eq!(headers, ["x-k: v", "content-type: text/plain"]);
+        assert_eq!(url.body, Some(Body(b"hi".to_vec())));
+        assert_eq!(url.timeout, Some(Duration::from_secs(2)));
+
+        let (_, url) = parse_url_run(&["url", "http://h/"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((url.concurrency, url.requests, url.duration, url.method), (50, None, None, Method::GET));
+    }
+
+    #[test]
+    fn bad_url_values_are_one_line_usage_errors_naming_the_flag() {
+        for (flags, message) in [
+            (&["url", "127.0.0.1:9090"][..], "for '<URL>': `127.0.0.1:9090` is not a valid URL"),
+            (&["url", "https://h/"], "only http:// is supported"),
+            (&["url", "http://h/", "-H", "nocolon"], "for '--header <NAME: VALUE>': `nocolon` is not a valid header"),
+            (&["url", "http://h/", "--rate", "fast"], "for '--rate <RATE>': `fast` is not a whole number"),
+            (&["url", "http://h/", "-d", "soon"], "for '--duration <TIME>': expected a time"),
+            (&["url", "http://h/", "-n", "5", "-d", "1s"], "'--requests <N>' cannot be used with '--duration <TIME>'"),
+            (&["url", "http://h/", "--body", "@/no/such/file"], "cannot read body file `/no/such/file`"),
+            (&["url", "http://h/", "--frobnicate"], "'--frobnicate'"),
+        ] {
+            let Err(err) = parse_url_run(flags) else { panic!("{flags:?} was accepted") };
+            assert_eq!(err.exit_code(), 2);
+            let first = err.to_string().lines().next().unwrap_or_default().to_owned();
+            assert!(first.contains(message), "{flags:?}: {first}");
+        }
+    }
+
+    #[test]
+    fn a_filter_named_url_goes_after_a_double_dash() {
+        let parsed = Cargo::try_parse_from(["cargo-loadbench", "loadbench", "--", "url"]);
+        let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };
+        assert_eq!(args.filters, ["url"]);
+        assert!(args.command.is_none());
+        let (args, _) = parse_url_run(&["--bench", "api", "url", "http://h/"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(args.scenario_flag(), Some("--bench"), "refused by the url pipeline");
     }
 
     #[test]

@@ -139,6 +139,17 @@ pub enum Error {
     #[error("--target: {0}")]
     Targets(String),
 
+    /// The request of `cargo loadbench url` cannot be built.
+    #[error(transparent)]
+    Request(#[from] loadbench::oneshot::RequestError),
+
+    /// A flag about a workspace's scenarios was given to `cargo loadbench url`.
+    #[error("{flag} selects a workspace's scenarios; `cargo loadbench url` sends one request and takes no {flag}")]
+    NotForUrl {
+        /// The flag, such as `--bench`.
+        flag: &'static str,
+    },
+
     /// A `--threshold SCENARIO:…` names a scenario that is not selected.
     #[error("--threshold `{threshold}` names no selected scenario; selected: {selected}")]
     ThresholdScenario {

@@ -2,7 +2,7 @@
 //! their thresholds, compares them with a baseline and writes the results.
 //!
 //! `main` only parses the command line and maps the outcome to an exit code; the pipeline is in
-//! [`app`].
+//! [`app`], and that of `cargo loadbench url` in [`oneshot`].
 
 mod app;
 mod baseline;
@@ -13,6 +13,7 @@ mod discover;
 mod error;
 mod gate;
 mod merge;
+mod oneshot;
 mod output;
 mod run;
 mod settings;
@@ -28,7 +29,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return loadbench::report_usage_error(&err),
     };
-    match app::run(&args) {
+    let outcome = match &args.command {
+        Some(cli::Command::Url(url)) => oneshot::run(&args, url),
+        None => app::run(&args),
+    };
+    match outcome {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("error: {err}");

@@ -47,6 +47,41 @@ impl Rate {
     }
 }
 
+/// Why a rate such as `2000/s` does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseRateError(String);
+
+impl std::str::FromStr for Rate {
+    type Err = ParseRateError;
+
+    /// The attribute's syntax at run time: `2000` (per second), `2000/s`, `120/m` or `10/h`.
+    ///
+    /// ```
+    /// let rate: loadbench::Rate = "120/m".parse().unwrap();
+    /// assert_eq!(rate.per_second(), 2.0);
+    /// assert!("0/s".parse::<loadbench::Rate>().is_err());
+    /// ```
+    fn from_str(text: &str) -> Result<Rate, ParseRateError> {
+        const HOW: &str = "write it like 2000, 2000/s or 120/m";
+        let (number, unit) = text.split_once('/').unwrap_or((text, "s"));
+        let per = match unit.trim() {
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            "h" => Duration::from_secs(3600),
+            other => return Err(ParseRateError(format!("unknown unit `/{other}`: use /s, /m or /h; {HOW}"))),
+        };
+        let iterations: u64 =
+            number.trim().replace('_', "").parse().map_err(|_| {
+                ParseRateError(format!("`{}` is not a whole number of iterations; {HOW}", number.trim()))
+            })?;
+        if iterations == 0 {
+            return Err(ParseRateError("a rate must be at least 1".to_owned()));
+        }
+        Ok(Rate { iterations, per })
+    }
+}
+
 /// One stage of a ramp of virtual users (`stages = [("10s", 100), …]`): over `duration`, the
 /// number of active users moves in a straight line from the previous stage's target (0 before
 /// the first) to `target`.
@@ -198,6 +233,18 @@ impl ScenarioConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_parse_as_the_attribute_writes_them() {
+        let parse = |text: &str| text.parse::<Rate>().map(|r| (r.iterations, r.per.as_secs()));
+        assert_eq!(parse("2000"), Ok((2000, 1)));
+        assert_eq!(parse("2_000/s"), Ok((2000, 1)));
+        assert_eq!(parse("120/m"), Ok((120, 60)));
+        assert_eq!(parse(" 10 / h "), Ok((10, 3600)));
+        assert_eq!(parse("0").map_err(|e| e.to_string()), Err("a rate must be at least 1".to_owned()));
+        assert!(parse("5/d").is_err_and(|e| e.to_string().starts_with("unknown unit `/d`")));
+        assert!(parse("fast").is_err_and(|e| e.to_string().starts_with("`fast` is not a whole number")));
+    }
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 

@@ -21,7 +21,7 @@ use crate::config::{self, Load, Rate, RateStage, Stage, ThinkTime};
 use crate::ctx::Ctx;
 use crate::error::{Error, ErrorKind};
 use crate::progress::{Progress, WorkerProgress};
-use crate::registry::ScenarioEntry;
+use crate::registry::Workload;
 use crate::report::GeneratorReport;
 use crate::selfcheck::{self, WorkerLoad};
 use crate::stats::WorkerStats;
@@ -266,11 +266,7 @@ pub(crate) fn worker_threads(concurrency: u32) -> usize {
 }
 
 /// Runs `entry` as planned. Fails only when the worker runtimes cannot be built.
-pub(crate) fn execute(
-    entry: &'static ScenarioEntry,
-    plan: &RunPlan,
-    stop: &Arc<AtomicBool>,
-) -> std::io::Result<Executed> {
+pub(crate) fn execute(entry: &Workload, plan: &RunPlan, stop: &Arc<AtomicBool>) -> std::io::Result<Executed> {
     let threads = plan.threads.max(1);
     let runtimes = (0..threads)
         .map(|_| tokio::runtime::Builder::new_current_thread().enable_all().build())
@@ -362,6 +358,7 @@ pub(crate) fn execute(
             let target = plan.target.clone();
             let timeout = plan.timeout;
             let start = StartLine { gate: Arc::clone(&gate), passed: false };
+            let entry = entry.clone();
             std::thread::Builder::new()
                 .name(format!("loadbench-worker-{index}"))
                 .spawn(move || run_worker(entry, runtime, shared, users, target, timeout, arrivals, start))
@@ -372,7 +369,8 @@ pub(crate) fn execute(
     let start = StartLine { gate, passed: false }.pass();
     let handles = handles?;
     let origin = start + origin_offset;
-    let progress = plan.show_progress.then(|| Progress::start(entry.name, plan.load, progress_slots.clone(), origin));
+    let progress =
+        plan.show_progress.then(|| Progress::start(Arc::clone(&entry.name), plan.load, progress_slots.clone(), origin));
 
     let mut merged = WorkerStats::new();
     let mut last_end = start;
@@ -591,7 +589,7 @@ struct WorkerDone {
 /// Creates this worker's users and runs their setup, all at once; returns the users whose setup
 /// succeeded (every user when there is none).
 async fn set_up(
-    entry: &'static ScenarioEntry,
+    entry: &Workload,
     users: Vec<u32>,
     target: &Rc<Target>,
     timeout: Duration,
@@ -630,7 +628,7 @@ async fn set_up(
 
 #[allow(clippy::too_many_arguments)] // each is one piece of the plan; a struct would only rename them
 fn run_worker(
-    entry: &'static ScenarioEntry,
+    entry: Workload,
     runtime: tokio::runtime::Runtime,
     shared: WorkerShared,
     users: Vec<u32>,
@@ -648,7 +646,7 @@ fn run_worker(
     let steps_guard = crate::steps::enter(Rc::clone(&shared));
     let (schedule_end, cpu_at_start) = local.block_on(&runtime, async move {
         let probe = tokio::task::spawn_local(selfcheck::probe_lag(probe_lag));
-        let ready = set_up(entry, users, &target, timeout, &worker).await;
+        let ready = set_up(&entry, users, &target, timeout, &worker).await;
         // Everyone is set up (or failed to be): the run starts now, on every worker at once.
         let start = tokio::task::spawn_blocking(move || start_line.pass()).await.unwrap_or_else(|_| Instant::now());
         worker.borrow_mut().rebase(start);

@@ -12,7 +12,7 @@ use clap::Parser;
 use crate::config::{Load, ScenarioConfig};
 use crate::executor::{self, RunPlan};
 use crate::process::ServerProcess;
-use crate::registry::{self, ScenarioEntry};
+use crate::registry::{self, ScenarioEntry, Workload};
 use crate::report::{
     self, ConfigReport, RateReport, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ScenarioReport, WatchReport,
 };
@@ -500,28 +500,39 @@ impl Harness {
 /// What running one scenario needs from the [`Harness`]; `Sync`, so that the scenarios of a
 /// group can run on threads of their own at the same time.
 #[derive(Debug, Clone)]
-struct RunSettings {
-    smoke: bool,
-    scale: Option<f64>,
-    progress: bool,
-    worker_threads: Option<usize>,
-    stop: Arc<AtomicBool>,
+pub(crate) struct RunSettings {
+    pub(crate) smoke: bool,
+    pub(crate) scale: Option<f64>,
+    pub(crate) progress: bool,
+    pub(crate) worker_threads: Option<usize>,
+    pub(crate) stop: Arc<AtomicBool>,
 }
 
 impl RunSettings {
     fn run_one(&self, entry: &'static ScenarioEntry, url: &str, file_limit: Option<u64>) -> ScenarioReport {
+        self.run_workload(&Workload::from(entry), &entry.config, url, file_limit)
+    }
+
+    /// Runs `workload` with the load of `config` against `url` and reports it: the one path from
+    /// a load to a [`ScenarioReport`], for registered scenarios and one-shot runs alike.
+    pub(crate) fn run_workload(
+        &self,
+        entry: &Workload,
+        config: &ScenarioConfig,
+        url: &str,
+        file_limit: Option<u64>,
+    ) -> ScenarioReport {
         // A smoke run is one iteration of the closed model, whatever the attribute asks, unless a
         // scale asks for more.
         let one = self.smoke && self.scale.is_none();
         let size = match self.scale {
             _ if one => Size::smoke(),
-            Some(factor) => Size::declared(&entry.config).scaled(factor),
-            None => Size::declared(&entry.config),
+            Some(factor) => Size::declared(config).scaled(factor),
+            None => Size::declared(config),
         };
         let Size { concurrency, load, rate, warmup, stages, rate_stages } = size;
-        let timeout = entry.config.timeout();
-        let mut report =
-            ScenarioReport::not_started(entry.name, config_report(&entry.config, &size, self.scale, Some(url)));
+        let timeout = config.timeout();
+        let mut report = ScenarioReport::not_started(&*entry.name, config_report(config, &size, self.scale, Some(url)));
         if let Err(needed) = limits::check_concurrency(concurrency, file_limit) {
             report.setup_error = Some(needed);
             return report;
@@ -540,7 +551,7 @@ impl RunSettings {
             rate_stages,
             stages,
             warmup,
-            think_time: if one { None } else { entry.config.think_time },
+            think_time: if one { None } else { config.think_time },
             timeout,
             target,
             threads: match self.worker_threads {
@@ -641,8 +652,13 @@ pub fn report_usage_error(err: &clap::Error) -> ExitCode {
     }
     // clap adds a tip and the usage; the first line already names the flag and the problem.
     let message = err.to_string();
-    let first = message.lines().next().unwrap_or("error: invalid arguments");
-    eprintln!("{first} (see --help)");
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: invalid arguments");
+    // "the following required arguments were not provided:" names them on the lines below.
+    match lines.next().filter(|_| first.ends_with(':')) {
+        Some(named) => eprintln!("{first} {named} (see --help)"),
+        None => eprintln!("{first} (see --help)"),
+    }
     ExitCode::from(exit_code::USAGE)
 }
 

@@ -41,12 +41,13 @@ mod target;
 mod vu;
 
 pub mod exit_code;
+pub mod oneshot;
 pub mod report;
 pub mod table;
 pub mod threshold;
 pub mod watch;
 
-pub use config::{DEFAULT_TIMEOUT, Load, Rate, RateStage, Stage, ThinkTime};
+pub use config::{DEFAULT_TIMEOUT, Load, ParseRateError, Rate, RateStage, Stage, ThinkTime};
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub use error::{Error, ErrorKind, Result};
 pub use harness::{Harness, HarnessError, OUTPUT_ENV, SCALE_ENV, TARGET_ENV, report_usage_error};

@@ -34,7 +34,7 @@ pub(crate) struct Progress {
 const TICK: Duration = Duration::from_millis(100);
 
 impl Progress {
-    pub(crate) fn start(name: &'static str, load: Load, workers: Vec<Arc<WorkerProgress>>, start: Instant) -> Progress {
+    pub(crate) fn start(name: Arc<str>, load: Load, workers: Vec<Arc<WorkerProgress>>, start: Instant) -> Progress {
         let stop = Arc::new(AtomicBool::new(false));
         let stop_flag = Arc::clone(&stop);
         let interactive = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
@@ -42,9 +42,9 @@ impl Progress {
             .name("loadbench-progress".into())
             .spawn(move || {
                 if interactive {
-                    draw_bar(name, load, &workers, start, &stop_flag);
+                    draw_bar(&name, load, &workers, start, &stop_flag);
                 } else {
-                    print_lines(name, load, &workers, start, &stop_flag);
+                    print_lines(&name, load, &workers, start, &stop_flag);
                 }
             })
             .ok();

@@ -7,6 +7,8 @@
 //! breaking under LLD's section garbage collection; over a generated `main!(a, b, c)` because
 //! that makes users name each scenario twice.
 
+use std::sync::Arc;
+
 use crate::config::ScenarioConfig;
 use crate::vu::{Hook, VirtualUser, VuFuture};
 
@@ -32,6 +34,35 @@ pub struct ScenarioEntry {
 }
 
 inventory::collect!(ScenarioEntry);
+
+/// What the executor runs: a registered [`ScenarioEntry`], or a body built at run time (a
+/// one-shot `cargo loadbench url …` request), which a `fn` pointer cannot carry.
+///
+/// `run` is called once per virtual user, never per iteration, so the dynamic call costs
+/// nothing measurable; it is shared by the worker threads, hence `Send + Sync`.
+#[derive(Clone)]
+pub(crate) struct Workload {
+    /// Display name, for progress.
+    pub(crate) name: Arc<str>,
+    /// Starts one virtual user's loop over the body.
+    pub(crate) run: Arc<dyn Fn(VirtualUser) -> VuFuture + Send + Sync>,
+    /// Runs once per virtual user before the run starts.
+    pub(crate) setup: Option<Hook>,
+    /// Runs once per virtual user after its last iteration.
+    pub(crate) teardown: Option<Hook>,
+}
+
+impl std::fmt::Debug for Workload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workload").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl From<&'static ScenarioEntry> for Workload {
+    fn from(entry: &'static ScenarioEntry) -> Workload {
+        Workload { name: Arc::from(entry.name), run: Arc::new(entry.run), setup: entry.setup, teardown: entry.teardown }
+    }
+}
 
 /// Every registered scenario, sorted by name then location so listings are stable
 /// (inventory's own order is unspecified).

@@ -69,7 +69,20 @@ pub fn cargo_loadbench(args: &[&str]) -> Output {
 
 /// [`cargo_loadbench`] with extra environment variables.
 pub fn cargo_loadbench_with_env(args: &[&str], env: &[(&str, &OsStr)]) -> Output {
+    run_in(None, args, env)
+}
+
+/// [`cargo_loadbench`] run in directory `dir` (as a user would run `cargo loadbench url …`
+/// outside any Cargo workspace).
+pub fn cargo_loadbench_in(dir: &Path, args: &[&str]) -> Output {
+    run_in(Some(dir), args, &[])
+}
+
+fn run_in(dir: Option<&Path>, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
     let mut command = Command::new(cargo_loadbench_path());
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
     command
         .arg("loadbench")
         .args(args)

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -72,6 +72,32 @@ struct Counters {
     frozen_until: Mutex<Option<Instant>>,
     /// When the first request arrived.
     first_request: Mutex<Option<Instant>>,
+    /// The first [`RECORDED`] requests, as received.
+    seen: Mutex<Vec<SeenRequest>>,
+}
+
+/// How many requests a [`TestServer`] keeps in full for [`TestServer::seen`]; it counts the
+/// rest.
+pub const RECORDED: usize = 1_000;
+
+/// A request as the test server received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenRequest {
+    /// The method, such as `POST`.
+    pub method: String,
+    /// The path and query of the request line.
+    pub path: String,
+    /// Every header, names in lower case, in the order received.
+    pub headers: Vec<(String, String)>,
+    /// The whole body.
+    pub body: Vec<u8>,
+}
+
+impl SeenRequest {
+    /// The value of the first header named `name` (lower case), if any.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
 }
 
 /// A server on an ephemeral loopback port; stops when dropped.
@@ -140,6 +166,12 @@ impl TestServer {
     pub fn connections(&self) -> u64 {
         self.counters.connections.load(Ordering::SeqCst)
     }
+
+    /// The first [`RECORDED`] requests received, in order of arrival: method, path, headers
+    /// and body.
+    pub fn seen(&self) -> Vec<SeenRequest> {
+        self.counters.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl Drop for TestServer {
@@ -151,7 +183,7 @@ impl Drop for TestServer {
 }
 
 async fn handle(
-    _request: Request<Incoming>,
+    request: Request<Incoming>,
     counters: Arc<Counters>,
     behavior: Arc<Behavior>,
 ) -> Result<Response<Full<Bytes>>, std::io::Error> {
@@ -159,6 +191,7 @@ async fn handle(
     let now = counters.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     counters.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(Arc::clone(&counters));
+    record(request, &counters).await;
     let every = |k: Option<u64>| k.is_some_and(|k| k > 0 && n.is_multiple_of(k));
 
     if let Some((k, length)) = behavior.freeze_at
@@ -200,6 +233,26 @@ async fn handle(
         response = response.header("connection", "close");
     }
     Ok(response.body(Full::new(Bytes::from_static(behavior.body.as_bytes()))).expect("static response parts are valid"))
+}
+
+/// Reads the whole request, and keeps it when it is among the first [`RECORDED`].
+async fn record(request: Request<Incoming>, counters: &Counters) {
+    let (parts, body) = request.into_parts();
+    // Read even when not kept: a body left unread would cost the connection its keep-alive.
+    let body = body.collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
+    let mut seen = counters.seen.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.len() < RECORDED {
+        seen.push(SeenRequest {
+            method: parts.method.to_string(),
+            path: parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |p| p.as_str().to_owned()),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+                .collect(),
+            body,
+        });
+    }
 }
 
 /// A loopback address where nothing listens, for connection-refused tests.

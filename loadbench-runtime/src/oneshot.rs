@@ -1,0 +1,423 @@
+//! One-shot runs: one HTTP request given at run time (as `cargo loadbench url …` gives it), sent
+//! under a load also given at run time.
+//!
+//! A one-shot run goes through the same executor as a `#[scenario]`: the same virtual users and
+//! connections, load models, generator self-check, progress and stop flag, and it reports the
+//! same [`ScenarioReport`]. Only the body differs: instead of a registered function, each
+//! iteration sends the prepared request and fails with [`ErrorKind::Status`] on a 4xx or 5xx
+//! status.
+//!
+//! ```no_run
+//! use loadbench::oneshot::{OneShot, Request};
+//!
+//! let request = Request::new(loadbench::Method::GET, "http://127.0.0.1:9090/").unwrap();
+//! let report = OneShot::new(request, loadbench::Load::Count(100_000)).concurrency(1000).run();
+//! println!("{} requests, {} failed", report.iterations, report.failed);
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue};
+use http::uri::{Scheme, Uri};
+use http::{Method, StatusCode};
+
+use crate::config::{DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
+use crate::ctx::Ctx;
+use crate::error::{Error, ErrorKind, Result};
+use crate::harness::RunSettings;
+use crate::limits;
+use crate::registry::Workload;
+use crate::report::ScenarioReport;
+use crate::threshold::{self, Threshold};
+use crate::vu::{VirtualUser, vu_future};
+
+/// Why a request of a one-shot run cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The URL does not parse, or lacks a scheme or a host.
+    #[error("`{url}` is not a valid URL: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A scheme other than `http`.
+    #[error("`{url}`: only http:// is supported so far (TLS is not built in yet)")]
+    UnsupportedScheme {
+        /// The URL as given.
+        url: String,
+    },
+    /// A header is not `name: value`, or its name or value is not valid in HTTP.
+    #[error("`{header}` is not a valid header: {reason}; write it as 'name: value'")]
+    InvalidHeader {
+        /// The header as given.
+        header: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A method that is not an HTTP token.
+    #[error("`{method}` is not a valid HTTP method")]
+    InvalidMethod {
+        /// The method as given.
+        method: String,
+    },
+}
+
+/// One request header, checked when it is parsed from `name: value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// The name, in lower case (as HTTP/1.1 servers see it, case-insensitively).
+    name: String,
+    value: String,
+}
+
+impl Header {
+    /// The header's name, in lower case.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The header's value, without surrounding spaces.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl FromStr for Header {
+    type Err = RequestError;
+
+    /// Parses `name: value`, as curl's, ab's and oha's `-H` take it.
+    ///
+    /// ```
+    /// let h: loadbench::oneshot::Header = "X-Trace: abc 1".parse().unwrap();
+    /// assert_eq!((h.name(), h.value()), ("x-trace", "abc 1"));
+    /// assert!("no colon".parse::<loadbench::oneshot::Header>().is_err());
+    /// ```
+    fn from_str(text: &str) -> std::result::Result<Header, RequestError> {
+        let invalid = |reason: &str| RequestError::InvalidHeader { header: text.to_owned(), reason: reason.to_owned() };
+        let (name, value) = text.split_once(':').ok_or_else(|| invalid("it has no `:`"))?;
+        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| invalid("the name is not a token"))?;
+        let value = value.trim();
+        HeaderValue::from_str(value).map_err(|_| invalid("the value holds a control character"))?;
+        Ok(Header { name: name.as_str().to_owned(), value: value.to_owned() })
+    }
+}
+
+impl fmt::Display for Header {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.value)
+    }
+}
+
+/// The request a one-shot run sends: method, URL, headers and body, checked once up front.
+#[derive(Debug, Clone)]
+pub struct Request {
+    method: Method,
+    url: String,
+    /// `http://host:port`: the target the virtual users connect to.
+    origin: String,
+    /// The path and query sent in the request line.
+    path: String,
+    headers: Vec<Header>,
+    body: Bytes,
+}
+
+impl Request {
+    /// A request with `method` for `url`, which must be an `http://` URL with a host; its path
+    /// and query are sent as they are.
+    ///
+    /// ```
+    /// use loadbench::oneshot::Request;
+    ///
+    /// let r = Request::new(loadbench::Method::GET, "http://127.0.0.1:9090/items?id=1").unwrap();
+    /// assert_eq!(r.default_name(), "GET /items?id=1");
+    /// assert!(Request::new(loadbench::Method::GET, "ftp://127.0.0.1/").is_err());
+    /// assert!(Request::new(loadbench::Method::GET, "127.0.0.1:9090").is_err());
+    /// ```
+    pub fn new(method: Method, url: &str) -> std::result::Result<Request, RequestError> {
+        let invalid = |reason: &str| RequestError::InvalidUrl { url: url.to_owned(), reason: reason.to_owned() };
+        let uri: Uri = url.parse().map_err(|e: http::uri::InvalidUri| invalid(&e.to_string()))?;
+        match uri.scheme() {
+            Some(s) if *s == Scheme::HTTP => {}
+            Some(s) if *s == Scheme::HTTPS => return Err(RequestError::UnsupportedScheme { url: url.to_owned() }),
+            Some(s) => return Err(invalid(&format!("the scheme must be http://, not {s}://"))),
+            None => return Err(invalid("it needs a scheme and a host, as in http://127.0.0.1:8080/")),
+        }
+        let authority = uri.authority().filter(|a| !a.host().is_empty()).ok_or_else(|| invalid("it has no host"))?;
+        if authority.as_str().contains('@') {
+            return Err(invalid("user info in the URL is not supported"));
+        }
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        let path = if path.is_empty() { "/" } else { path };
+        Ok(Request {
+            method,
+            url: url.to_owned(),
+            origin: format!("http://{authority}"),
+            path: path.to_owned(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+        })
+    }
+
+    /// Parses a method name case-insensitively (`post` is `POST`); any HTTP token is accepted.
+    pub fn parse_method(text: &str) -> std::result::Result<Method, RequestError> {
+        Method::from_bytes(text.trim().to_ascii_uppercase().as_bytes())
+            .map_err(|_| RequestError::InvalidMethod { method: text.to_owned() })
+    }
+
+    /// Adds a header, after any added before (a `Host` header replaces the URL's).
+    pub fn header(mut self, header: Header) -> Request {
+        self.headers.push(header);
+        self
+    }
+
+    /// Sets the body.
+    pub fn body(mut self, body: impl Into<Bytes>) -> Request {
+        self.body = body.into();
+        self
+    }
+
+    /// The method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The URL as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The name a run of this request gets when none is given: the method and the path with
+    /// its query, such as `GET /items?id=1`. It leaves out the host and port, so that a baseline
+    /// recorded against one server (or port) compares with a run against another.
+    pub fn default_name(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}
+
+/// Bodies up to this size are copied into each virtual user, so that cloning one per request
+/// touches a reference count of that user's alone rather than one shared by every worker
+/// thread; larger bodies are shared, as copying them per user could take more memory than the
+/// run is worth.
+const PER_USER_BODY: usize = 16 * 1024;
+
+/// The request as each iteration sends it.
+#[derive(Debug)]
+struct Prepared {
+    method: Method,
+    path: String,
+    headers: Vec<Header>,
+    body: Bytes,
+}
+
+impl Prepared {
+    fn for_user(&self) -> Prepared {
+        let body =
+            if self.body.len() <= PER_USER_BODY { Bytes::copy_from_slice(&self.body) } else { self.body.clone() };
+        Prepared { method: self.method.clone(), path: self.path.clone(), headers: self.headers.clone(), body }
+    }
+
+    async fn send(&self, ctx: &mut Ctx) -> Result<()> {
+        let mut request = ctx.request(self.method.clone(), &self.path);
+        for header in &self.headers {
+            request = request.header(&header.name, &header.value);
+        }
+        if !self.body.is_empty() {
+            request = request.body(self.body.clone());
+        }
+        let status = request.send().await?.status();
+        // As k6 and wrk count them: 2xx and 3xx succeed (redirects are not followed).
+        if status.as_u16() < StatusCode::BAD_REQUEST.as_u16() {
+            Ok(())
+        } else {
+            Err(Error::new(ErrorKind::Status, format!("expected a status below 400, got {status}")))
+        }
+    }
+}
+
+/// A one-shot run: a [`Request`] and the load to send it under. Build it, then [`OneShot::run`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct OneShot {
+    name: String,
+    request: Request,
+    concurrency: u32,
+    load: Load,
+    rate: Option<Rate>,
+    timeout: Duration,
+    thresholds: Vec<Threshold>,
+    progress: bool,
+    worker_threads: Option<usize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl OneShot {
+    /// Sends `request` under `load` from one virtual user, with the default timeout, showing
+    /// progress, named by [`Request::default_name`].
+    pub fn new(request: Request, load: Load) -> OneShot {
+        OneShot {
+            name: request.default_name(),
+            request,
+            concurrency: 1,
+            load,
+            rate: None,
+            timeout: DEFAULT_TIMEOUT,
+            thresholds: Vec::new(),
+            progress: true,
+            worker_threads: None,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The name in the report (and so in tables, baselines and `--threshold NAME:…`).
+    pub fn name(mut self, name: impl Into<String>) -> OneShot {
+        self.name = name.into();
+        self
+    }
+
+    /// Virtual users, each with its own connection: requests in flight at once in the closed
+    /// model, the users available to serve the rate in the open model. At least 1.
+    pub fn concurrency(mut self, users: u32) -> OneShot {
+        self.concurrency = users.max(1);
+        self
+    }
+
+    /// Open model: start requests at this rate, whether or not earlier ones have finished.
+    pub fn rate(mut self, rate: Option<Rate>) -> OneShot {
+        self.rate = rate;
+        self
+    }
+
+    /// Per-request timeout (connect, send and whole response).
+    pub fn timeout(mut self, timeout: Duration) -> OneShot {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Conditions the run must meet; their outcomes are in [`ScenarioReport::thresholds`].
+    pub fn thresholds(mut self, thresholds: Vec<Threshold>) -> OneShot {
+        self.thresholds = thresholds;
+        self
+    }
+
+    /// Shows or hides progress (and the first error of each kind) on stderr.
+    pub fn progress(mut self, show: bool) -> OneShot {
+        self.progress = show;
+        self
+    }
+
+    /// Runs the virtual users on this many worker threads instead of one per CPU.
+    pub fn worker_threads(mut self, threads: usize) -> OneShot {
+        self.worker_threads = Some(threads.max(1));
+        self
+    }
+
+    /// A flag that stops the run when set: no new request starts, those in flight finish, and
+    /// the report says `interrupted`. Set it from a Ctrl-C handler.
+    pub fn stop_flag(mut self, stop: Arc<AtomicBool>) -> OneShot {
+        self.stop = stop;
+        self
+    }
+
+    /// Runs the load and returns its report. A run that cannot start (the host does not
+    /// resolve, too few file descriptors) comes back with [`ScenarioReport::setup_error`] set;
+    /// request failures are counted in it, never fatal.
+    pub fn run(&self) -> ScenarioReport {
+        let prepared = Arc::new(Prepared {
+            method: self.request.method.clone(),
+            path: self.request.path.clone(),
+            headers: self.request.headers.clone(),
+            body: self.request.body.clone(),
+        });
+        let workload = Workload {
+            name: Arc::from(self.name.as_str()),
+            run: Arc::new(move |user: VirtualUser| {
+                let request = prepared.for_user();
+                vu_future(user, async move |ctx: &mut Ctx| request.send(ctx).await)
+            }),
+            setup: None,
+            teardown: None,
+        };
+        let config = ScenarioConfig {
+            concurrency: self.concurrency,
+            rate: self.rate,
+            warmup: None,
+            think_time: None,
+            stages: &[],
+            rate_stages: &[],
+            group: None,
+            load: self.load,
+            timeout: Some(self.timeout),
+            target: None,
+            // Thresholds of a registered scenario are `'static`; these are added to the report.
+            thresholds: &[],
+        };
+        let settings = RunSettings {
+            smoke: false,
+            scale: None,
+            progress: self.progress,
+            worker_threads: self.worker_threads,
+            stop: Arc::clone(&self.stop),
+        };
+        let mut report = settings.run_workload(&workload, &config, &self.request.origin, limits::raise_open_files());
+        report.config.target = Some(self.request.url.clone());
+        report.config.thresholds = self.thresholds.clone();
+        report.thresholds = threshold::evaluate(&report);
+        report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url_error(url: &str) -> String {
+        match Request::new(Method::GET, url) {
+            Ok(r) => panic!("{url} was accepted: {r:?}"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    #[test]
+    fn urls_are_checked_and_split_into_origin_and_path() {
+        let r = Request::new(Method::POST, "http://localhost:9090").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((r.origin.as_str(), r.path.as_str()), ("http://localhost:9090", "/"));
+        assert_eq!(r.default_name(), "POST /");
+        let r = Request::new(Method::GET, "http://127.0.0.1/a/b?x=1&y=2").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((r.origin.as_str(), r.path.as_str()), ("http://127.0.0.1", "/a/b?x=1&y=2"));
+
+        assert_eq!(url_error("https://x/"), "`https://x/`: only http:// is supported so far (TLS is not built in yet)");
+        assert_eq!(url_error("ftp://x/"), "`ftp://x/` is not a valid URL: the scheme must be http://, not ftp://");
+        assert!(
+            url_error("127.0.0.1:9090").contains("it needs a scheme and a host"),
+            "{}",
+            url_error("127.0.0.1:9090")
+        );
+        assert!(url_error("/just/a/path").contains("it needs a scheme and a host"));
+        assert!(url_error("http://").starts_with("`http://` is not a valid URL"));
+        assert!(url_error("http://a b/").starts_with("`http://a b/` is not a valid URL"));
+        assert!(url_error("http://me@host/").contains("user info"));
+    }
+
+    #[test]
+    fn headers_and_methods_parse_or_say_what_is_wrong() {
+        let h: Header = "Content-Type:application/json".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(h.to_string(), "content-type: application/json");
+        let h: Header = "x-empty:".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(h.value(), "");
+        let err = |text: &str| text.parse::<Header>().map_err(|e| e.to_string()).err().unwrap_or_default();
+        assert_eq!(err("novalue"), "`novalue` is not a valid header: it has no `:`; write it as 'name: value'");
+        assert!(err("bad name: v").contains("the name is not a token"));
+        assert!(err("x: a\u{7}b").contains("control character"));
+        assert_eq!(Request::parse_method("post").ok(), Some(Method::POST));
+        assert_eq!(Request::parse_method("PURGE").map(|m| m.to_string()).ok().as_deref(), Some("PURGE"));
+        assert!(Request::parse_method("GE T").is_err());
+    }
+}
