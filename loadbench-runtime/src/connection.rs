@@ -11,15 +11,17 @@
 //! for the head, and the framing rules in `http1.rs`. Every test server is hyper's, so this
 //! client is checked against hyper on every run of the suite.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use http::{Method, StatusCode};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 
-use crate::http1::{self, BodyLength, Chunked, ProtocolError};
+use crate::http1::{self, BodyLength, Chunked, Head, ProtocolError};
 
 /// Bytes kept free in the read buffer before each read: a typical small response fits in one
 /// read, and 1,000 idle connections hold 4 MiB rather than hyper's 16+ MiB.
@@ -37,6 +39,9 @@ pub(crate) struct Http1Connection {
     read: BytesMut,
     /// False once a response said the connection ends after it.
     reusable: bool,
+    phase: Phase,
+    /// A chunked body being decoded.
+    chunks: BytesMut,
 }
 
 /// A response as read off the wire.
@@ -66,7 +71,13 @@ impl Http1Connection {
         let stream = TcpStream::connect(addr).await?;
         // Requests are small and latency-bound; Nagle would hold them back.
         stream.set_nodelay(true)?;
-        Ok(Http1Connection { stream, read: BytesMut::new(), reusable: true })
+        Ok(Http1Connection {
+            stream,
+            read: BytesMut::new(),
+            reusable: true,
+            phase: Phase::Idle,
+            chunks: BytesMut::new(),
+        })
     }
 
     /// Whether an idle connection can take another request: the last response allowed it, and
@@ -92,76 +103,146 @@ impl Http1Connection {
     }
 
     /// Sends `request` (a whole encoded request) and reads the whole response to it.
+    #[cfg(test)]
     pub(crate) async fn exchange(&mut self, request: &[u8], method: &Method) -> Result<RawResponse, ExchangeError> {
+        self.begin();
+        std::future::poll_fn(|cx| self.poll_exchange(cx, request, method)).await
+    }
+
+    /// Starts a new exchange; then [`poll_exchange`](Self::poll_exchange) until it is ready.
+    pub(crate) fn begin(&mut self) {
         self.reusable = false; // until a complete response says otherwise
-        self.stream.write_all(request).await.map_err(ExchangeError::Write)?;
+        self.phase = Phase::Write { written: 0 };
+    }
+
+    /// Drives the exchange [`begin`](Self::begin) started: writes `request`, reads the head,
+    /// then the body.
+    ///
+    /// A hand-written state machine rather than an `async fn`: its state lives in the connection,
+    /// so the future a scenario awaits is a few pointers instead of the nested states of a write,
+    /// a read and a body, copied each time it moves.
+    pub(crate) fn poll_exchange(
+        &mut self,
+        cx: &mut Context<'_>,
+        request: &[u8],
+        method: &Method,
+    ) -> Poll<Result<RawResponse, ExchangeError>> {
         loop {
-            let head = loop {
-                if let Some(head) = http1::parse_head(&self.read, method)? {
-                    break head;
+            match std::mem::replace(&mut self.phase, Phase::Idle) {
+                Phase::Idle => return Poll::Ready(Err(ExchangeError::Closed)),
+                Phase::Write { mut written } => {
+                    while written < request.len() {
+                        match Pin::new(&mut self.stream).poll_write(cx, &request[written..]) {
+                            Poll::Pending => {
+                                self.phase = Phase::Write { written };
+                                return Poll::Pending;
+                            }
+                            Poll::Ready(Ok(0)) => {
+                                return Poll::Ready(Err(ExchangeError::Write(std::io::ErrorKind::WriteZero.into())));
+                            }
+                            Poll::Ready(Ok(n)) => written += n,
+                            Poll::Ready(Err(e)) => return Poll::Ready(Err(ExchangeError::Write(e))),
+                        }
+                    }
+                    self.phase = Phase::Head;
                 }
-                if self.fill(READ_CHUNK).await? == 0 {
-                    return Err(ExchangeError::Closed);
+                Phase::Head => match http1::parse_head(&self.read, method) {
+                    Err(e) => return Poll::Ready(Err(e.into())),
+                    Ok(None) => {
+                        self.phase = Phase::Head;
+                        match self.poll_fill(cx, READ_CHUNK) {
+                            Poll::Pending => return Poll::Pending,
+                            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                            Poll::Ready(Ok(0)) => return Poll::Ready(Err(ExchangeError::Closed)),
+                            Poll::Ready(Ok(_)) => {}
+                        }
+                    }
+                    Ok(Some(head)) => {
+                        let head_bytes = self.read.split_to(head.len).freeze();
+                        // 100 Continue, 103 Early Hints: the final response follows.
+                        self.phase = if head.status.is_informational() && head.status != StatusCode::SWITCHING_PROTOCOLS
+                        {
+                            Phase::Head
+                        } else {
+                            Phase::Body { head, head_bytes, chunked: Chunked::Size }
+                        };
+                    }
+                },
+                Phase::Body { head, head_bytes, mut chunked } => {
+                    let want = match head.body {
+                        BodyLength::Empty => return self.done(head, head_bytes, Bytes::new()),
+                        BodyLength::Fixed(len) => {
+                            let len = usize::try_from(len).map_err(|_| ProtocolError::ContentLength)?;
+                            if self.read.len() >= len {
+                                let body = self.read.split_to(len).freeze();
+                                return self.done(head, head_bytes, body);
+                            }
+                            (len - self.read.len()).min(MAX_RESERVE)
+                        }
+                        BodyLength::Chunked => {
+                            chunked = http1::decode_chunked(chunked, &mut self.read, &mut self.chunks)?;
+                            if chunked == Chunked::Done {
+                                let body = self.chunks.split().freeze();
+                                return self.done(head, head_bytes, body);
+                            }
+                            READ_CHUNK
+                        }
+                        BodyLength::UntilClose => READ_CHUNK,
+                    };
+                    self.phase = Phase::Body { head, head_bytes, chunked };
+                    match self.poll_fill(cx, want) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                        Poll::Ready(Ok(0)) if head.body == BodyLength::UntilClose => {
+                            let head_bytes = match std::mem::take(&mut self.phase) {
+                                Phase::Body { head_bytes, .. } => head_bytes,
+                                _ => Bytes::new(),
+                            };
+                            let body = self.read.split().freeze();
+                            return self.done(head, head_bytes, body);
+                        }
+                        Poll::Ready(Ok(0)) => return Poll::Ready(Err(ExchangeError::Closed)),
+                        Poll::Ready(Ok(_)) => {}
+                    }
                 }
-            };
-            let head_bytes = self.read.split_to(head.len).freeze();
-            // 100 Continue, 103 Early Hints: the final response follows on the same connection.
-            if head.status.is_informational() && head.status != StatusCode::SWITCHING_PROTOCOLS {
-                continue;
             }
-            let body = match head.body {
-                BodyLength::Empty => Bytes::new(),
-                BodyLength::Fixed(len) => self.read_exact(len).await?,
-                BodyLength::Chunked => self.read_chunked().await?,
-                BodyLength::UntilClose => self.read_to_close().await?,
-            };
-            self.reusable = head.keep_alive;
-            return Ok(RawResponse { status: head.status, head: head_bytes, body });
         }
+    }
+
+    fn done(&mut self, head: Head, head_bytes: Bytes, body: Bytes) -> Poll<Result<RawResponse, ExchangeError>> {
+        self.reusable = head.keep_alive;
+        Poll::Ready(Ok(RawResponse { status: head.status, head: head_bytes, body }))
     }
 
     /// Reads once into the buffer, with at least `want` bytes of room; 0 at end of stream.
-    async fn fill(&mut self, want: usize) -> Result<usize, ExchangeError> {
+    fn poll_fill(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<Result<usize, ExchangeError>> {
         if self.read.capacity() - self.read.len() < want.min(READ_CHUNK) {
             self.read.reserve(want);
         }
-        self.stream.read_buf(&mut self.read).await.map_err(ExchangeError::Read)
+        // `read_buf`'s future holds nothing but its two references, so one made for each poll
+        // loses nothing when dropped while pending.
+        pin!(self.stream.read_buf(&mut self.read)).poll(cx).map_err(ExchangeError::Read)
     }
+}
 
-    async fn read_exact(&mut self, len: u64) -> Result<Bytes, ExchangeError> {
-        let len = usize::try_from(len).map_err(|_| ProtocolError::ContentLength)?;
-        while self.read.len() < len {
-            let missing = len - self.read.len();
-            if self.fill(missing.min(MAX_RESERVE)).await? == 0 {
-                return Err(ExchangeError::Closed);
-            }
-        }
-        Ok(self.read.split_to(len).freeze())
-    }
-
-    async fn read_chunked(&mut self) -> Result<Bytes, ExchangeError> {
-        let mut body = BytesMut::new();
-        let mut state = Chunked::Size;
-        loop {
-            state = http1::decode_chunked(state, &mut self.read, &mut body)?;
-            if state == Chunked::Done {
-                return Ok(body.freeze());
-            }
-            if self.fill(READ_CHUNK).await? == 0 {
-                return Err(ExchangeError::Closed);
-            }
-        }
-    }
-
-    async fn read_to_close(&mut self) -> Result<Bytes, ExchangeError> {
-        while self.fill(READ_CHUNK).await? != 0 {}
-        Ok(self.read.split().freeze())
-    }
+/// Where an exchange stands, between polls.
+#[derive(Debug, Default)]
+enum Phase {
+    /// No exchange in progress.
+    #[default]
+    Idle,
+    /// Writing the request; this many bytes are out.
+    Write { written: usize },
+    /// Reading the response head.
+    Head,
+    /// Reading the body of the response with this head.
+    Body { head: Head, head_bytes: Bytes, chunked: Chunked },
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
     async fn pair() -> (Http1Connection, TcpStream) {

@@ -174,57 +174,50 @@ impl Ctx {
         prepared?;
         let deadline = tokio::time::Instant::now() + self.timeout;
         let Ctx { target, conn, wire, timer, counters, .. } = self;
-        match timer.within(deadline, exchange(conn, target, wire, &method, counters)).await {
-            Some(result) => result,
+        if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
+            *conn = None;
+        }
+        let open = match conn {
+            Some(open) => open,
+            None => {
+                // Boxed: connecting is rare, and its future would otherwise be part of (and
+                // copied with) every request's future.
+                let addr = target.addr();
+                let opened = match timer.within(deadline, Box::pin(Http1Connection::open(addr))).await {
+                    Some(Ok(opened)) => opened,
+                    Some(Err(e)) => {
+                        return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
+                    }
+                    None => return Err(timed_out(self.timeout)),
+                };
+                counters.connections += 1;
+                conn.insert(opened)
+            }
+        };
+        open.begin();
+        let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, &method));
+        match timer.within(deadline, exchange).await {
+            Some(Ok(raw)) => {
+                counters.responses += 1;
+                counters.count_status(raw.status);
+                counters.bytes_received += raw.body.len() as u64;
+                Ok(Response { status: raw.status, head: raw.head, headers: OnceLock::new(), body: raw.body })
+            }
+            Some(Err(err)) => {
+                *conn = None;
+                Err(Error::with_source(ErrorKind::Io, "request failed", err))
+            }
             None => {
                 // The connection is mid-exchange: its state is unknown, so it cannot be reused.
                 *conn = None;
-                Err(Error::new(
-                    ErrorKind::Timeout,
-                    format!("no complete response within {}", humantime::format_duration(self.timeout)),
-                ))
+                Err(timed_out(self.timeout))
             }
         }
     }
 }
 
-/// One request and response on the user's connection, opening a new one first if there is none
-/// or the server has closed it.
-async fn exchange(
-    conn: &mut Option<Http1Connection>,
-    target: &Target,
-    request: &[u8],
-    method: &Method,
-    counters: &mut HttpCounters,
-) -> Result<Response> {
-    if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
-        *conn = None;
-    }
-    let open = match conn {
-        Some(open) => open,
-        None => {
-            // Boxed: connecting is rare, and its future would otherwise be part of (and copied
-            // with) every request's future.
-            let addr = target.addr();
-            let opened = Box::pin(Http1Connection::open(addr))
-                .await
-                .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e))?;
-            counters.connections += 1;
-            conn.insert(opened)
-        }
-    };
-    match open.exchange(request, method).await {
-        Ok(raw) => {
-            counters.responses += 1;
-            counters.count_status(raw.status);
-            counters.bytes_received += raw.body.len() as u64;
-            Ok(Response { status: raw.status, head: raw.head, headers: OnceLock::new(), body: raw.body })
-        }
-        Err(err) => {
-            *conn = None;
-            Err(Error::with_source(ErrorKind::Io, "request failed", err))
-        }
-    }
+fn timed_out(timeout: Duration) -> Error {
+    Error::new(ErrorKind::Timeout, format!("no complete response within {}", humantime::format_duration(timeout)))
 }
 
 /// A request being built; send it with [`RequestBuilder::send`].

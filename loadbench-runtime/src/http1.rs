@@ -73,13 +73,16 @@ pub(crate) fn encode_request(
     out.push(b' ');
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    if !headers.contains_key(header::HOST) {
+    // Most requests carry no headers of their own: skip the map's lookups for them.
+    let custom = !headers.is_empty();
+    if !(custom && headers.contains_key(header::HOST)) {
         put_header(out, b"host", host.as_bytes());
     }
     for (name, value) in headers {
         put_header(out, name.as_str().as_bytes(), value.as_bytes());
     }
-    let framed = headers.contains_key(header::CONTENT_LENGTH) || headers.contains_key(header::TRANSFER_ENCODING);
+    let framed =
+        custom && (headers.contains_key(header::CONTENT_LENGTH) || headers.contains_key(header::TRANSFER_ENCODING));
     let expects_body = matches!(*method, Method::POST | Method::PUT | Method::PATCH);
     if !framed && (!body.is_empty() || expects_body) {
         // Writing to a Vec cannot fail.
