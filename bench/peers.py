@@ -2,10 +2,11 @@
 """Driver of the peer benchmark; run it through bench/peers.sh, which installs and builds first.
 
 Starts the hello server pinned to CPU 0, then runs each generator pinned to CPU 1 (when the
-machine has two or more CPUs), interleaved: for each round, for each concurrency, loadbench, wrk,
+machine has two or more CPUs), interleaved: for each round, for each concurrency, loadbench (an
+ordinary `#[scenario]` binary), `cargo loadbench url` (the one-shot mode, same engine), wrk and
 oha in turn, so that machine drift hits all of them alike. Each generator runs under
 /usr/bin/time, which reports its user and system CPU time and peak RSS. Prints one table per
-concurrency with the median over rounds, and the ratios loadbench/wrk and loadbench/oha.
+concurrency with the median over rounds, and the ratios of both loadbench rows to wrk and oha.
 """
 
 import argparse
@@ -21,7 +22,8 @@ import time
 
 DURATION_S = 10  # fixed by the `duration = "10s"` of bench/src/bin/peer-loadbench.rs
 CONCURRENCIES = (50, 1000)
-TOOLS = ("loadbench", "wrk", "oha")
+TOOLS = ("loadbench", "loadbench-url", "wrk", "oha")
+OURS = ("loadbench", "loadbench-url")
 
 
 def free_port():
@@ -58,6 +60,9 @@ def wrk_duration_us(text):
 def command(tool, c, url, out):
     if tool == "loadbench":
         return [ARGS.loadbench, "--bench", "--exact", f"c{c}", "--target", url, "--quiet", "--json", out]
+    if tool == "loadbench-url":
+        return [ARGS.cargo_loadbench, "loadbench", "url", url + "/", "-c", str(c), "-d", f"{DURATION_S}s",
+                "--quiet", "--json", out]
     if tool == "wrk":
         return ["wrk", "-t1", f"-c{c}", f"-d{DURATION_S}s", "--latency", url + "/"]
     if tool == "oha":
@@ -68,7 +73,7 @@ def command(tool, c, url, out):
 
 def parse(tool, stdout, out):
     """Returns (requests, req/s, p50 µs, p99 µs) from what the tool wrote."""
-    if tool == "loadbench":
+    if tool in OURS:
         with open(out) as f:
             s = json.load(f)["scenarios"][0]
         return s["ok"], s["rps"], s["latency_us"]["p50"], s["latency_us"]["p99"]
@@ -146,12 +151,13 @@ def main():
             m = med[t]
             print(f"| {t} | {m['rps']:,.0f} | {fmt_us(m['p50'])} | {fmt_us(m['p99'])} | {m['cpu_us']:.2f} "
                   f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {m['rss_mb']:.1f} MB |")
-        lb = med["loadbench"]
         print()
-        for peer in ("wrk", "oha"):
-            p = med[peer]
-            print(f"- loadbench/{peer}: CPU per request {lb['cpu_us'] / p['cpu_us']:.2f}×, "
-                  f"req/s {lb['rps'] / p['rps']:.2f}×, peak RSS {lb['rss_mb'] / p['rss_mb']:.2f}×")
+        for ours in OURS:
+            lb = med[ours]
+            for peer in ("wrk", "oha"):
+                p = med[peer]
+                print(f"- {ours}/{peer}: CPU per request {lb['cpu_us'] / p['cpu_us']:.2f}×, "
+                      f"req/s {lb['rps'] / p['rps']:.2f}×, peak RSS {lb['rss_mb'] / p['rss_mb']:.2f}×")
         print()
 
 
@@ -159,6 +165,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True)
     parser.add_argument("--loadbench", required=True)
+    parser.add_argument("--cargo-loadbench", required=True)
     parser.add_argument("--rounds", type=int, default=3)
     ARGS = parser.parse_args()
     main()

@@ -24,10 +24,11 @@ if ! command -v oha >/dev/null; then
   cargo install oha --locked --quiet
 fi
 
-cargo build --release --quiet -p loadbench-bench --bins
+cargo build --release --quiet -p loadbench-bench --bins -p cargo-loadbench
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 
 exec python3 bench/peers.py \
   --server "$target_dir/release/hello-server" \
   --loadbench "$target_dir/release/peer-loadbench" \
+  --cargo-loadbench "$target_dir/release/cargo-loadbench" \
   --rounds "${ROUNDS:-3}"
