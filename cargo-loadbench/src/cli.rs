@@ -46,7 +46,6 @@ impl Args {
         [
             ("--exact", self.exact),
             ("--list", self.list),
-            ("--target", !self.targets.is_empty()),
             ("--package", !self.packages.is_empty()),
             ("--bench", !self.benches.is_empty()),
             ("--manifest-path", self.manifest_path.is_some()),
@@ -79,8 +78,8 @@ pub struct Args {
     pub list: bool,
 
     /// Base URL of the server under test (overrides LOADBENCH_TARGET and `target = "…"`).
-    /// Repeat as NAME=URL to run every scenario against each server, side by side, compared
-    /// with the first
+    /// Repeat as NAME=URL to run every scenario (or `url`'s request) against each server, side
+    /// by side, compared with the first
     #[arg(long = "target", value_name = "[NAME=]URL", value_parser = TargetArg::parse)]
     pub targets: Vec<TargetArg>,
 
@@ -192,6 +191,12 @@ redirects are not followed. The output, gating and --watch options of `cargo loa
 (see cargo loadbench --help); baselines are kept under the workspace's target directory, or
 ./target/loadbench/baselines outside a Cargo workspace, unless --baseline-dir says otherwise.
 
+Side by side: with two or more --target NAME=URL, the request (method, path and query, headers,
+body) is sent to each server in turn, interleaved with --runs N (a b a b …), and each is compared
+with the first, as scenarios are. URL may then be a bare path such as /items?x=1, or a full URL
+whose path and query are sent to every target (its host and port are not used). A single
+--target is refused: URL names the server.
+
 Exit codes: 0 the run completed (failed requests are counted, not fatal), 1 a threshold failed or
 a regression with --fail-on-regression, 2 a bad flag, URL, header or body file, 3 the run could
 not start (the host does not resolve), 130 interrupted by Ctrl-C.";
@@ -200,9 +205,16 @@ not start (the host does not resolve), 130 interrupted by Ctrl-C.";
 #[derive(Debug, clap::Args)]
 #[command(after_help = URL_AFTER_HELP)]
 pub struct UrlArgs {
-    /// The URL to request, such as http://127.0.0.1:9090/ (http:// only)
-    #[arg(value_name = "URL", value_parser = parse_url)]
-    pub url: String,
+    /// The URL to request, such as http://127.0.0.1:9090/ (http:// only). With two or more
+    /// --target NAME=URL: a path such as /items?x=1, or a URL whose path and query are sent to
+    /// every target
+    #[arg(value_name = "URL", value_parser = parse_location)]
+    pub location: Location,
+
+    /// Send the request to this server instead, as NAME=URL, given two or more times: each runs
+    /// side by side, compared with the first (a `--target` before `url` counts too)
+    #[arg(long = "target", value_name = "NAME=URL", value_parser = TargetArg::parse)]
+    pub targets: Vec<TargetArg>,
 
     /// Virtual users, each with its own connection: requests in flight at once (with --rate,
     /// the users available to serve the rate)
@@ -247,9 +259,28 @@ pub struct UrlArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Body(pub Vec<u8>);
 
-/// A URL that a one-shot request can be sent to.
-fn parse_url(text: &str) -> Result<String, String> {
-    Request::new(Method::GET, text).map(|_| text.to_owned()).map_err(|e| e.to_string())
+/// What `cargo loadbench url` is pointed at: a full URL, or, for `--target`s, the path and query
+/// to send to each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The URL as given; `None` for a bare path.
+    pub url: Option<String>,
+    /// The path and query: the bare path as given, or the URL's (`/` when it has none).
+    pub path: String,
+}
+
+/// A URL that a one-shot request can be sent to, or a path and query (starting with `/`) for the
+/// `--target`s to supply the server of.
+fn parse_location(text: &str) -> Result<Location, String> {
+    if text.starts_with('/') {
+        // Checked as the path of a URL: the same rules decide whether it can be sent.
+        return match Request::new(Method::GET, &format!("http://127.0.0.1{text}")) {
+            Ok(request) if request.path() == text => Ok(Location { url: None, path: text.to_owned() }),
+            _ => Err(format!("`{text}` is not a valid path and query")),
+        };
+    }
+    let request = Request::new(Method::GET, text).map_err(|e| e.to_string())?;
+    Ok(Location { url: Some(text.to_owned()), path: request.path().to_owned() })
 }
 
 fn parse_method(text: &str) -> Result<Method, String> {
@@ -469,8 +500,8 @@ mod tests {
         assert_eq!(args.thresholds.len(), 1);
         assert_eq!(args.scenario_flag(), None);
         assert_eq!(
-            (url.url.as_str(), url.concurrency, url.requests),
-            ("http://127.0.0.1:9090/items?x=1", 1000, Some(100_000))
+            (url.location.url.as_deref(), url.location.path.as_str(), url.concurrency, url.requests),
+            (Some("http://127.0.0.1:9090/items?x=1"), "/items?x=1", 1000, Some(100_000))
         );
         assert_eq!(url.rate.map(|r| r.per_second()), Some(2.0));
         assert_eq!(url.method, Method::POST);
@@ -484,6 +515,26 @@ mod tests {
     }
 
     #[test]
+    fn side_by_side_the_url_may_be_a_path_and_targets_go_on_either_side() {
+        let (args, url) = parse_url_run(&[
+            "--target",
+            "a=http://127.0.0.1:1",
+            "url",
+            "/items?x=1",
+            "--target",
+            "b=http://127.0.0.1:2/api",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url.location, Location { url: None, path: "/items?x=1".into() });
+        let names: Vec<Option<&str>> = args.targets.iter().chain(&url.targets).map(|t| t.name.as_deref()).collect();
+        assert_eq!(names, [Some("a"), Some("b")], "before and after `url`, in that order");
+        assert_eq!(args.scenario_flag(), None, "--target is for `url` too");
+
+        let (_, url) = parse_url_run(&["url", "http://h:1"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url.location.path, "/", "a URL without a path requests /");
+    }
+
+    #[test]
     fn bad_url_values_are_one_line_usage_errors_naming_the_flag() {
         for (flags, message) in [
             (&["url", "127.0.0.1:9090"][..], "for '<URL>': `127.0.0.1:9090` is not a valid URL"),
@@ -494,6 +545,8 @@ mod tests {
             (&["url", "http://h/", "-n", "5", "-d", "1s"], "'--requests <N>' cannot be used with '--duration <TIME>'"),
             (&["url", "http://h/", "--body", "@/no/such/file"], "cannot read body file `/no/such/file`"),
             (&["url", "http://h/", "--frobnicate"], "'--frobnicate'"),
+            (&["url", "/a b"], "for '<URL>': `/a b` is not a valid path and query"),
+            (&["url", "items"], "for '<URL>': `items` is not a valid URL"),
         ] {
             let Err(err) = parse_url_run(flags) else { panic!("{flags:?} was accepted") };
             assert_eq!(err.exit_code(), 2);

@@ -150,6 +150,15 @@ pub enum Error {
         flag: &'static str,
     },
 
+    /// `cargo loadbench url` was given a bare path and no `--target`s to send it to.
+    #[error(
+        "`{path}` is a path without a server: give a full URL such as http://127.0.0.1:8080{path}, or two or more --target NAME=URL to send it to"
+    )]
+    PathWithoutTargets {
+        /// The path as given.
+        path: String,
+    },
+
     /// A `--threshold SCENARIO:…` names a scenario that is not selected.
     #[error("--threshold `{threshold}` names no selected scenario; selected: {selected}")]
     ThresholdScenario {

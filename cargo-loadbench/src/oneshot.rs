@@ -2,10 +2,15 @@
 //! the same engine as scenarios and run through the same tail (thresholds, baselines, outputs,
 //! exit code) as the workspace pipeline in [`crate::app`].
 //!
+//! With two or more `--target NAME=URL` the request runs against each server side by side, as
+//! the workspace's scenarios do ([`crate::targets`]): interleaved per round, merged per target,
+//! compared with the first target by the shared tail.
+//!
 //! The request is sent from this process (no build, no bench binary, no Cargo workspace needed).
 //! A workspace around the current directory, when there is one, still decides where baselines
 //! live and the gating defaults, as it does for scenarios.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -16,16 +21,26 @@ use loadbench::report::RunReport;
 use loadbench::{DEFAULT_TIMEOUT, Load};
 
 use crate::app::{self, Gating};
-use crate::cli::{Args, UrlArgs};
+use crate::cli::{Args, Location, UrlArgs};
 use crate::error::Error;
 use crate::gate;
 use crate::merge;
 use crate::settings::Settings;
+use crate::targets::{self, TargetArg, Targets};
 use loadbench::watch::Sampler;
 
 /// Requests sent when neither `-n` nor `-d` is given: oha's default, small enough that a
 /// mistyped URL costs nothing.
 pub const DEFAULT_REQUESTS: u64 = 200;
+
+/// The request's load against one server: the URL's own, or one `--target`'s side by side.
+struct Against {
+    /// The `--target`'s name; `None` for the URL's own server.
+    target: Option<String>,
+    /// What the line before the run names: the URL, or the target and its URL.
+    label: String,
+    run: OneShot,
+}
 
 /// Runs `cargo loadbench url` and returns the exit code; errors that stop it before any request
 /// are returned as [`Error`]s.
@@ -33,14 +48,14 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
     if let Some(flag) = args.scenario_flag() {
         return Err(Error::NotForUrl { flag });
     }
-    let mut request = Request::new(url.method.clone(), &url.url)?;
-    for header in &url.headers {
-        request = request.header(header.clone());
-    }
-    if let Some(body) = &url.body {
-        request = request.body(body.0.clone());
-    }
-    let name = url.name.clone().unwrap_or_else(|| request.default_name());
+    // `--target` before `url` is the scenarios' flag, after it `url`'s own: both count, in order.
+    let given: Vec<TargetArg> = args.targets.iter().chain(&url.targets).cloned().collect();
+    let targets = Targets::new(&given)?;
+    let servers = servers(&url.location, &targets)?;
+    targets.check_baselines(args.baseline.as_deref(), args.save_baseline.as_deref())?;
+    // From the path alone, as `Request::default_name` names it: side by side, every target's
+    // run has the same name, which is how its figures are matched with the first target's.
+    let name = url.name.clone().unwrap_or_else(|| format!("{} {}", url.method, url.location.path));
     gate::check_scenarios(&args.thresholds, &[name.as_str()])?;
 
     let (target_dir, settings) = workspace_defaults()?;
@@ -53,13 +68,23 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         (Some(n), None) => Load::Count(n),
         (None, None) => Load::Count(DEFAULT_REQUESTS),
     };
-    let oneshot = OneShot::new(request, load)
-        .name(name.as_str())
-        .concurrency(url.concurrency)
-        .rate(url.rate)
-        .timeout(url.timeout.unwrap_or(DEFAULT_TIMEOUT))
-        .progress(!args.quiet)
-        .stop_flag(app::stop_flag());
+    let against = servers
+        .into_iter()
+        .map(|(target, to)| {
+            let run = OneShot::new(request(url, &to)?, load)
+                .name(name.as_str())
+                .concurrency(url.concurrency)
+                .rate(url.rate)
+                .timeout(url.timeout.unwrap_or(DEFAULT_TIMEOUT))
+                .progress(!args.quiet)
+                .stop_flag(app::stop_flag());
+            let label = match &target {
+                Some(target) => format!("{} {} against {target} ({to})", url.method, url.location.path),
+                None => format!("{} {to}", url.method),
+            };
+            Ok(Against { target, label, run })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     app::install_interrupt_handler(true);
 
     let started_at = SystemTime::now();
@@ -69,26 +94,69 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         if app::interrupted() {
             break;
         }
-        if !args.quiet {
-            let of = if gating.runs > 1 { format!(" [run {round} of {}]", gating.runs) } else { String::new() };
-            eprintln!("     Running {} {}{of}", url.method, url.url);
-        }
-        let samplers: Vec<Sampler> = watches.iter().map(Sampler::start).collect();
-        let round_started = SystemTime::now();
-        let mut scenario = oneshot.run();
-        scenario.watched = samplers.into_iter().map(Sampler::finish).collect();
-        let could_not_run = scenario.setup_error.clone();
-        let mut report = RunReport::new(round_started);
-        report.scenarios.push(scenario);
+        let of = if gating.runs > 1 { format!(" [run {round} of {}]", gating.runs) } else { String::new() };
+        let mut report = RunReport::new(SystemTime::now());
+        // One item, the request's load, against each server in turn: a b a b … over the rounds.
+        let flow = targets::for_each_pair(std::slice::from_ref(&name), &against, |name, against| {
+            if app::interrupted() {
+                return ControlFlow::Break(());
+            }
+            if !args.quiet {
+                eprintln!("     Running {}{of}", against.label);
+            }
+            let samplers: Vec<Sampler> = watches.iter().map(Sampler::start).collect();
+            let mut scenario = against.run.run();
+            scenario.watched = samplers.into_iter().map(Sampler::finish).collect();
+            scenario.target_name.clone_from(&against.target);
+            let could_not_run = scenario.setup_error.clone();
+            report.scenarios.push(scenario);
+            match could_not_run {
+                Some(reason) => {
+                    // The next run would fail the same way.
+                    let at = against.target.as_ref().map_or_else(String::new, |t| format!(" against `{t}`"));
+                    eprintln!("error: `{name}`{at} could not run: {reason}");
+                    ControlFlow::Break(())
+                }
+                None => ControlFlow::Continue(()),
+            }
+        });
         rounds.push(report);
-        if let Some(reason) = could_not_run {
-            // The next round would fail the same way.
-            eprintln!("error: `{name}` could not run: {reason}");
+        if flow.is_break() {
             break;
         }
     }
     let report = merge::merge(rounds, RunReport::new(started_at));
     Ok(app::finish(args, &gating, baseline.as_ref(), report, exit_code::OK))
+}
+
+/// Where the request goes: the URL's server alone, or, side by side, each target's name and the
+/// URL of the request there (the target's base URL followed by the path and query, as a
+/// scenario's paths follow its target's). A single `--target` is refused, since the URL already
+/// names the server, and a bare path needs the targets.
+fn servers(location: &Location, targets: &Targets) -> Result<Vec<(Option<String>, String)>, Error> {
+    match (targets.list(), &location.url) {
+        ([], Some(url)) => Ok(vec![(None, url.clone())]),
+        ([], None) => Err(Error::PathWithoutTargets { path: location.path.clone() }),
+        ([_], _) => Err(Error::Targets(
+            "`cargo loadbench url` takes its server from the URL; --target is for two or more servers side by side, each as NAME=URL".to_owned(),
+        )),
+        (several, _) => Ok(several
+            .iter()
+            .map(|t| (Some(t.label().to_owned()), format!("{}{}", t.url.trim_end_matches('/'), location.path)))
+            .collect()),
+    }
+}
+
+/// The request of `url` sent to `to`: the URL's method, headers and body.
+fn request(url: &UrlArgs, to: &str) -> Result<Request, Error> {
+    let mut request = Request::new(url.method.clone(), to)?;
+    for header in &url.headers {
+        request = request.header(header.clone());
+    }
+    if let Some(body) = &url.body {
+        request = request.body(body.0.clone());
+    }
+    Ok(request)
 }
 
 /// The target directory (baselines live under it) and the gating defaults of the Cargo workspace

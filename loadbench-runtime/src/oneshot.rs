@@ -194,6 +194,12 @@ impl Request {
         &self.url
     }
 
+    /// The path and query sent in the request line, such as `/items?id=1` (`/` for a URL
+    /// without a path).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
     /// The name a run of this request gets when none is given: the method and the path with
     /// its query, such as `GET /items?id=1`. It leaves out the host and port, so that a baseline
     /// recorded against one server (or port) compares with a run against another.
@@ -391,7 +397,7 @@ mod tests {
         assert_eq!((r.origin.as_str(), r.path.as_str()), ("http://localhost:9090", "/"));
         assert_eq!(r.default_name(), "POST /");
         let r = Request::new(Method::GET, "http://127.0.0.1/a/b?x=1&y=2").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((r.origin.as_str(), r.path.as_str()), ("http://127.0.0.1", "/a/b?x=1&y=2"));
+        assert_eq!((r.origin.as_str(), r.path()), ("http://127.0.0.1", "/a/b?x=1&y=2"));
 
         assert_eq!(url_error("https://x/"), "`https://x/`: only http:// is supported so far (TLS is not built in yet)");
         assert_eq!(url_error("ftp://x/"), "`ftp://x/` is not a valid URL: the scheme must be http://, not ftp://");

@@ -1,7 +1,8 @@
-//! End-to-end tests of `cargo loadbench --target NAME=URL`, repeated: every scenario runs against
-//! every server, interleaved, and the table sets them side by side with their ratios to the
-//! first and a verdict. Everything goes through the real binary, the fixture crate
-//! `fixtures/gate` and `TestServer`s on 127.0.0.1 with known service times.
+//! End-to-end tests of `cargo loadbench --target NAME=URL`, repeated: every scenario (or the
+//! request of `cargo loadbench url`) runs against every server, interleaved, and the table sets
+//! them side by side with their ratios to the first and a verdict. Everything goes through the
+//! real binary, the fixture crate `fixtures/gate` and `TestServer`s on 127.0.0.1 with known
+//! service times.
 //!
 //! The tests take turns (see [`one_at_a_time`]): they measure servers against each other, and
 //! another test's load on the same two cores would be part of what they measure.
@@ -14,8 +15,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use loadbench::report::{ComparedMetric, Comparison, Method, RunReport, ScenarioReport, Verdict};
-use loadbench_tests::cli::{Output, read_report, row, run_fixture};
-use loadbench_tests::{Behavior, TestServer};
+use loadbench_tests::cli::{Output, cargo_loadbench, read_report, row, run_fixture};
+use loadbench_tests::{Behavior, TestServer, closed_port_url};
 
 /// Serialises the tests of this file.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
@@ -82,7 +83,12 @@ fn json_ratio(c: &Comparison, metric: ComparedMetric) -> f64 {
 
 /// The `Running …` lines of `scenario` on stderr, each reduced to the target it names.
 fn running_order<'a>(out: &'a Output, scenario: &str) -> Vec<&'a str> {
-    let prefix = format!("Running gate/api {scenario} against ");
+    running_order_of(out, &format!("gate/api {scenario}"))
+}
+
+/// The `Running WHAT against …` lines on stderr, each reduced to the target it names.
+fn running_order_of<'a>(out: &'a Output, what: &str) -> Vec<&'a str> {
+    let prefix = format!("Running {what} against ");
     out.stderr
         .lines()
         .filter_map(|l| l.trim_start().strip_prefix(prefix.as_str()))
@@ -275,4 +281,149 @@ fn bad_targets_are_one_line_usage_errors() {
         list.stdout
     );
     assert!(lines[1].starts_with("gate/api: hello [b] — "), "{}", list.stdout);
+}
+
+#[test]
+fn a_one_shot_url_runs_against_each_target_side_by_side() {
+    let _turn = one_at_a_time();
+    // As for the scenario above: 20 ms against 60 ms at a fixed concurrency is a ratio of 1/3
+    // for req/s and 3 for p50.
+    let fast = server(Duration::from_millis(20));
+    let slow = server(Duration::from_millis(60));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (json, markdown, junit) = (dir.path().join("out.json"), dir.path().join("out.md"), dir.path().join("out.xml"));
+    let fast_target = format!("fast={}", fast.url());
+    let slow_target = format!("slow={}/", slow.url());
+    let name = "POST /items?x=1";
+
+    let out = cargo_loadbench(&[
+        "url",
+        "/items?x=1",
+        "-m",
+        "POST",
+        "-H",
+        "x-k: v",
+        "--body",
+        "hi",
+        "--target",
+        &fast_target,
+        "--target",
+        &slow_target,
+        "-c",
+        "4",
+        "-n",
+        "200",
+        "--runs",
+        "2",
+        "--json",
+        path(&json),
+        "--output",
+        path(&markdown),
+        "--output",
+        path(&junit),
+    ]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    // Each run against each server, interleaved: a b a b.
+    assert_eq!((fast.requests(), slow.requests()), (2 * 200, 2 * 200));
+    assert_eq!(running_order_of(&out, "POST /items?x=1"), ["fast", "slow", "fast", "slow"], "{}", out.stderr);
+    // The same request reached both: method, path and query, header and body.
+    for server in [&fast, &slow] {
+        let seen = server.seen();
+        assert_eq!(seen.len(), 400);
+        assert!(
+            seen.iter().all(|r| (r.method.as_str(), r.path.as_str(), r.header("x-k"), r.body.as_slice())
+                == ("POST", "/items?x=1", Some("v"), &b"hi"[..])),
+            "{:?}",
+            seen[0]
+        );
+    }
+
+    assert_eq!(row(&out.stdout, &format!("{name} [fast]"))[1], "400", "{}", out.stdout);
+    assert_eq!(row(&out.stdout, &format!("{name} [slow]"))[1], "400", "{}", out.stdout);
+    let reference = side_row(&out.stdout, "fast");
+    assert_eq!((reference[0].as_str(), reference[8].as_str()), (name, "reference"), "{}", out.stdout);
+    let cells = side_row(&out.stdout, "slow");
+    let (rps_ratio, p50_ratio) = (ratio(&cells[3]), ratio(&cells[5]));
+    assert!(within(rps_ratio, 1.0 / 3.0), "req/s ratio {rps_ratio} is not 1/3 ± 25%\n{}", out.stdout);
+    assert!(within(p50_ratio, 3.0), "p50 ratio {p50_ratio} is not 3 ± 25%\n{}", out.stdout);
+    assert!(cells[8].starts_with("worse (req/s, p50"), "{}", out.stdout);
+    assert!(side_table(&out.stdout).contains("(bootstrap over 2 runs against 2 of `fast`)"), "{}", out.stdout);
+
+    let report = read_report(&json);
+    assert_eq!(report.scenarios.len(), 2, "one entry per server: {report:#?}");
+    let (fast_entry, slow_entry) = (against(&report, name, "fast"), against(&report, name, "slow"));
+    assert!(fast_entry.rps > slow_entry.rps, "{} vs {}", fast_entry.rps, slow_entry.rps);
+    assert_eq!((fast_entry.runs.len(), slow_entry.runs.len()), (2, 2));
+    assert_eq!((fast_entry.iterations, slow_entry.iterations), (400, 400));
+    let slow_url = format!("{}/items?x=1", slow.url());
+    assert_eq!(slow_entry.config.target.as_deref(), Some(slow_url.as_str()), "the target's URL and the path");
+    assert_eq!(fast_entry.side_by_side, None, "the first target is the reference");
+    let c = side_by_side(&report, name, "slow");
+    assert_eq!((c.baseline.as_str(), c.verdict, c.method), ("fast", Verdict::Regressed, Method::Bootstrap));
+    assert!(within(json_ratio(c, ComparedMetric::Rps), 1.0 / 3.0), "{c:#?}");
+
+    let markdown = std::fs::read_to_string(&markdown).expect("Markdown written");
+    assert!(markdown.contains("#### Side by side, each target against `fast` (the first)"), "{markdown}");
+    let junit = std::fs::read_to_string(&junit).expect("JUnit written");
+    assert!(junit.contains(r#"name="POST /items?x=1 [slow]""#), "{junit}");
+    assert!(junit.contains("side by side against `fast`: worse"), "{junit}");
+
+    // A full URL: its path and query go to every target, its own server (here a closed port)
+    // is not used. The other way round, the faster one is better.
+    let url = format!("{}/items?x=1", closed_port_url());
+    let out = cargo_loadbench(&[
+        "url",
+        &url,
+        "--quiet",
+        "--target",
+        &slow_target,
+        "--target",
+        &fast_target,
+        "-c",
+        "4",
+        "-n",
+        "40",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert_eq!((fast.requests(), slow.requests()), (440, 440));
+    let name = "GET /items?x=1";
+    assert_eq!(row(&out.stdout, &format!("{name} [fast]"))[1..3], ["40", "0"], "{}", out.stdout);
+    assert_eq!(side_row(&out.stdout, "slow")[8], "reference", "{}", out.stdout);
+    let cells = side_row(&out.stdout, "fast");
+    assert!(within(ratio(&cells[3]), 3.0), "{}", out.stdout);
+    assert!(cells[8].starts_with("better (req/s, p50"), "{}", out.stdout);
+}
+
+#[test]
+fn bad_url_targets_are_one_line_usage_errors() {
+    let _turn = one_at_a_time();
+    let server = server(Duration::ZERO);
+    let url = server.url();
+    let (a, b) = (format!("a={url}"), format!("b={url}"));
+    for (args, message) in [
+        (vec!["url", "/items"], "error: `/items` is a path without a server: give a full URL such as"),
+        (
+            vec!["url", &url, "--target", &a],
+            "error: --target: `cargo loadbench url` takes its server from the URL; --target is for two or more",
+        ),
+        (vec!["url", "/items", "--target", &url], "error: --target: `cargo loadbench url` takes its server"),
+        (vec!["url", "/items", "--target", &a, "--target", &a], "error: --target: the name `a` is given twice"),
+        (vec!["url", "/items", "--target", &a, "--target", &url], "has no name; with several targets"),
+        (
+            vec!["url", "/items", "--target", &a, "--target", &b, "--baseline", "main"],
+            "error: --target: --baseline works with one target",
+        ),
+        (
+            vec!["--target", &a, "--target", &b, "url", "/items", "--save-baseline", "main"],
+            "error: --target: --save-baseline works with one target",
+        ),
+        (vec!["url", "/a b", "--target", &a, "--target", &b], "`/a b` is not a valid path and query"),
+    ] {
+        let out = cargo_loadbench(&args);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:#?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: one line\n{}", out.stderr);
+        assert!(out.stderr.contains(message), "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    }
+    assert_eq!(server.requests(), 0, "refused before any request");
 }
