@@ -96,7 +96,10 @@ def run_once(tool, c, url, cpu):
     with tempfile.TemporaryDirectory() as d:
         out, timing = os.path.join(d, "out.json"), os.path.join(d, "time.txt")
         argv = ["/usr/bin/time", "-f", "%U %S %M", "-o", timing] + pinned(cpu, command(tool, c, url, out))
-        proc = subprocess.run(argv, capture_output=True, text=True)
+        # `cargo loadbench url` runs outside any Cargo workspace here, as from a plain directory: in
+        # one it would first run `cargo metadata` for the workspace's settings, and /usr/bin/time
+        # would count that child process too.
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=d)
         if proc.returncode != 0:
             sys.exit(f"error: {tool} at c={c} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
         with open(timing) as f:
