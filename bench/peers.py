@@ -6,7 +6,9 @@ machine has two or more CPUs), interleaved: for each round, for each concurrency
 ordinary `#[scenario]` binary), `cargo loadbench url` (the one-shot mode, same engine), wrk and
 oha in turn, so that machine drift hits all of them alike. Each generator runs under
 /usr/bin/time, which reports its user and system CPU time and peak RSS. Prints one table per
-concurrency with the median over rounds, and the ratios of both loadbench rows to wrk and oha.
+concurrency with the median over rounds, and the ratios of both loadbench rows to wrk and oha:
+the median over rounds of each round's ratio, so that a round where the whole machine was slower
+(it happens on shared cloud machines, by 10-20 %) weighs on both sides of the ratio alike.
 """
 
 import argparse
@@ -156,11 +158,13 @@ def main():
                   f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {m['rss_mb']:.1f} MB |")
         print()
         for ours in OURS:
-            lb = med[ours]
             for peer in ("wrk", "oha"):
-                p = med[peer]
-                print(f"- {ours}/{peer}: CPU per request {lb['cpu_us'] / p['cpu_us']:.2f}×, "
-                      f"req/s {lb['rps'] / p['rps']:.2f}×, peak RSS {lb['rss_mb'] / p['rss_mb']:.2f}×")
+                def ratio(key):
+                    return statistics.median(a[key] / b[key] for a, b in zip(results[(ours, c)], results[(peer, c)]))
+                rounds = ", ".join(f"{a['cpu_us'] / b['cpu_us']:.2f}"
+                                   for a, b in zip(results[(ours, c)], results[(peer, c)]))
+                print(f"- {ours}/{peer}: CPU per request {ratio('cpu_us'):.2f}× (rounds: {rounds}), "
+                      f"req/s {ratio('rps'):.2f}×, peak RSS {ratio('rss_mb'):.2f}×")
         print()
 
 

@@ -201,7 +201,7 @@ impl WorkerStats {
         self.http.responses += counters.responses;
         self.http.bytes_received += counters.bytes_received;
         self.http.connections += counters.connections;
-        for &(code, n) in &counters.status {
+        for (code, n) in counters.status.iter() {
             *self.http.status.entry(code).or_default() += n;
         }
     }
