@@ -244,14 +244,20 @@ pub fn median(values: &[f64]) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use loadbench::report::{ConfigReport, LatencyReport};
 
     /// A scenario whose runs had these req/s and these p50 = p99 latencies (µs).
     fn scenario(runs: &[(f64, f64)]) -> ScenarioReport {
+        scenario_with_runs("hello", runs)
+    }
+
+    /// Scenario `name`, whose runs (100 iterations each) had these req/s and these p50 = p99
+    /// latencies (µs); for the tests of everything that compares runs.
+    pub(crate) fn scenario_with_runs(name: &str, runs: &[(f64, f64)]) -> ScenarioReport {
         let config = ConfigReport { concurrency: 5, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
-        let mut s = ScenarioReport::not_started("hello", config);
+        let mut s = ScenarioReport::not_started(name, config);
         s.iterations = 100 * runs.len() as u64;
         s.ok = s.iterations;
         s.runs = runs

@@ -168,7 +168,7 @@ pub fn compare_with_first(report: &mut RunReport, first: &str, noise: f64) {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
-    use loadbench::report::{ConfigReport, LatencyReport, RunSample, ScenarioReport};
+    use loadbench::report::ScenarioReport;
 
     fn arg(text: &str) -> TargetArg {
         TargetArg::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -251,31 +251,8 @@ mod tests {
 
     /// `name` against `target`, with runs of these req/s and p50 = p99 latencies (µs).
     fn scenario(name: &str, target: &str, runs: &[(f64, f64)]) -> ScenarioReport {
-        let config = ConfigReport { concurrency: 5, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
-        let mut s = ScenarioReport::not_started(name, config);
+        let mut s = crate::compare::tests::scenario_with_runs(name, runs);
         s.target_name = Some(target.into());
-        s.iterations = 100;
-        s.ok = 100;
-        s.runs = runs
-            .iter()
-            .map(|&(rps, latency)| RunSample {
-                started_at: String::new(),
-                duration_us: 1_000,
-                iterations: 100,
-                failed: 0,
-                rps,
-                latency_us: Some(LatencyReport {
-                    mean: latency,
-                    stdev: 0.0,
-                    min: latency,
-                    p50: latency,
-                    p90: latency,
-                    p99: latency,
-                    p99_9: latency,
-                    max: latency,
-                }),
-            })
-            .collect();
         s
     }
 

@@ -274,6 +274,12 @@ impl<'a> RequestBuilder<'a> {
         self
     }
 
+    /// Adds a header whose name and value are already checked.
+    pub(crate) fn typed_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
     /// Sets the request body.
     pub fn body(mut self, body: impl Into<Bytes>) -> Self {
         self.body = body.into();

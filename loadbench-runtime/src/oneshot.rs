@@ -79,6 +79,11 @@ pub struct Header {
 }
 
 impl Header {
+    /// The name and value as sent; both were checked by [`Header::from_str`].
+    fn typed(&self) -> Option<(HeaderName, HeaderValue)> {
+        Some((HeaderName::from_bytes(self.name.as_bytes()).ok()?, HeaderValue::from_str(&self.value).ok()?))
+    }
+
     /// The header's name, in lower case.
     pub fn name(&self) -> &str {
         &self.name
@@ -219,7 +224,8 @@ const PER_USER_BODY: usize = 16 * 1024;
 struct Prepared {
     method: Method,
     path: String,
-    headers: Vec<Header>,
+    /// Parsed once, not for every request.
+    headers: Vec<(HeaderName, HeaderValue)>,
     body: Bytes,
 }
 
@@ -232,8 +238,8 @@ impl Prepared {
 
     async fn send(&self, ctx: &mut Ctx) -> Result<()> {
         let mut request = ctx.request(self.method.clone(), &self.path);
-        for header in &self.headers {
-            request = request.header(&header.name, &header.value);
+        for (name, value) in &self.headers {
+            request = request.typed_header(name.clone(), value.clone());
         }
         if !self.body.is_empty() {
             request = request.body(self.body.clone());
@@ -339,7 +345,7 @@ impl OneShot {
         let prepared = Arc::new(Prepared {
             method: self.request.method.clone(),
             path: self.request.path.clone(),
-            headers: self.request.headers.clone(),
+            headers: self.request.headers.iter().filter_map(Header::typed).collect(),
             body: self.request.body.clone(),
         });
         let workload = Workload {

@@ -101,7 +101,7 @@ pub fn render(cx: &Context) -> Result<String, String> {
 // A failed expectation is a failed test; `expect` says which.
 #[allow(clippy::expect_used)]
 mod tests {
-    use super::super::tests::sample_report;
+    use super::super::tests::{sample_report, two_targets_report};
     use super::*;
 
     #[test]
@@ -133,14 +133,7 @@ mod tests {
 
     #[test]
     fn several_targets_are_a_case_each_with_the_comparison_as_output() {
-        let mut report = sample_report();
-        report.scenarios.truncate(1);
-        report.scenarios[0].comparison = None;
-        report.scenarios[0].target_name = Some("fast".into());
-        let mut twin = report.scenarios[0].clone();
-        twin.target_name = Some("twin".into());
-        report.scenarios.push(twin);
-        crate::targets::compare_with_first(&mut report, "fast", 0.05);
+        let report = two_targets_report("twin");
         let xml = render(&Context::new(&report, 3, None, false)).expect("xml");
         assert!(xml.contains(r#"<testcase name="hello [fast]" classname="shop/api""#), "{xml}");
         assert!(xml.contains(r#"<testcase name="hello [twin]" classname="shop/api""#), "{xml}");

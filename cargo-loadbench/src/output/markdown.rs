@@ -97,19 +97,12 @@ fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::sample_report;
+    use super::super::tests::{sample_report, two_targets_report};
     use super::*;
 
     #[test]
     fn several_targets_get_a_side_by_side_table() {
-        let mut report = sample_report();
-        report.scenarios.truncate(1);
-        report.scenarios[0].comparison = None;
-        report.scenarios[0].target_name = Some("fast".into());
-        let mut twin = report.scenarios[0].clone();
-        twin.target_name = Some("twin".into());
-        report.scenarios.push(twin);
-        crate::targets::compare_with_first(&mut report, "fast", 0.05);
+        let report = two_targets_report("twin");
         let out = render(&Context::new(&report, 3, None, false));
         assert!(out.contains("| hello \\[twin\\] "), "{out}");
         let (_, side) = out

@@ -329,6 +329,20 @@ pub(crate) mod tests {
 
     /// A report with three scenarios: `hello` regressed against `main` and met its threshold,
     /// `guarded` missed one, `fresh` is new.
+    /// The first scenario of [`sample_report`] against two targets, `fast` and a copy named
+    /// `second`, compared with the first.
+    pub(crate) fn two_targets_report(second: &str) -> RunReport {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].comparison = None;
+        report.scenarios[0].target_name = Some("fast".into());
+        let mut twin = report.scenarios[0].clone();
+        twin.target_name = Some(second.into());
+        report.scenarios.push(twin);
+        crate::targets::compare_with_first(&mut report, "fast", 0.05);
+        report
+    }
+
     pub(crate) fn sample_report() -> RunReport {
         let config = ConfigReport {
             concurrency: 5,
