@@ -15,6 +15,7 @@ use http::{Method, StatusCode};
 use crate::connection::Http1Connection;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http1;
+use crate::last_request::LastRequest;
 use crate::request_timer::RequestTimer;
 use crate::target::Target;
 
@@ -44,9 +45,8 @@ pub struct Ctx {
     timeout: Duration,
     user: u32,
     conn: Option<Http1Connection>,
-    /// The path of the request being built, as given and as sent (under the target's base path),
-    /// checked once: scenario bodies request the same few paths over and over.
-    path: Option<(String, String)>,
+    /// The path of the request being built, and whether `wire` already holds the request.
+    last: LastRequest,
     /// The request being sent, encoded; the allocation is kept from request to request.
     wire: Vec<u8>,
     timer: RequestTimer,
@@ -110,7 +110,7 @@ impl Ctx {
             timeout,
             user,
             conn: None,
-            path: None,
+            last: LastRequest::default(),
             wire: Vec::new(),
             timer: RequestTimer::default(),
             user_data: HashMap::new(),
@@ -187,13 +187,13 @@ impl Ctx {
     }
 
     fn set_path(&mut self, path: &str) -> Result<()> {
-        if self.path.as_ref().is_some_and(|(given, _)| given == path) {
+        if self.last.is(path) {
             return Ok(());
         }
         let joined = self.target.join(path);
         PathAndQuery::try_from(joined.as_str())
             .map_err(|e| Error::with_source(ErrorKind::Scenario, format!("invalid request path `{path}`"), e))?;
-        self.path = Some((path.to_owned(), joined));
+        self.last.set(path, joined);
         Ok(())
     }
 
@@ -296,12 +296,16 @@ impl<'a> RequestBuilder<'a> {
     #[allow(clippy::manual_async_fn)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
         let RequestBuilder { ctx, method, headers, body, error } = self;
-        let prepared = match (error, &ctx.path) {
+        let plain = headers.is_empty() && body.is_empty();
+        let prepared = match (error, ctx.last.joined()) {
             (Some(error), _) => Err(error),
             (None, None) => Err(Error::msg("no request path")),
-            (None, Some((_, path))) => {
+            // The same request as the last one, still encoded in `wire`.
+            (None, Some(_)) if plain && ctx.last.is_encoded(&method) => Ok(()),
+            (None, Some(path)) => {
                 ctx.wire.clear();
                 http1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), &headers, &body);
+                ctx.last.set_encoded(plain.then(|| method.clone()));
                 Ok(())
             }
         };

@@ -27,6 +27,7 @@ mod error;
 mod executor;
 mod harness;
 mod http1;
+mod last_request;
 mod limits;
 mod machine;
 mod process;
