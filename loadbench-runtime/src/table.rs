@@ -303,8 +303,9 @@ fn row(s: &ScenarioReport, label: &str) -> Vec<String> {
 }
 
 /// A step's row, indented under its scenario: its runs, failures, runs per second of the
-/// scenario's wall time and latencies. Bytes belong to the scenario as a whole.
-fn step_row(s: &ScenarioReport, step: &crate::report::StepReport) -> Vec<String> {
+/// scenario's wall time and latencies, and `-` in the last column (bytes belong to the scenario
+/// as a whole). The Markdown output puts the same rows under its scenarios.
+pub fn step_row(s: &ScenarioReport, step: &crate::report::StepReport) -> Vec<String> {
     let latency = |pick: fn(&crate::report::LatencyReport) -> f64| {
         step.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)))
     };

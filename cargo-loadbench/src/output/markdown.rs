@@ -12,7 +12,7 @@ const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p9
 /// The Markdown document.
 pub fn render(cx: &Context) -> String {
     let mut out = String::from("### loadbench results\n\n");
-    let rows = cx.scenarios().map(|(s, label)| {
+    let rows = cx.scenarios().flat_map(|(s, label)| {
         let latency = |pick: fn(&loadbench::report::LatencyReport) -> f64| {
             s.latency_us.as_ref().map_or_else(|| "-".to_owned(), |l| table::micros(pick(l)))
         };
@@ -24,9 +24,11 @@ pub fn render(cx: &Context) -> String {
             let mut row = vec!["-".to_owned(); HEADER.len()];
             row[0] = name;
             row[1] = format!("did not run: {error}");
-            return row;
+            return vec![row];
         }
-        vec![
+        // Each step under its scenario, as in the terminal's table.
+        let steps = s.steps.iter().map(|step| table::step_row(s, step));
+        std::iter::once(vec![
             name,
             table::thousands(s.iterations),
             table::thousands(s.failed),
@@ -36,7 +38,9 @@ pub fn render(cx: &Context) -> String {
             latency(|l| l.p99),
             latency(|l| l.max),
             thresholds_cell(s),
-        ]
+        ])
+        .chain(steps)
+        .collect::<Vec<_>>()
     });
     out.push_str(&markdown_table(&HEADER, rows));
     if let Some(note) = runs_note(cx) {
@@ -130,5 +134,35 @@ mod tests {
             let cells = line.replace("\\|", "").matches('|').count() - 1;
             assert!(cells == HEADER.len() || cells == COMPARISON_HEADER.len(), "{line}");
         }
+    }
+
+    #[test]
+    fn steps_are_rows_under_their_scenario() {
+        let mut report = sample_report();
+        let first = report.scenarios[0].name.clone();
+        report.scenarios[0].steps = ["login", "query"]
+            .into_iter()
+            .map(|name| loadbench::report::StepReport {
+                name: name.into(),
+                iterations: 30,
+                ok: 28,
+                failed: 2,
+                errors: Default::default(),
+                latency_us: None,
+            })
+            .collect();
+        let out = render(&Context::new(&report, 1, None, false));
+        // Escaped pipes (`guarded\|pipe`) are inside a cell, not between cells.
+        let unescaped = out.replace("\\|", "");
+        let rows: Vec<Vec<&str>> = unescaped
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+            .collect();
+        let at = |name: &str| rows.iter().position(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {out}"));
+        assert_eq!(at("└ login"), at(&first) + 1, "{out}");
+        assert_eq!(at("└ query"), at(&first) + 2, "{out}");
+        assert_eq!(rows[at("└ login")][1..3], ["30", "2"]);
+        assert!(rows.iter().all(|r| r.len() == HEADER.len()), "{out}");
     }
 }
