@@ -13,56 +13,66 @@ use std::task::Poll;
 
 use tokio::time::{Instant, Sleep};
 
-/// One virtual user's request timer.
+/// One virtual user's request timer; armed on first use, since `Ctx`s are built outside the
+/// runtime, where a `Sleep` cannot be.
 #[derive(Debug, Default)]
 pub(crate) struct RequestTimer {
-    /// Created on first use: `Ctx`s are built outside the runtime, where a `Sleep` cannot be.
-    sleep: Option<Pin<Box<Sleep>>>,
+    armed: Option<Armed>,
+}
+
+#[derive(Debug)]
+struct Armed {
+    sleep: Pin<Box<Sleep>>,
     /// When `sleep` is due. Kept here, in the user's own state, so that a request whose timer
     /// need not move touches nothing else: with a thousand users, reaching into each boxed
     /// `Sleep` on every request is a cache miss each time.
-    due: Option<Instant>,
+    due: Instant,
     /// Whether `sleep` has been polled since it was (re)armed, which registers the task to wake.
     polled: bool,
+}
+
+impl Armed {
+    fn reset(&mut self, deadline: Instant) {
+        self.sleep.as_mut().reset(deadline);
+        self.due = deadline;
+        self.polled = false;
+    }
 }
 
 impl RequestTimer {
     /// Runs `work` to completion, or gives up at `deadline` (then `None`).
     pub(crate) async fn within<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
-        match (&mut self.sleep, self.due) {
+        let armed = match &mut self.armed {
             // Due no later than this deadline: it can only fire early, and is then moved on.
-            (Some(_), Some(due)) if due <= deadline => {}
+            Some(armed) if armed.due <= deadline => armed,
             // A shorter timeout than the last one: the timer must move now.
-            (Some(sleep), _) => {
-                sleep.as_mut().reset(deadline);
-                self.due = Some(deadline);
-                self.polled = false;
+            Some(armed) => {
+                armed.reset(deadline);
+                armed
             }
-            (None, _) => {
-                self.sleep = Some(Box::pin(tokio::time::sleep_until(deadline)));
-                self.due = Some(deadline);
-                self.polled = false;
-            }
-        }
+            None => self.armed.insert(Armed {
+                sleep: Box::pin(tokio::time::sleep_until(deadline)),
+                due: deadline,
+                polled: false,
+            }),
+        };
         let mut work = pin!(work);
         poll_fn(|cx| {
             if let Poll::Ready(out) = work.as_mut().poll(cx) {
                 return Poll::Ready(Some(out));
             }
-            let Some(sleep) = self.sleep.as_mut() else { return Poll::Pending };
             // The timer wakes this task when due; until then there is no need to look at it.
-            if self.polled && self.due.is_some_and(|due| Instant::now() < due) {
+            if armed.polled && Instant::now() < armed.due {
                 return Poll::Pending;
             }
-            while sleep.as_mut().poll(cx).is_ready() {
+            while armed.sleep.as_mut().poll(cx).is_ready() {
                 if Instant::now() >= deadline {
                     return Poll::Ready(None);
                 }
                 // Armed for an earlier request: move on to this one's deadline.
-                sleep.as_mut().reset(deadline);
-                self.due = Some(deadline);
+                armed.reset(deadline);
             }
-            self.polled = true;
+            armed.polled = true;
             Poll::Pending
         })
         .await
