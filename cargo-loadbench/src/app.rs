@@ -221,21 +221,31 @@ fn run_rounds(
     scratch: &Path,
     runs: u32,
 ) -> (RunReport, u8) {
+    let mut code = exit_code::OK;
+    let report = in_rounds(runs, |round| {
+        let (report, round_code) = run_plan(plan, targets, options, scratch, (round, runs));
+        code = round_code;
+        (report, if round_code == exit_code::OK { ControlFlow::Continue(()) } else { ControlFlow::Break(()) })
+    });
+    (report, code)
+}
+
+/// Runs `round` (numbered from 1) `runs` times, or until Ctrl-C or a round that breaks, and
+/// merges the rounds' reports into one; shared by the scenarios and `cargo loadbench url`.
+pub fn in_rounds(runs: u32, mut round: impl FnMut(u32) -> (RunReport, ControlFlow<()>)) -> RunReport {
     let started_at = SystemTime::now();
     let mut rounds = Vec::with_capacity(runs as usize);
-    let mut code = exit_code::OK;
-    for round in 1..=runs {
+    for number in 1..=runs {
         if interrupted() {
             break;
         }
-        let (report, round_code) = run_plan(plan, targets, options, scratch, (round, runs));
+        let (report, flow) = round(number);
         rounds.push(report);
-        if round_code != exit_code::OK {
-            code = round_code;
+        if flow.is_break() {
             break;
         }
     }
-    (merge::merge(rounds, RunReport::new(started_at)), code)
+    merge::merge(rounds, RunReport::new(started_at))
 }
 
 /// Runs each bench binary of `plan` in turn and merges what they report into one report, with

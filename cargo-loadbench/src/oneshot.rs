@@ -24,7 +24,6 @@ use crate::app::{self, Gating};
 use crate::cli::{Args, Location, UrlArgs};
 use crate::error::Error;
 use crate::gate;
-use crate::merge;
 use crate::settings::Settings;
 use crate::targets::{self, TargetArg, Targets};
 use loadbench::watch::Sampler;
@@ -87,13 +86,8 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         .collect::<Result<Vec<_>, Error>>()?;
     app::install_interrupt_handler(true);
 
-    let started_at = SystemTime::now();
     let watches = args.watched();
-    let mut rounds = Vec::with_capacity(gating.runs as usize);
-    for round in 1..=gating.runs {
-        if app::interrupted() {
-            break;
-        }
+    let report = app::in_rounds(gating.runs, |round| {
         let of = if gating.runs > 1 { format!(" [run {round} of {}]", gating.runs) } else { String::new() };
         let mut report = RunReport::new(SystemTime::now());
         // One item, the request's load, against each server in turn: a b a b … over the rounds.
@@ -120,12 +114,8 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
                 None => ControlFlow::Continue(()),
             }
         });
-        rounds.push(report);
-        if flow.is_break() {
-            break;
-        }
-    }
-    let report = merge::merge(rounds, RunReport::new(started_at));
+        (report, flow)
+    });
     Ok(app::finish(args, &gating, baseline.as_ref(), report, exit_code::OK))
 }
 
