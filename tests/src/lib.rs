@@ -162,6 +162,17 @@ impl TestServer {
         self.counters.max_in_flight.load(Ordering::SeqCst)
     }
 
+    /// Checks the most requests this server had in flight at once against `users` virtual users:
+    /// never more (exact, whatever the machine), and at least 90 % of them, since a slower or busier
+    /// machine can leave a user or two between requests at the busiest moment.
+    #[track_caller]
+    pub fn assert_peak(&self, users: u64, what: &str) {
+        let peak = self.max_in_flight();
+        assert!(peak <= users, "{what}: {peak} requests in flight at once, more than the {users} users");
+        let floor = (users * 9).div_ceil(10);
+        assert!(peak >= floor, "{what}: at most {peak} requests in flight at once, under 90 % of the {users} users");
+    }
+
     /// TCP connections accepted so far.
     pub fn connections(&self) -> u64 {
         self.counters.connections.load(Ordering::SeqCst)

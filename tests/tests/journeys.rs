@@ -175,7 +175,7 @@ fn the_scenarios_of_a_group_run_at_the_same_time_and_are_reported_apart_and_toge
         .unwrap_or_else(|e| panic!("{e}"));
 
     // One after the other, the server would never see more than 6 requests at once.
-    assert_eq!(server.max_in_flight(), 10, "4 + 6 users in flight together");
+    server.assert_peak(10, "4 + 6 users in flight together");
     let names: Vec<&str> = report.scenarios.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["shop_insert", "shop_query"]);
     let (insert, query) = (&report.scenarios[0], &report.scenarios[1]);

@@ -222,7 +222,7 @@ fn a_user_ramp_reaches_its_target_and_comes_back_down() {
         report.timeline.iter().map(|s| s.requests).collect::<Vec<_>>()
     );
 
-    assert_eq!(server.max_in_flight(), 20, "the plateau's 20 users, in flight at once");
+    server.assert_peak(20, "the plateau's 20 users, in flight at once");
     assert_eq!(report.config.concurrency, 20);
     assert_eq!(server.requests(), report.iterations);
     // Ramps of 0.3 s up and down at half the users on average, 0.7 s at all 20: about 1,000

@@ -51,7 +51,7 @@ fn sends_exactly_n_requests_with_at_most_c_in_flight() {
 
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert_eq!(server.requests(), 500, "requests the server received");
-    assert_eq!(server.max_in_flight(), 20, "users in flight at the server");
+    server.assert_peak(20, "users in flight at the server");
     assert_eq!(server.connections(), 20, "one keep-alive connection per user");
     assert_eq!(row(&out.stdout, "GET /")[1..3], ["500", "0"], "{}", out.stdout);
     // Not --quiet: progress on stderr, as for scenarios.

@@ -25,7 +25,7 @@ fn count_and_concurrency_are_exact_as_the_server_sees_them() {
     let report = run("exact_count", &server.url());
 
     assert_eq!(server.requests(), 10_000, "requests the server received");
-    assert_eq!(server.max_in_flight(), 100, "most requests in flight at once");
+    server.assert_peak(100, "most requests in flight at once");
     assert_eq!(report.iterations, 10_000);
     assert_eq!(report.ok, 10_000);
     assert_eq!(report.failed, 0);
