@@ -1,0 +1,384 @@
+//! Thresholds: `METRIC OP LIMIT`, such as `p99 < 50ms`, `error_rate <= 1%` or `rps > 1000`.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::duration::{self, DurationError};
+use crate::number;
+
+/// A figure of a scenario that a threshold can test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Metric {
+    /// Median latency of successful iterations.
+    #[cfg_attr(feature = "serde", serde(rename = "p50"))]
+    P50,
+    /// 90th percentile latency.
+    #[cfg_attr(feature = "serde", serde(rename = "p90"))]
+    P90,
+    /// 99th percentile latency.
+    #[cfg_attr(feature = "serde", serde(rename = "p99"))]
+    P99,
+    /// 99.9th percentile latency.
+    #[cfg_attr(feature = "serde", serde(rename = "p99_9"))]
+    P999,
+    /// Slowest successful iteration.
+    #[cfg_attr(feature = "serde", serde(rename = "max"))]
+    Max,
+    /// Mean latency of successful iterations.
+    #[cfg_attr(feature = "serde", serde(rename = "mean"))]
+    Mean,
+    /// Failed iterations as a fraction of finished ones, from 0 to 1.
+    #[cfg_attr(feature = "serde", serde(rename = "error_rate"))]
+    ErrorRate,
+    /// Finished iterations per second.
+    #[cfg_attr(feature = "serde", serde(rename = "rps"))]
+    Rps,
+    /// Failed iterations, a count.
+    #[cfg_attr(feature = "serde", serde(rename = "failed"))]
+    Failed,
+}
+
+/// What kind of value a [`Metric`] takes, which decides how limits on it are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricKind {
+    /// A latency: written as a duration (`50ms`), stored in microseconds.
+    Latency,
+    /// A fraction from 0 to 1 (`0.01` or `1%`).
+    Fraction,
+    /// A rate per second (`1000`).
+    Rate,
+    /// A whole count (`0`).
+    Count,
+}
+
+impl Metric {
+    /// Every metric, in the order messages list them.
+    pub const ALL: [Metric; 9] = [
+        Metric::P50,
+        Metric::P90,
+        Metric::P99,
+        Metric::P999,
+        Metric::Max,
+        Metric::Mean,
+        Metric::ErrorRate,
+        Metric::Rps,
+        Metric::Failed,
+    ];
+
+    /// The name written in the attribute, on the command line and in JSON (`p99`, `error_rate`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::P50 => "p50",
+            Metric::P90 => "p90",
+            Metric::P99 => "p99",
+            Metric::P999 => "p99_9",
+            Metric::Max => "max",
+            Metric::Mean => "mean",
+            Metric::ErrorRate => "error_rate",
+            Metric::Rps => "rps",
+            Metric::Failed => "failed",
+        }
+    }
+
+    /// How limits on this metric are written.
+    pub fn kind(self) -> MetricKind {
+        match self {
+            Metric::P50 | Metric::P90 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean => MetricKind::Latency,
+            Metric::ErrorRate => MetricKind::Fraction,
+            Metric::Rps => MetricKind::Rate,
+            Metric::Failed => MetricKind::Count,
+        }
+    }
+
+    /// Parses a limit on this metric, in the unit of [`Threshold::value`]: microseconds for a
+    /// latency (`50ms`), a fraction for `error_rate` (`0.01` or `1%`), per second for `rps`, a
+    /// count for `failed`.
+    ///
+    /// ```
+    /// use loadbench_grammar::Metric;
+    /// assert_eq!(Metric::P99.parse_limit("1s 500ms"), Ok(1_500_000.0));
+    /// assert_eq!(Metric::ErrorRate.parse_limit("1%"), Ok(0.01));
+    /// assert!(Metric::P99.parse_limit("0s").is_err());
+    /// ```
+    pub fn parse_limit(self, text: &str) -> Result<f64, ThresholdError> {
+        let text = text.trim();
+        let bad = |expected| ThresholdError::Limit { metric: self, expected, limit: text.to_owned() };
+        match self.kind() {
+            MetricKind::Latency => match duration::parse_duration(text) {
+                Ok(limit) => Ok(limit.as_nanos() as f64 / 1_000.0),
+                // A latency is never zero: `p99 < 0s` could not be met, `p99 <= 0s` only by nothing.
+                Err(DurationError::Zero) => Err(bad("takes a duration above zero, such as 50ms")),
+                Err(DurationError::TooLong) => Err(bad("takes a duration of at most about 584 years")),
+                // A bare number would be a guess at the unit; humantime insists on one too.
+                Err(_) => Err(bad("takes a duration such as 50ms")),
+            },
+            MetricKind::Fraction => {
+                let value = match text.strip_suffix('%') {
+                    Some(percent) => number::decimal(percent).map(|p| p / 100.0),
+                    None => number::decimal(text),
+                };
+                match value {
+                    Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
+                    _ => Err(bad("is a fraction from 0 to 1, such as 0.01 or 1%")),
+                }
+            }
+            MetricKind::Rate => match number::decimal(text) {
+                Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
+                _ => Err(bad("takes a number of iterations per second, such as 1000")),
+            },
+            MetricKind::Count => {
+                number::whole(text).map(|n| n as f64).ok_or_else(|| bad("takes a whole number, such as 0"))
+            }
+        }
+    }
+
+    /// `value` as a limit on this metric is written: `50ms`, `0.01`, `1000`; it parses back as the
+    /// same limit.
+    pub fn format_limit(self, value: f64) -> String {
+        match self.kind() {
+            MetricKind::Latency if value.is_finite() && value >= 0.0 => {
+                let nanos = (value * 1_000.0).round();
+                humantime::format_duration(Duration::from_nanos(nanos as u64)).to_string()
+            }
+            // `{}` on f64 prints the shortest form that reads back exactly.
+            _ => format!("{value}"),
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = ThresholdError;
+
+    fn from_str(s: &str) -> Result<Metric, ThresholdError> {
+        let s = s.trim();
+        Metric::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| ThresholdError::UnknownMetric(s.to_owned()))
+    }
+}
+
+/// A comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Op {
+    /// `<`
+    #[cfg_attr(feature = "serde", serde(rename = "<"))]
+    Lt,
+    /// `<=`
+    #[cfg_attr(feature = "serde", serde(rename = "<="))]
+    Le,
+    /// `>`
+    #[cfg_attr(feature = "serde", serde(rename = ">"))]
+    Gt,
+    /// `>=`
+    #[cfg_attr(feature = "serde", serde(rename = ">="))]
+    Ge,
+}
+
+impl Op {
+    /// Every comparison.
+    pub const ALL: [Op; 4] = [Op::Lt, Op::Le, Op::Gt, Op::Ge];
+
+    /// `<`, `<=`, `>` or `>=`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+
+    /// Whether `actual OP limit` holds.
+    pub fn holds(self, actual: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => actual < limit,
+            Op::Le => actual <= limit,
+            Op::Gt => actual > limit,
+            Op::Ge => actual >= limit,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+impl FromStr for Op {
+    type Err = ThresholdError;
+
+    fn from_str(s: &str) -> Result<Op, ThresholdError> {
+        let s = s.trim();
+        Op::ALL.into_iter().find(|op| op.symbol() == s).ok_or_else(|| ThresholdError::Op(s.to_owned()))
+    }
+}
+
+/// One condition a scenario must meet, such as `p99 < 50ms`.
+///
+/// The `#[scenario]` attribute builds these in a `const`, so every field is public.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Threshold {
+    /// The figure tested.
+    pub metric: Metric,
+    /// How it is compared with [`Threshold::value`].
+    pub op: Op,
+    /// The limit, in the unit of the metric's JSON field: microseconds for latencies, a fraction
+    /// for `error_rate`, per second for `rps`, a count for `failed`.
+    pub value: f64,
+}
+
+impl fmt::Display for Threshold {
+    /// `p99 < 50ms`: parses back as the same threshold.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.metric, self.op, self.metric.format_limit(self.value))
+    }
+}
+
+/// Why a threshold was refused; each message says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ThresholdError {
+    /// Not `METRIC OP LIMIT`: no comparison, or nothing on one side of it.
+    Shape,
+    /// A comparison other than `<`, `<=`, `>`, `>=`.
+    Op(String),
+    /// A metric not in [`Metric::ALL`].
+    UnknownMetric(String),
+    /// A limit the metric does not take.
+    Limit {
+        /// The metric.
+        metric: Metric,
+        /// What it takes, such as `takes a duration such as 50ms`.
+        expected: &'static str,
+        /// The limit as written.
+        limit: String,
+    },
+}
+
+impl fmt::Display for ThresholdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ThresholdError::Shape => f.write_str("expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`"),
+            ThresholdError::Op(op) => write!(f, "unsupported comparison `{op}`; use <, <=, > or >="),
+            ThresholdError::UnknownMetric(name) => {
+                write!(f, "unknown metric `{name}`; expected one of: {}", Metric::ALL.map(Metric::name).join(", "))
+            }
+            ThresholdError::Limit { metric, expected, limit } => write!(f, "{metric} {expected}, not `{limit}`"),
+        }
+    }
+}
+
+impl std::error::Error for ThresholdError {}
+
+/// The characters a comparison is made of; the first of them ends the metric.
+const OP_CHARS: [char; 4] = ['<', '>', '=', '!'];
+
+impl Threshold {
+    /// Splits `METRIC OP LIMIT` at its comparison, without judging the parts: `(metric, op,
+    /// limit)`, each trimmed. The attribute and the command line both split here, so they agree on
+    /// where a metric ends.
+    pub fn split(text: &str) -> Result<(&str, &str, &str), ThresholdError> {
+        let at = text.find(OP_CHARS).ok_or(ThresholdError::Shape)?;
+        let (metric, rest) = (text[..at].trim(), &text[at..]);
+        let op_len = rest.find(|c: char| !OP_CHARS.contains(&c)).unwrap_or(rest.len());
+        let (op, limit) = (&rest[..op_len], rest[op_len..].trim());
+        if metric.is_empty() || limit.is_empty() {
+            return Err(ThresholdError::Shape);
+        }
+        Ok((metric, op, limit))
+    }
+}
+
+impl FromStr for Threshold {
+    type Err = ThresholdError;
+
+    /// Parses `METRIC OP LIMIT`, spaces optional: `p99<50ms`, `error_rate <= 1%`, `rps>1000`.
+    ///
+    /// ```
+    /// use loadbench_grammar::{Metric, Op, Threshold};
+    ///
+    /// let t: Threshold = "p99 < 50ms".parse().unwrap();
+    /// assert_eq!(t, Threshold { metric: Metric::P99, op: Op::Lt, value: 50_000.0 });
+    /// assert_eq!(t.to_string(), "p99 < 50ms");
+    /// assert!("p98<50ms".parse::<Threshold>().is_err());
+    /// ```
+    fn from_str(text: &str) -> Result<Threshold, ThresholdError> {
+        let (metric, op, limit) = Threshold::split(text)?;
+        let op: Op = op.parse()?;
+        let metric: Metric = metric.parse()?;
+        let value = metric.parse_limit(limit)?;
+        Ok(Threshold { metric, op, value })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Threshold {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn error(s: &str) -> String {
+        match s.parse::<Threshold>() {
+            Ok(t) => panic!("{s} parsed as {t:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn parses_every_metric_and_operator() {
+        assert_eq!(parse("p99<50ms"), Threshold { metric: Metric::P99, op: Op::Lt, value: 50_000.0 });
+        assert_eq!(parse(" p50 <= 1s 500ms "), Threshold { metric: Metric::P50, op: Op::Le, value: 1_500_000.0 });
+        assert_eq!(parse("p99_9<2ms").metric, Metric::P999);
+        assert_eq!(parse("error_rate<0.01"), Threshold { metric: Metric::ErrorRate, op: Op::Lt, value: 0.01 });
+        assert_eq!(parse("error_rate<=1%").value, 0.01);
+        assert_eq!(parse("rps>1000"), Threshold { metric: Metric::Rps, op: Op::Gt, value: 1000.0 });
+        assert_eq!(parse("rps>1_000").value, 1000.0);
+        assert_eq!(parse("rps >= 12.5").op, Op::Ge);
+        assert_eq!(parse("failed<=0"), Threshold { metric: Metric::Failed, op: Op::Le, value: 0.0 });
+        for metric in Metric::ALL {
+            let value = if metric.kind() == MetricKind::Latency { "5ms" } else { "1" };
+            assert_eq!(parse(&format!("{metric}<{value}")).metric, metric);
+        }
+    }
+
+    #[test]
+    fn display_reads_back_as_the_same_threshold() {
+        for text in ["p99 < 50ms", "p50 <= 1s 500ms", "mean > 250us", "error_rate < 0.01", "rps >= 1000", "failed <= 0"]
+        {
+            let threshold = parse(text);
+            assert_eq!(threshold.to_string(), text);
+            assert_eq!(parse(&threshold.to_string()), threshold);
+        }
+    }
+
+    #[test]
+    fn mistakes_say_what_to_write() {
+        assert_eq!(
+            error("p98<50ms"),
+            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed"
+        );
+        assert_eq!(error("p99 50ms"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");
+        assert_eq!(error("<50ms"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");
+        assert_eq!(error("p99<"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");
+        assert_eq!(error("p99==50ms"), "unsupported comparison `==`; use <, <=, > or >=");
+        assert_eq!(error("p99=<50ms"), "unsupported comparison `=<`; use <, <=, > or >=");
+        assert_eq!(error("p99<50"), "p99 takes a duration such as 50ms, not `50`");
+        assert_eq!(error("p99<0s"), "p99 takes a duration above zero, such as 50ms, not `0s`");
+        assert_eq!(error("max<1000000 years"), "max takes a duration of at most about 584 years, not `1000000 years`");
+        assert_eq!(error("error_rate<2"), "error_rate is a fraction from 0 to 1, such as 0.01 or 1%, not `2`");
+        assert_eq!(error("rps>-1"), "rps takes a number of iterations per second, such as 1000, not `-1`");
+        assert_eq!(error("failed<0.5"), "failed takes a whole number, such as 0, not `0.5`");
+    }
+}
