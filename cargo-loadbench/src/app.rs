@@ -11,8 +11,8 @@ use std::sync::{Arc, LazyLock};
 use std::time::SystemTime;
 
 use loadbench::exit_code;
+use loadbench::report::table;
 use loadbench::report::{MachineInfo, RunReport, ScenarioInfo, ScenarioList, ScenarioReport, WatchReport};
-use loadbench::table;
 use loadbench::watch::Sampler;
 
 use crate::baseline::{Baseline, Baselines};

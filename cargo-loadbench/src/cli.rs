@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use loadbench::Method;
+use loadbench::load::{Rate, RateError};
 use loadbench::oneshot::{Header, Request};
 use loadbench::watch::Watch;
-use loadbench::{Method, Rate};
 
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
@@ -292,7 +293,7 @@ fn parse_header(text: &str) -> Result<Header, String> {
 }
 
 fn parse_rate(text: &str) -> Result<Rate, String> {
-    text.parse().map_err(|e: loadbench::ParseRateError| e.to_string())
+    text.parse().map_err(|e: RateError| e.to_string())
 }
 
 /// A time such as `30s`, `1m 30s` or `500ms`; more than zero.

@@ -3,8 +3,9 @@
 
 use std::fmt;
 
+use loadbench::report::check;
 use loadbench::report::{RunReport, ScenarioReport, Verdict};
-use loadbench::threshold::{self, Threshold};
+use loadbench::threshold::{Threshold, ThresholdError};
 
 use crate::error::Error;
 
@@ -29,7 +30,7 @@ impl CliThreshold {
         if scenario.is_some_and(str::is_empty) {
             return Err("the scenario name before `:` is empty".to_owned());
         }
-        let threshold: Threshold = condition.parse().map_err(|e: threshold::ThresholdError| e.to_string())?;
+        let threshold: Threshold = condition.parse().map_err(|e: ThresholdError| e.to_string())?;
         Ok(CliThreshold { scenario: scenario.map(str::to_owned), threshold })
     }
 
@@ -69,12 +70,12 @@ pub fn add_to(config: &mut loadbench::report::ConfigReport, name: &str, threshol
 }
 
 /// Adds the command-line thresholds to every scenario of `report` and evaluates all thresholds
-/// with [`loadbench::threshold::evaluate`], the function bench binaries use on their own.
+/// with [`loadbench::report::check::evaluate`], the function bench binaries use on their own.
 pub fn apply_thresholds(report: &mut RunReport, thresholds: &[CliThreshold]) {
     for scenario in &mut report.scenarios {
         let name = scenario.name.clone();
         add_to(&mut scenario.config, &name, thresholds);
-        scenario.thresholds = threshold::evaluate(scenario);
+        scenario.thresholds = check::evaluate(scenario);
     }
 }
 

@@ -16,9 +16,9 @@ use std::time::SystemTime;
 
 use cargo_metadata::MetadataCommand;
 use loadbench::exit_code;
+use loadbench::load::{DEFAULT_TIMEOUT, Load};
 use loadbench::oneshot::{OneShot, Request};
 use loadbench::report::RunReport;
-use loadbench::{DEFAULT_TIMEOUT, Load};
 
 use crate::app::{self, Gating};
 use crate::cli::{Args, Location, UrlArgs};

@@ -108,7 +108,7 @@ fn outcome(status: ExitStatus, output: &Path) -> Outcome {
 /// The command for `exe`, run the way `cargo bench` runs it.
 fn bench_command(exe: &Executable, output: &Path) -> Command {
     let mut command = Command::new(&exe.path);
-    command.env(loadbench::OUTPUT_ENV, output).current_dir(&exe.target.package_root).stdin(Stdio::null());
+    command.env(loadbench::cli::OUTPUT_ENV, output).current_dir(&exe.target.package_root).stdin(Stdio::null());
     command
 }
 

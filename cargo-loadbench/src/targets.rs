@@ -34,7 +34,7 @@ impl TargetArg {
         if let Some(name) = name {
             check_name(name)?;
         }
-        loadbench::Target::check_syntax(url).map_err(|e| e.to_string())?;
+        loadbench::http::Target::check_syntax(url).map_err(|e| e.to_string())?;
         Ok(TargetArg { name: name.map(str::to_owned), url: url.to_owned() })
     }
 

@@ -17,44 +17,58 @@
 //! loop until `count` iterations are done (in total) or `duration` has passed. Latencies go into
 //! HDR histograms; failures are counted by [`ErrorKind`]; results are a versioned JSON document
 //! ([`report::RunReport`]).
+//!
+//! What a scenario author uses is at the root: [`scenario`], [`Ctx`], [`Response`], [`Error`],
+//! [`Result`], [`Harness`] and [`main!`]. What `cargo loadbench` and other tools need sits in
+//! modules named for it: [`report`] (the JSON schema, the table, the threshold check), [`cli`]
+//! (what the command lines share), [`exit_code`], [`load`] and [`threshold`] (the words of a
+//! load and its conditions), [`oneshot`] (a request given at run time) and [`watch`] (sampling a
+//! server process).
 
 #![warn(missing_docs)]
 
+// The ground floor: used by every layer above, using none of them.
 mod config;
-mod connection;
-mod ctx;
 mod error;
-mod executor;
-mod harness;
-mod http1;
-mod last_request;
-mod limits;
-mod machine;
-mod process;
-mod progress;
-mod registry;
-mod request_timer;
-mod scale;
-mod selfcheck;
-mod stats;
-mod steps;
-mod target;
-mod vu;
-
 pub mod exit_code;
-pub mod oneshot;
+
+// The layers, each using only those listed before it: see ARCHITECTURE.md.
+pub mod cli;
+mod engine;
+mod harness;
+pub mod http;
 pub mod report;
-pub mod table;
-pub mod threshold;
-pub mod watch;
 
-pub use config::{DEFAULT_TIMEOUT, Load, ParseRateError, Rate, RateStage, Stage, ThinkTime};
-pub use ctx::{Ctx, RequestBuilder, Response};
 pub use error::{Error, ErrorKind, Result};
-pub use harness::{Harness, HarnessError, OUTPUT_ENV, SCALE_ENV, TARGET_ENV, report_usage_error};
-pub use target::{Target, TargetError};
+pub use harness::{Harness, HarnessError, oneshot, watch};
+pub use http::{Ctx, RequestBuilder, Response};
 
-pub use http::{Method, StatusCode};
+pub use ::http::{Method, StatusCode};
+
+/// How much load a scenario applies, and the words for it, as the attribute and the command lines
+/// write them (the grammar is shared, so both accept and refuse the same strings).
+pub mod load {
+    pub use crate::config::{DEFAULT_TIMEOUT, Load, RateStage, Stage, ThinkTime};
+    pub use loadbench_grammar::{DurationError, MAX_DURATION, Rate, RateError, parse_duration};
+}
+
+/// Thresholds: pass/fail conditions on a scenario's figures, as k6 has them (`p99 < 50ms`).
+///
+/// A [`threshold::Threshold`] is built in a `const` by `#[scenario(thresholds(…))]` or parsed
+/// from the command line by its `FromStr`, with one grammar for both; whether a finished scenario
+/// meets its thresholds is decided by [`report::check::evaluate`].
+///
+/// ```
+/// use loadbench::threshold::{Metric, Op, Threshold};
+///
+/// let t: Threshold = "p99 < 50ms".parse().unwrap();
+/// assert_eq!(t, Threshold { metric: Metric::P99, op: Op::Lt, value: 50_000.0 });
+/// assert_eq!(t.to_string(), "p99 < 50ms");
+/// assert!("p98<50ms".parse::<Threshold>().is_err());
+/// ```
+pub mod threshold {
+    pub use loadbench_grammar::{Metric, MetricKind, Op, Threshold, ThresholdError};
+}
 
 /// Turns an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>` into a registered scenario.
 ///

@@ -89,8 +89,8 @@ fn run_in(dir: Option<&Path>, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
         // Shared by all tests and kept between runs, so the release build of a fixture and its
         // dependencies happens once.
         .env("CARGO_TARGET_DIR", fixture_target_dir())
-        .env_remove(loadbench::TARGET_ENV)
-        .env_remove(loadbench::OUTPUT_ENV)
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
         // These tests run in CI too: their results are not the job's summary.
         .env_remove("GITHUB_STEP_SUMMARY");
     for (key, value) in env {

@@ -107,7 +107,7 @@ fn loadbench_scale_reduces_every_scenario_and_says_so() {
         json.to_str().expect("UTF-8 path"),
         "--quiet",
     ];
-    let out = cargo_loadbench_with_env(&args, &[(loadbench::SCALE_ENV, "0.1".as_ref())]);
+    let out = cargo_loadbench_with_env(&args, &[(loadbench::cli::SCALE_ENV, "0.1".as_ref())]);
 
     assert_eq!(out.code, Some(0), "{out:#?}");
     let report = read_report(&json);
@@ -126,7 +126,7 @@ fn a_bad_loadbench_scale_is_a_usage_error() {
     let server = TestServer::start(Behavior::default());
     let manifest = fixture("basic");
     let args = ["--manifest-path", manifest.to_str().expect("UTF-8 path"), "--target", &server.url()];
-    let out = cargo_loadbench_with_env(&args, &[(loadbench::SCALE_ENV, "2".as_ref())]);
+    let out = cargo_loadbench_with_env(&args, &[(loadbench::cli::SCALE_ENV, "2".as_ref())]);
 
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert!(

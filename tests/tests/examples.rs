@@ -55,9 +55,9 @@ fn run_example(bench: &str) -> RunReport {
         .args(["--bench", "--scale", "0.1", "--quiet", "--json"])
         .arg(&json)
         .current_dir(workspace_root().join("examples"))
-        .env_remove(loadbench::TARGET_ENV)
-        .env_remove(loadbench::OUTPUT_ENV)
-        .env_remove(loadbench::SCALE_ENV)
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove(loadbench::cli::SCALE_ENV)
         .output()
         .expect("run the example");
     assert_eq!(output.status.code(), Some(0), "{bench}: {}", String::from_utf8_lossy(&output.stderr));

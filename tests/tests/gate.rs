@@ -286,8 +286,8 @@ fn a_bench_binary_run_alone_fails_on_its_own_thresholds() {
     let run = |args: &[&str]| {
         let output = Command::new(bench_binary())
             .args(args)
-            .env_remove(loadbench::OUTPUT_ENV)
-            .env_remove(loadbench::TARGET_ENV)
+            .env_remove(loadbench::cli::OUTPUT_ENV)
+            .env_remove(loadbench::cli::TARGET_ENV)
             .output()
             .expect("run the bench binary");
         (

@@ -59,7 +59,7 @@ fn each_step_is_counted_with_its_own_errors_and_latency() {
     assert!((14..=28).contains(&report.failed), "{} failed iterations", report.failed);
     assert!(insert.latency_us.is_some_and(|l| l.min > 0.0 && l.min <= l.p50 && l.p50 <= l.max), "{insert:?}");
 
-    let table = loadbench::table::render(&{
+    let table = loadbench::report::table::render(&{
         let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
         run.scenarios.push(report);
         run
@@ -142,7 +142,7 @@ fn a_user_whose_setup_fails_runs_nothing_and_the_others_do_the_work() {
 
     let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
     run.scenarios.push(report);
-    let table = loadbench::table::render(&run);
+    let table = loadbench::report::table::render(&run);
     assert!(
         table.contains("one_cannot_log_in: setup failed for 1 of 4 virtual users (first: user 0 has no account)"),
         "{table}"
@@ -187,7 +187,7 @@ fn the_scenarios_of_a_group_run_at_the_same_time_and_are_reported_apart_and_toge
         assert!(s.duration_us.abs_diff(1_000_000) <= 100_000, "{}: {}µs", s.name, s.duration_us);
         assert_eq!(s.config.group.as_deref(), Some("shop"));
     }
-    let table = loadbench::table::render(&report);
+    let table = loadbench::report::table::render(&report);
     let together = format!(
         "group shop (shop_insert + shop_query, together): {} requests, 0 failed",
         insert.iterations + query.iterations

@@ -55,7 +55,7 @@ fn a_starved_generator_is_flagged() {
 
     let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
     run.scenarios.push(report);
-    let table = loadbench::table::render(&run);
+    let table = loadbench::report::table::render(&run);
     assert!(table.contains("starved: warning: the generator was saturated ("), "{table}");
     assert!(table.contains("may show loadbench's limit, not the server's"), "{table}");
 }
@@ -72,5 +72,5 @@ fn a_generator_waiting_on_a_slow_server_is_not_flagged() {
 
     let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
     run.scenarios.push(report);
-    assert!(!loadbench::table::render(&run).contains("saturated"));
+    assert!(!loadbench::report::table::render(&run).contains("saturated"));
 }

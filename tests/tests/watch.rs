@@ -146,7 +146,7 @@ fn a_default_target_process_is_started_watched_and_stopped_by_the_bench() {
     assert!((64.0..200.0).contains(&mib), "64 MiB held: {app:?}");
     assert!(!Path::new(&format!("/proc/{}", app.pid)).exists(), "the server outlived the run: {app:?}");
 
-    let table = loadbench::table::render(&report);
+    let table = loadbench::report::table::render(&report);
     assert!(table.contains(&format!("burn: app (pid {}): CPU avg", app.pid)), "{table}");
 }
 

@@ -3,7 +3,7 @@
 //! `GITHUB_STEP_SUMMARY`.
 
 use comfy_table::{Table, presets};
-use loadbench::table;
+use loadbench::report::{table, units};
 
 use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side, thresholds_cell};
 
@@ -14,7 +14,7 @@ pub fn render(cx: &Context) -> String {
     let mut out = String::from("### loadbench results\n\n");
     let rows = cx.scenarios().flat_map(|(s, label)| {
         let latency = |pick: fn(&loadbench::report::LatencyReport) -> f64| {
-            s.latency_us.as_ref().map_or_else(|| "-".to_owned(), |l| table::micros(pick(l)))
+            s.latency_us.as_ref().map_or_else(|| "-".to_owned(), |l| units::micros(pick(l)))
         };
         let mut name = label.to_owned();
         if s.interrupted {
@@ -30,9 +30,9 @@ pub fn render(cx: &Context) -> String {
         let steps = s.steps.iter().map(|step| table::step_row(s, step));
         std::iter::once(vec![
             name,
-            table::thousands(s.iterations),
-            table::thousands(s.failed),
-            table::rate(s.rps),
+            units::thousands(s.iterations),
+            units::thousands(s.failed),
+            units::rate(s.rps),
             latency(|l| l.p50),
             latency(|l| l.p90),
             latency(|l| l.p99),

@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use loadbench::report::{ComparedMetric, Comparison, Method, MetricChange, RunReport, ScenarioReport, Verdict};
-use loadbench::table;
+use loadbench::report::{table, units};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -164,7 +164,7 @@ fn percent(change: f64) -> String {
     }
     let sign = if pct < 0.0 { "-" } else { "+" };
     if pct.abs() >= 999.95 {
-        format!("{sign}{}%", table::thousands(pct.abs().round() as u64))
+        format!("{sign}{}%", units::thousands(pct.abs().round() as u64))
     } else {
         format!("{sign}{:.1}%", pct.abs())
     }
@@ -173,8 +173,8 @@ fn percent(change: f64) -> String {
 /// A compared metric's value as the table shows it.
 fn compared_value(metric: ComparedMetric, value: f64) -> String {
     match metric {
-        ComparedMetric::Rps => table::rate(value),
-        ComparedMetric::P50 | ComparedMetric::P99 => table::micros(value),
+        ComparedMetric::Rps => units::rate(value),
+        ComparedMetric::P50 | ComparedMetric::P99 => units::micros(value),
         ComparedMetric::SuccessRate => format!("{:.1}%", value * 100.0),
     }
 }
@@ -301,8 +301,9 @@ fn change_of(scenario: &ScenarioReport, metric: ComparedMetric) -> Option<&Metri
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use loadbench::report::check;
     use loadbench::report::{ConfigReport, LatencyReport, RunSample};
-    use loadbench::threshold::{self, Threshold};
+    use loadbench::threshold::Threshold;
 
     #[test]
     fn output_formats_come_from_a_prefix_or_the_extension() {
@@ -377,12 +378,12 @@ pub(crate) mod tests {
         let threshold = |text: &str| -> Threshold { text.parse().unwrap_or_else(|e| panic!("{e}")) };
         let mut hello = scenario("hello", 245.0, 20_300.0);
         hello.config.thresholds = vec![threshold("error_rate<0.01")];
-        hello.thresholds = threshold::evaluate(&hello);
+        hello.thresholds = check::evaluate(&hello);
         let old = scenario("hello", 1_000.0, 200.0);
         hello.comparison = Some(crate::compare::compare(&hello, Some(&old), "main", 0.05));
         let mut guarded = scenario("guarded|pipe", 100.0, 20_000.0);
         guarded.config.thresholds = vec![threshold("p50<10ms")];
-        guarded.thresholds = threshold::evaluate(&guarded);
+        guarded.thresholds = check::evaluate(&guarded);
         guarded.comparison = Some(crate::compare::compare(&guarded, Some(&guarded.clone()), "main", 0.05));
         let mut fresh = scenario("fresh", 50.0, 100.0);
         fresh.comparison = Some(crate::compare::compare(&fresh, None, "main", 0.05));

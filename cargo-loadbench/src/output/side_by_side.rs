@@ -3,8 +3,8 @@
 //! difference is beyond the noise ([`crate::targets`] computes it). The text and Markdown
 //! outputs show it after the results table; CSV adds its columns to each row.
 
+use loadbench::report::units;
 use loadbench::report::{ComparedMetric, Comparison, Method, ScenarioReport, Verdict};
-use loadbench::table;
 
 use super::{Context, compared_value, noise_bands};
 use crate::targets;
@@ -87,7 +87,7 @@ pub fn ratio_text(ratio: f64) -> String {
     } else if ratio < 99.95 {
         format!("{ratio:.1}×")
     } else {
-        format!("{}×", table::thousands(ratio.round() as u64))
+        format!("{}×", units::thousands(ratio.round() as u64))
     }
 }
 

@@ -3,7 +3,7 @@
 //! it.
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
-use loadbench::table;
+use loadbench::report::table;
 
 use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side};
 

@@ -11,7 +11,7 @@
 //! use loadbench::oneshot::{OneShot, Request};
 //!
 //! let request = Request::new(loadbench::Method::GET, "http://127.0.0.1:9090/").unwrap();
-//! let report = OneShot::new(request, loadbench::Load::Count(100_000)).concurrency(1000).run();
+//! let report = OneShot::new(request, loadbench::load::Load::Count(100_000)).concurrency(1000).run();
 //! println!("{} requests, {} failed", report.iterations, report.failed);
 //! ```
 
@@ -26,15 +26,17 @@ use http::header::{HeaderName, HeaderValue};
 use http::uri::{Scheme, Uri};
 use http::{Method, StatusCode};
 
+use loadbench_grammar::Threshold;
+
+use super::limits;
+use super::runner::RunSettings;
 use crate::config::{DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
-use crate::ctx::Ctx;
+use crate::engine::Sizing;
+use crate::engine::registry::Workload;
+use crate::engine::vu::{VirtualUser, vu_future};
 use crate::error::{Error, ErrorKind, Result};
-use crate::harness::RunSettings;
-use crate::limits;
-use crate::registry::Workload;
-use crate::report::ScenarioReport;
-use crate::threshold::{self, Threshold};
-use crate::vu::{VirtualUser, vu_future};
+use crate::http::Ctx;
+use crate::report::{ScenarioReport, check};
 
 /// Why a request of a one-shot run cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -372,16 +374,16 @@ impl OneShot {
             thresholds: &[],
         };
         let settings = RunSettings {
-            smoke: false,
-            scale: None,
+            sizing: Sizing::Declared,
             progress: self.progress,
             worker_threads: self.worker_threads,
+            file_limit: limits::raise_open_files(),
             stop: Arc::clone(&self.stop),
         };
-        let mut report = settings.run_workload(&workload, &config, &self.request.origin, limits::raise_open_files());
+        let mut report = settings.run(&workload, &config, &self.request.origin);
         report.config.target = Some(self.request.url.clone());
         report.config.thresholds = self.thresholds.clone();
-        report.thresholds = threshold::evaluate(&report);
+        report.thresholds = check::evaluate(&report);
         report
     }
 }

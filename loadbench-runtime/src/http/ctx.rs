@@ -12,12 +12,13 @@ use http::header::{HeaderName, HeaderValue};
 use http::uri::PathAndQuery;
 use http::{Method, StatusCode};
 
-use crate::connection::Http1Connection;
+use super::StepSink;
+use super::connection::Http1Connection;
+use super::h1;
+use super::last_request::LastRequest;
+use super::request_timer::RequestTimer;
+use super::target::Target;
 use crate::error::{Error, ErrorKind, Result};
-use crate::http1;
-use crate::last_request::LastRequest;
-use crate::request_timer::RequestTimer;
-use crate::target::Target;
 
 /// One virtual user's view of the run: an HTTP/1.1 client bound to the target, with a keep-alive
 /// connection of its own.
@@ -53,6 +54,10 @@ pub struct Ctx {
     /// [`Ctx::user_data`], one value per type.
     user_data: HashMap<TypeId, Box<dyn Any>>,
     pub(crate) counters: HttpCounters,
+    /// Where [`Ctx::step`] records (the user's worker); `None` where nothing collects steps.
+    pub(super) steps: Option<Rc<dyn StepSink>>,
+    /// Whether the current iteration is measured (not warmup), so that its steps count.
+    pub(crate) measuring: bool,
 }
 
 /// HTTP figures of one virtual user, merged into the scenario's totals when it finishes.
@@ -104,7 +109,7 @@ impl StatusCounts {
 }
 
 impl Ctx {
-    pub(crate) fn new(target: Rc<Target>, timeout: Duration, user: u32) -> Ctx {
+    pub(crate) fn new(target: Rc<Target>, timeout: Duration, user: u32, steps: Option<Rc<dyn StepSink>>) -> Ctx {
         Ctx {
             target,
             timeout,
@@ -115,6 +120,8 @@ impl Ctx {
             timer: RequestTimer::default(),
             user_data: HashMap::new(),
             counters: HttpCounters::default(),
+            steps,
+            measuring: true,
         }
     }
 
@@ -304,7 +311,7 @@ impl<'a> RequestBuilder<'a> {
             (None, Some(_)) if plain && ctx.last.is_encoded(&method) => Ok(()),
             (None, Some(path)) => {
                 ctx.wire.clear();
-                http1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), &headers, &body);
+                h1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), &headers, &body);
                 ctx.last.set_encoded(plain.then(|| method.clone()));
                 Ok(())
             }
@@ -331,7 +338,7 @@ impl Response {
 
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
-        self.headers.get_or_init(|| http1::header_map(&self.head))
+        self.headers.get_or_init(|| h1::header_map(&self.head))
     }
 
     /// The body.

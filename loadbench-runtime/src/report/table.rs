@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
-use crate::report::{ConfigReport, RunReport, ScenarioReport};
+use super::units::{bytes, micros, rate, thousands};
+use super::{ConfigReport, LatencyReport, RunReport, ScenarioReport, StepReport, WatchReport};
 
 /// The column headers, in order.
 const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "bytes"];
@@ -142,7 +143,7 @@ fn open_model_line(s: &ScenarioReport) -> Option<String> {
 }
 
 /// `app (pid 4242): CPU avg 85%, peak 99%; RSS 64.1 MB at start, 70.2 MB peak, 66.0 MB at end`.
-fn watch_line(w: &crate::report::WatchReport) -> String {
+fn watch_line(w: &WatchReport) -> String {
     let mut parts = Vec::new();
     if let (Some(avg), Some(peak)) = (w.cpu_avg_percent, w.cpu_peak_percent) {
         parts.push(format!("CPU avg {avg:.0}%, peak {peak:.0}%"));
@@ -287,8 +288,7 @@ fn row(s: &ScenarioReport, label: &str) -> Vec<String> {
         cells[1] = "did not run".to_owned();
         return cells;
     }
-    let latency =
-        |pick: fn(&crate::report::LatencyReport) -> f64| s.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)));
+    let latency = |pick: fn(&LatencyReport) -> f64| s.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)));
     vec![
         name,
         thousands(s.iterations),
@@ -305,10 +305,8 @@ fn row(s: &ScenarioReport, label: &str) -> Vec<String> {
 /// A step's row, indented under its scenario: its runs, failures, runs per second of the
 /// scenario's wall time and latencies, and `-` in the last column (bytes belong to the scenario
 /// as a whole). The Markdown output puts the same rows under its scenarios.
-pub fn step_row(s: &ScenarioReport, step: &crate::report::StepReport) -> Vec<String> {
-    let latency = |pick: fn(&crate::report::LatencyReport) -> f64| {
-        step.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)))
-    };
+pub fn step_row(s: &ScenarioReport, step: &StepReport) -> Vec<String> {
+    let latency = |pick: fn(&LatencyReport) -> f64| step.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)));
     let per_second =
         if s.duration_us == 0 { 0.0 } else { step.iterations as f64 / (s.duration_us as f64 / 1_000_000.0) };
     vec![
@@ -356,66 +354,6 @@ fn failure_line(s: &ScenarioReport) -> Option<String> {
         let _ = write!(line, "HTTP status {}", codes.join(", "));
     }
     Some(line)
-}
-
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Requests per second: whole numbers with separators from 100 up (`12,345`), one decimal below
-/// (`42.5`), where the fraction still says something.
-pub fn rate(rps: f64) -> String {
-    if !rps.is_finite() || rps < 0.0 {
-        "-".to_owned()
-    } else if rps < 99.95 {
-        format!("{rps:.1}")
-    } else {
-        thousands(rps.round() as u64)
-    }
-}
-
-/// A latency in microseconds with three significant digits in the largest fitting unit:
-/// `812µs`, `1.24ms`, `12.4ms`, `124ms`, `3.10s`.
-pub fn micros(us: f64) -> String {
-    if !us.is_finite() || us < 0.0 {
-        return "-".to_owned();
-    }
-    // Thresholds sit where rounding would carry into the next unit (999.6µs is `1.00ms`).
-    if us < 999.5 {
-        return format!("{us:.0}µs");
-    }
-    let (value, unit) = if us < 999_500.0 { (us / 1e3, "ms") } else { (us / 1e6, "s") };
-    if value < 9.995 {
-        format!("{value:.2}{unit}")
-    } else if value < 99.95 {
-        format!("{value:.1}{unit}")
-    } else {
-        format!("{value:.0}{unit}")
-    }
-}
-
-/// A byte count in decimal units: `512 B`, `1.2 kB`, `3.4 MB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
-    if n < 1000 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1000.0;
-    let mut unit = 0;
-    while value >= 999.95 && unit + 1 < UNITS.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 #[cfg(test)]
@@ -520,7 +458,7 @@ mod tests {
         let latency = s.latency_us;
         s.steps = ["insert", "query"]
             .into_iter()
-            .map(|name| crate::report::StepReport {
+            .map(|name| StepReport {
                 name: name.into(),
                 iterations: 12_500,
                 ok: 12_490,
@@ -658,22 +596,6 @@ mod tests {
     }
 
     #[test]
-    fn units() {
-        assert_eq!([0.0, 7.4, 812.0, 999.4].map(micros), ["0µs", "7µs", "812µs", "999µs"]);
-        assert_eq!([999.6, 1_240.0, 12_449.0, 124_000.0].map(micros), ["1.00ms", "1.24ms", "12.4ms", "124ms"]);
-        assert_eq!(
-            [999_600.0, 3_100_000.0, 64_000_000.0, 600_000_000.0].map(micros),
-            ["1.00s", "3.10s", "64.0s", "600s"]
-        );
-        assert_eq!(
-            [0, 512, 999, 1_000, 1_234_567, 999_960].map(bytes),
-            ["0 B", "512 B", "999 B", "1.0 kB", "1.2 MB", "1.0 MB"]
-        );
-        assert_eq!([0.0, 42.54, 99.96, 12_345.4, f64::NAN].map(rate), ["0.0", "42.5", "100", "12,345", "-"]);
-        assert_eq!([0, 999, 1_000, 100_000, 1_234_567].map(thousands), ["0", "999", "1,000", "100,000", "1,234,567"]);
-    }
-
-    #[test]
     fn config_descriptions() {
         assert_eq!(describe_config(&config()), "concurrency 20, count 500, timeout 30s, target http://127.0.0.1:8080");
         let by_time = ConfigReport {
@@ -694,7 +616,7 @@ mod tests {
         );
     }
 
-    fn threshold(text: &str) -> crate::threshold::Threshold {
+    fn threshold(text: &str) -> loadbench_grammar::Threshold {
         text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
     }
 
@@ -702,10 +624,10 @@ mod tests {
     fn thresholds_are_listed_below_the_table() {
         let mut met = scenario("met");
         met.config.thresholds = vec![threshold("p99<50ms"), threshold("rps>100")];
-        met.thresholds = crate::threshold::evaluate(&met);
+        met.thresholds = crate::report::check::evaluate(&met);
         let mut missed = scenario("missed");
         missed.config.thresholds = vec![threshold("p50<500us"), threshold("p99<1ms"), threshold("failed<=0")];
-        missed.thresholds = crate::threshold::evaluate(&missed);
+        missed.thresholds = crate::report::check::evaluate(&missed);
         let out = render(&report(vec![met, missed, scenario("unguarded")]));
         assert!(out.contains("\nmet: thresholds met: p99 < 50ms, rps > 100\n"), "{out}");
         assert!(

@@ -51,7 +51,7 @@ impl Target {
     /// Parses `url` and resolves its host.
     ///
     /// ```
-    /// let t = loadbench::Target::resolve("http://127.0.0.1:9090/api/").unwrap();
+    /// let t = loadbench::http::Target::resolve("http://127.0.0.1:9090/api/").unwrap();
     /// assert_eq!(t.addr().port(), 9090);
     /// assert_eq!(t.join("/items"), "/api/items");
     /// ```

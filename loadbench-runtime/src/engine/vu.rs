@@ -7,17 +7,16 @@ use std::rc::Rc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
+use super::worker::Worker;
 use crate::config::ThinkTime;
-
-use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::executor::WorkerShared;
+use crate::http::Ctx;
 
 /// One virtual user, handed by the executor to the code `#[scenario]` generates.
 #[derive(Debug)]
 pub struct VirtualUser {
     pub(crate) ctx: Ctx,
-    pub(crate) worker: Rc<RefCell<WorkerShared>>,
+    pub(crate) worker: Rc<RefCell<Worker>>,
     /// Open model: where the worker's scheduler hands this user its next start time. `None` in
     /// the closed model, where the user starts its next iteration as soon as one ends.
     /// The index is the user's place among its worker's slots.
@@ -118,9 +117,6 @@ where
     };
     let mut think = think_time.map(|t| Think::new(t, ctx.user()));
     let mut first = true;
-    // Whether the worker believes this user's iteration is measured (its steps count); told
-    // only when it changes, so that a run without warmup pays nothing for it.
-    let mut told_measured = true;
     loop {
         if let Some(think) = &mut think
             && !std::mem::take(&mut first)
@@ -154,10 +150,8 @@ where
                 None => break,
             },
         };
-        if measured != told_measured {
-            worker.borrow_mut().begin(ctx.user(), measured);
-            told_measured = measured;
-        }
+        // Steps of a warmup iteration are not counted.
+        ctx.measuring = measured;
         let outcome = body(&mut ctx).await;
         let end = Instant::now();
         let mut worker = worker.borrow_mut();

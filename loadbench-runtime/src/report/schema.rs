@@ -3,16 +3,13 @@
 //! These types are the contract between a bench binary, `cargo loadbench` and any tool that reads
 //! the files; they change only together with [`SCHEMA_VERSION`].
 
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::threshold::{Threshold, ThresholdOutcome};
+use loadbench_grammar::Threshold;
+use serde::{Deserialize, Serialize};
 
-mod comparison;
-mod runs;
-
-pub use comparison::{ComparedMetric, Comparison, Method, MetricChange, Verdict};
-pub use runs::RunSample;
+use super::{Comparison, RunSample, units};
+use crate::error::{ErrorKind, Result};
 
 /// Version of the JSON layout of [`RunReport`] and [`ScenarioList`].
 ///
@@ -50,7 +47,7 @@ impl RunReport {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
             started_at: rfc3339(started_at),
-            machine: crate::machine::describe(),
+            machine: MachineInfo::current(),
             scenarios: Vec::new(),
         }
     }
@@ -84,6 +81,21 @@ pub struct MachineInfo {
     pub hostname: Option<String>,
     /// Kernel release, when it could be read.
     pub kernel: Option<String>,
+}
+
+impl MachineInfo {
+    /// The machine this process runs on.
+    pub fn current() -> MachineInfo {
+        let read =
+            |path: &str| std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        MachineInfo {
+            os: std::env::consts::OS.to_owned(),
+            arch: std::env::consts::ARCH.to_owned(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            hostname: read("/proc/sys/kernel/hostname"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+        }
+    }
 }
 
 /// The result of one scenario.
@@ -173,6 +185,31 @@ pub struct ScenarioReport {
     pub user_teardown: Option<HookReport>,
 }
 
+/// Whether a scenario met one threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdOutcome {
+    /// The threshold.
+    #[serde(flatten)]
+    pub threshold: Threshold,
+    /// The measured value, in the threshold's unit; `None` when the figure was not measured
+    /// (no iteration succeeded), which fails the threshold.
+    pub actual: Option<f64>,
+    /// Whether the threshold held.
+    pub passed: bool,
+}
+
+impl std::fmt::Display for ThresholdOutcome {
+    /// `p99 < 50ms (was 61.2ms)`, or `p99 < 50ms (not measured: no iteration succeeded)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.actual {
+            Some(actual) => {
+                write!(f, "{} (was {})", self.threshold, units::metric_value(self.threshold.metric, actual))
+            }
+            None => write!(f, "{} (not measured: no iteration succeeded)", self.threshold),
+        }
+    }
+}
+
 /// Runs of a per-user setup or teardown.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookReport {
@@ -187,7 +224,7 @@ pub struct HookReport {
 
 impl HookReport {
     /// Counts one run.
-    pub(crate) fn record(&mut self, outcome: &crate::error::Result<()>) {
+    pub(crate) fn record(&mut self, outcome: &Result<()>) {
         self.runs += 1;
         if let Err(err) = outcome {
             self.failed += 1;
@@ -373,8 +410,7 @@ impl ErrorCounts {
     }
 
     /// The count of `kind`.
-    pub(crate) fn slot(&mut self, kind: crate::error::ErrorKind) -> &mut u64 {
-        use crate::error::ErrorKind;
+    pub(crate) fn slot(&mut self, kind: ErrorKind) -> &mut u64 {
         match kind {
             ErrorKind::Connect => &mut self.connect,
             ErrorKind::Timeout => &mut self.timeout,

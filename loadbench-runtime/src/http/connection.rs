@@ -8,7 +8,7 @@
 //! dispatch took about 11,000 instructions per request, three times wrk's entire user-space
 //! cost; the target (less CPU per request than wrk) is out of reach with it. What is
 //! left here is one `write` and usually one `read` per request, httparse (hyper's own parser)
-//! for the head, and the framing rules in `http1.rs`. Every test server is hyper's, so this
+//! for the head, and the framing rules in `h1.rs`. Every test server is hyper's, so this
 //! client is checked against hyper on every run of the suite.
 
 use std::future::Future;
@@ -21,7 +21,7 @@ use http::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 
-use crate::http1::{self, BodyLength, Chunked, Head, ProtocolError};
+use super::h1::{self, BodyLength, Chunked, Head, ProtocolError};
 
 /// Bytes kept free in the read buffer before each read: a typical small response fits in one
 /// read, and 1,000 idle connections hold 4 MiB rather than hyper's 16+ MiB.
@@ -146,7 +146,7 @@ impl Http1Connection {
                     }
                     self.phase = Phase::Head;
                 }
-                Phase::Head => match http1::parse_head(&self.read, method) {
+                Phase::Head => match h1::parse_head(&self.read, method) {
                     Err(e) => return Poll::Ready(Err(e.into())),
                     Ok(None) => {
                         self.phase = Phase::Head;
@@ -180,7 +180,7 @@ impl Http1Connection {
                             (len - self.read.len()).min(MAX_RESERVE)
                         }
                         BodyLength::Chunked => {
-                            chunked = http1::decode_chunked(chunked, &mut self.read, &mut self.chunks)?;
+                            chunked = h1::decode_chunked(chunked, &mut self.read, &mut self.chunks)?;
                             if chunked == Chunked::Done {
                                 let body = self.chunks.split().freeze();
                                 return self.done(head, head_bytes, body);

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::ctx::HttpCounters;
 use crate::error::{Error, ErrorKind};
+use crate::http::HttpCounters;
 use crate::report::{ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond};
 
 /// What one worker thread measured. Only that thread writes it, so recording takes no lock.

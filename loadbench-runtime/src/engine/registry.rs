@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
+use super::vu::{Hook, VirtualUser, VuFuture};
+use crate::cli::Filter;
 use crate::config::ScenarioConfig;
-use crate::vu::{Hook, VirtualUser, VuFuture};
 
 /// One `#[scenario]` function, as registered by the macro.
 #[derive(Debug)]
@@ -80,14 +81,7 @@ pub fn duplicate_name(entries: &[&'static ScenarioEntry]) -> Option<(&'static Sc
     entries.windows(2).find(|pair| pair[0].name == pair[1].name).map(|pair| (pair[0], pair[1]))
 }
 
-/// Scenarios whose name contains any of `filters` (all of them when `filters` is empty), or
-/// equals one of them when `exact` is set.
-pub fn select(entries: &[&'static ScenarioEntry], filters: &[String], exact: bool) -> Vec<&'static ScenarioEntry> {
-    entries
-        .iter()
-        .copied()
-        .filter(|e| {
-            filters.is_empty() || filters.iter().any(|f| if exact { e.name == f } else { e.name.contains(f.as_str()) })
-        })
-        .collect()
+/// The scenarios `filter` selects, in the order of `entries`.
+pub fn select(entries: &[&'static ScenarioEntry], filter: &Filter) -> Vec<&'static ScenarioEntry> {
+    entries.iter().copied().filter(|e| filter.matches(e.name)).collect()
 }

@@ -1,0 +1,45 @@
+//! What every loadbench command line shares, the bench binaries' and `cargo loadbench`'s: the
+//! environment variables between them, how scenarios are selected by name, how a usage error is
+//! reported, and what Ctrl-C does. Each exists once, here, so the two cannot drift apart.
+//!
+//! Uses only the ground floor (`exit_code`).
+
+mod filter;
+pub mod interrupt;
+
+use std::process::ExitCode;
+
+pub use filter::{Filter, NoMatch};
+
+use crate::exit_code;
+
+/// Environment variable naming the file where a bench binary writes its results (or its list,
+/// with `--list`) for `cargo loadbench`; when set, the binary prints no table of its own.
+pub const OUTPUT_ENV: &str = "LOADBENCH_OUTPUT";
+
+/// Environment variable giving the target base URL when `--target` is not passed.
+pub const TARGET_ENV: &str = "LOADBENCH_TARGET";
+
+/// Environment variable giving the scale factor when `--scale` is not passed: every scenario
+/// runs at this fraction of its attribute's load (users, count, duration, rate), as CI runs the
+/// examples.
+pub const SCALE_ENV: &str = "LOADBENCH_SCALE";
+
+/// Reports a command-line error the way loadbench reports every usage error: one line naming the
+/// problem, exit code 2. (`--help` and `--version` also arrive here, and print in full.)
+pub fn report_usage_error(err: &clap::Error) -> ExitCode {
+    if !err.use_stderr() {
+        let _ = err.print();
+        return ExitCode::SUCCESS;
+    }
+    // clap adds a tip and the usage; the first line already names the flag and the problem.
+    let message = err.to_string();
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: invalid arguments");
+    // "the following required arguments were not provided:" names them on the lines below.
+    match lines.next().filter(|_| first.ends_with(':')) {
+        Some(named) => eprintln!("{first} {named} (see --help)"),
+        None => eprintln!("{first} (see --help)"),
+    }
+    ExitCode::from(exit_code::USAGE)
+}

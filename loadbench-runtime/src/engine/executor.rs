@@ -1,0 +1,303 @@
+//! Runs one load plan: spreads its virtual users over worker threads, starts them together and
+//! merges what they measured.
+//!
+//! Each worker thread runs a current-thread tokio runtime with its own share of the users (user
+//! `u` on thread `u % threads`) and its own [`Worker`] state, so nothing on the per-iteration path
+//! crosses threads but the shared count and the stop flag (see `worker`). Every user's setup runs
+//! before the start; the workers and this thread then meet at the [`StartGate`], and the run's
+//! time counts from there.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::arrivals::{self, Arrivals};
+use super::plan::LoadPlan;
+use super::progress::{Progress, WorkerProgress};
+use super::registry::Workload;
+use super::selfcheck::{self, WorkerLoad};
+use super::start_gate::{StartGate, StartLine};
+use super::stats::WorkerStats;
+use super::vu::{UserSlot, VirtualUser};
+use super::warmup::Warmup;
+use super::worker::{WorkSource, Worker, WorkerSetup};
+use crate::config::Load;
+use crate::error::{Error, ErrorKind};
+use crate::http::{Ctx, StepSink, Target};
+use crate::report::GeneratorReport;
+
+/// Where and how a plan runs: against which server, on how many threads, with or without a
+/// progress display.
+#[derive(Debug, Clone)]
+pub(crate) struct Placement {
+    pub(crate) target: Target,
+    pub(crate) threads: usize,
+    pub(crate) show_progress: bool,
+}
+
+/// What the executor hands back: merged measurements plus the run's times.
+#[derive(Debug)]
+pub(crate) struct Executed {
+    pub(crate) stats: WorkerStats,
+    pub(crate) generator: GeneratorReport,
+    /// The measured part's wall time: from its start to the end of the last iteration.
+    pub(crate) wall: Duration,
+    pub(crate) interrupted: bool,
+    /// Iterations run during the warmup (not in `stats`).
+    pub(crate) warmup_iterations: u64,
+    /// Open model: how long the schedule took from the start to its last arrival's due time or
+    /// later dispatch, at least the planned time; `None` in the closed model.
+    pub(crate) schedule: Option<Duration>,
+}
+
+/// Runs `workload` as `plan` says, where `placement` says, until the plan's load is done or `stop`
+/// is set. Fails only when the worker runtimes cannot be built.
+pub(crate) fn execute(
+    workload: &Workload,
+    plan: &LoadPlan,
+    placement: &Placement,
+    stop: &Arc<AtomicBool>,
+) -> std::io::Result<Executed> {
+    let threads = placement.threads.max(1);
+    let runtimes = (0..threads)
+        .map(|_| tokio::runtime::Builder::new_current_thread().enable_all().build())
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let progress_slots: Vec<Arc<WorkerProgress>> = (0..threads).map(|_| Arc::default()).collect();
+    let remaining = Arc::new(AtomicU64::new(match plan.load {
+        Load::Count(n) => n,
+        Load::Duration(_) => 0,
+    }));
+    let warmup = Warmup::of(plan);
+    let gate = StartGate::new(threads + 1);
+    let handles: std::io::Result<Vec<_>> = runtimes
+        .into_iter()
+        .enumerate()
+        .map(|(index, runtime)| {
+            let users: Vec<u32> = (0..plan.concurrency).filter(|u| *u as usize % threads == index).collect();
+            let worker = Worker::new(WorkerSetup {
+                work: WorkSource::new(plan.load, &remaining, plan.concurrency),
+                stop: Arc::clone(stop),
+                progress: Arc::clone(&progress_slots[index]),
+                origin_offset: warmup.origin_offset,
+                warmup: warmup.for_worker(index, threads),
+                think_time: plan.think_time,
+                stages: plan.stages.clone(),
+            });
+            let thread = WorkerThread {
+                workload: workload.clone(),
+                users,
+                target: placement.target.clone(),
+                timeout: plan.timeout,
+                arrivals: Arrivals::for_worker(plan, &warmup, index, threads),
+                start_line: gate.line(),
+            };
+            std::thread::Builder::new()
+                .name(format!("loadbench-worker-{index}"))
+                .spawn(move || thread.run(runtime, worker))
+        })
+        .collect::<std::io::Result<Vec<_>>>();
+    // Workers that did start wait for this thread, even if a later one failed to spawn (whose
+    // start line left the gate when it was dropped); so pass it before returning any error.
+    let start = gate.line().pass();
+    let handles = handles?;
+    let origin = start + warmup.origin_offset;
+    let progress = placement
+        .show_progress
+        .then(|| Progress::start(Arc::clone(&workload.name), plan.load, progress_slots.clone(), origin));
+
+    let mut merged = WorkerStats::new();
+    let mut last_end = start;
+    let mut loads = Vec::with_capacity(threads);
+    let mut schedule_end = origin;
+    let mut first_measured: Option<Instant> = None;
+    let mut warmup_iterations = 0;
+    for handle in handles {
+        match handle.join() {
+            Ok(done) => {
+                merged.merge(done.stats);
+                last_end = last_end.max(done.last_end.unwrap_or(start));
+                schedule_end = schedule_end.max(done.schedule_end.unwrap_or(origin));
+                first_measured = match (first_measured, done.first_measured) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                warmup_iterations += done.warmup_done;
+                loads.push(done.load);
+            }
+            // The worker catches virtual-user panics itself; reaching this means the runtime
+            // itself failed, which we report as a scenario error rather than crash the run.
+            Err(_) => {
+                merged.record(Err(Error::new(ErrorKind::Scenario, "a worker thread panicked")), Duration::ZERO, None)
+            }
+        }
+    }
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    // The measured part: from its start (for a closed-model warmup count, the first measured
+    // iteration's) to the end of the last iteration.
+    let measured_from = if warmup.ends_with_its_iterations() { first_measured.unwrap_or(start) } else { origin };
+    Ok(Executed {
+        stats: merged,
+        // The workers' CPU time is counted from the start, warmup included: so is the time here.
+        generator: selfcheck::assess(&loads, last_end.saturating_duration_since(start)),
+        wall: last_end.saturating_duration_since(measured_from),
+        interrupted: stop.load(Ordering::Relaxed),
+        warmup_iterations,
+        schedule: plan.is_open().then(|| arrivals::schedule_length(plan, &warmup, origin, schedule_end)),
+    })
+}
+
+/// What a worker thread hands back when it is done.
+struct WorkerDone {
+    stats: WorkerStats,
+    last_end: Option<Instant>,
+    /// Open model: when its scheduler dispatched its last arrival.
+    schedule_end: Option<Instant>,
+    first_measured: Option<Instant>,
+    warmup_done: u64,
+    load: WorkerLoad,
+}
+
+/// What one worker thread runs: its users of the workload, against the target.
+struct WorkerThread {
+    workload: Workload,
+    users: Vec<u32>,
+    target: Target,
+    timeout: Duration,
+    arrivals: Option<Arrivals>,
+    start_line: StartLine,
+}
+
+impl WorkerThread {
+    /// Sets up this thread's users, waits at the start line, runs them (and, in the open model,
+    /// its scheduler) to the end, tears them down and hands back what it measured.
+    fn run(self, runtime: tokio::runtime::Runtime, worker: Worker) -> WorkerDone {
+        let WorkerThread { workload, users, target, timeout, mut arrivals, start_line } = self;
+        let local = tokio::task::LocalSet::new();
+        let lag = Rc::new(RefCell::new(selfcheck::lag_histogram()));
+        let probe_lag = Rc::clone(&lag);
+        let shared = Rc::new(RefCell::new(worker));
+        let target = Rc::new(target);
+        let worker = Rc::clone(&shared);
+        let (schedule_end, cpu_at_start) = local.block_on(&runtime, async move {
+            let probe = tokio::task::spawn_local(selfcheck::probe_lag(probe_lag));
+            let ready = set_up(&workload, users, &target, timeout, &worker).await;
+            // Everyone is set up (or failed to be): the run starts now, on every worker at once.
+            let start = tokio::task::spawn_blocking(move || start_line.pass()).await.unwrap_or_else(|_| Instant::now());
+            worker.borrow_mut().rebase(start);
+            // The self-check weighs CPU time against the run's time, which setups are not part of.
+            let cpu_at_start = selfcheck::thread_cpu_time();
+            if let Some(arrivals) = &mut arrivals {
+                arrivals.start = start;
+            }
+            let mut slots = Vec::new();
+            let tasks: Vec<_> = ready
+                .into_iter()
+                .map(|ctx| {
+                    let slot = arrivals.as_ref().map(|_| {
+                        let slot = Rc::new(UserSlot::default());
+                        slots.push(Rc::clone(&slot));
+                        (slots.len() - 1, slot)
+                    });
+                    tokio::task::spawn_local((workload.run)(VirtualUser { ctx, worker: Rc::clone(&worker), slot }))
+                })
+                .collect();
+            // Every user starts idle, the first user on top so that a light rate keeps reusing the
+            // same few connections.
+            worker.borrow_mut().idle = (0..slots.len()).rev().collect();
+            let scheduler = arrivals
+                .map(|arrivals| tokio::task::spawn_local(arrivals::schedule(arrivals, slots, Rc::clone(&worker))));
+            let schedule_end = match scheduler {
+                Some(scheduler) => scheduler.await.ok(),
+                None => None,
+            };
+            let mut finished = Vec::with_capacity(tasks.len());
+            for task in tasks {
+                match task.await {
+                    Ok(ctx) => finished.push(ctx),
+                    // A panicking body kills its virtual user mid-iteration; count that iteration
+                    // as failed so the totals still add up, and let the other users go on. (Its
+                    // teardown cannot run: its `Ctx` went down with it.)
+                    Err(err) => worker.borrow_mut().record_lost(if err.is_panic() {
+                        "a virtual user panicked"
+                    } else {
+                        "a virtual user was cancelled"
+                    }),
+                }
+            }
+            if let Some(teardown) = workload.teardown {
+                let tasks: Vec<_> = finished
+                    .into_iter()
+                    .map(|mut ctx| tokio::task::spawn_local(async move { teardown(&mut ctx).await }))
+                    .collect();
+                for task in tasks {
+                    let outcome =
+                        task.await.unwrap_or_else(|_| Err(Error::new(ErrorKind::Scenario, "the teardown panicked")));
+                    worker.borrow_mut().stats.teardown.record(&outcome);
+                }
+            }
+            probe.abort();
+            (schedule_end, cpu_at_start)
+        });
+        let cpu = match (cpu_at_start, selfcheck::thread_cpu_time()) {
+            (Some(start), Some(end)) => Some(end.saturating_sub(start)),
+            _ => None,
+        };
+        let load = WorkerLoad { cpu, lag_us: lag.replace(selfcheck::lag_histogram()) };
+        // Connection tasks still parked in the LocalSet hold no measurements; drop them with it.
+        drop(local);
+        let mut worker = shared.borrow_mut();
+        WorkerDone {
+            stats: std::mem::replace(&mut worker.stats, WorkerStats::new()),
+            last_end: worker.last_end,
+            schedule_end,
+            first_measured: worker.first_measured,
+            warmup_done: worker.warmup.done,
+            load,
+        }
+    }
+}
+
+/// Creates this worker's users and runs their setup, all at once; returns the users whose setup
+/// succeeded (every user when there is none).
+async fn set_up(
+    workload: &Workload,
+    users: Vec<u32>,
+    target: &Rc<Target>,
+    timeout: Duration,
+    worker: &Rc<RefCell<Worker>>,
+) -> Vec<Ctx> {
+    let sink: Rc<dyn StepSink> = Rc::clone(worker) as Rc<dyn StepSink>;
+    let ctxs = users.into_iter().map(|user| Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink))));
+    let Some(setup) = workload.setup else {
+        return ctxs.collect();
+    };
+    let tasks: Vec<_> = ctxs
+        .map(|mut ctx| {
+            tokio::task::spawn_local(async move {
+                let outcome = setup(&mut ctx).await;
+                (ctx, outcome)
+            })
+        })
+        .collect();
+    let mut ready = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let (ctx, outcome) = match task.await {
+            Ok((ctx, outcome)) => (Some(ctx), outcome),
+            Err(_) => (None, Err(Error::new(ErrorKind::Scenario, "the setup panicked"))),
+        };
+        worker.borrow_mut().stats.setup.record(&outcome);
+        if let (Some(mut ctx), Ok(())) = (ctx, outcome) {
+            // The setup's exchanges are not the scenario's: only its connection, which the
+            // user keeps, stays counted.
+            ctx.counters.responses = 0;
+            ctx.counters.bytes_received = 0;
+            ctx.counters.status.clear();
+            ready.push(ctx);
+        }
+    }
+    ready
+}

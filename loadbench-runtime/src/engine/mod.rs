@@ -1,0 +1,24 @@
+//! Running a load: the registry of scenarios, the load plan, and the executor that runs a plan on
+//! worker threads (per-worker state in `worker`, the open model's schedule in `arrivals`, the
+//! warmup, the start gate), with the virtual users' loop, the measurements, the generator's
+//! self-check and progress.
+//!
+//! Uses `http` (each user's `Ctx`), `config` and the report's schema types; the harness above
+//! drives it, and nothing below it depends on it.
+
+mod arrivals;
+mod executor;
+mod plan;
+mod progress;
+mod ramp;
+pub(crate) mod registry;
+mod selfcheck;
+mod start_gate;
+mod stats;
+pub(crate) mod vu;
+mod warmup;
+mod worker;
+
+pub(crate) use executor::{Placement, execute};
+pub(crate) use plan::{LoadPlan, Sizing, parse_scale};
+pub(crate) use worker::worker_threads;

@@ -1,0 +1,272 @@
+//! A scenario's load plan: the load one run applies, built in one place ([`LoadPlan::new`]) from
+//! what the scenario declares and how the run is sized: as declared, as one smoke-test iteration,
+//! or reduced by a factor (`--scale FACTOR`, `LOADBENCH_SCALE`) so that the same scenarios run in
+//! CI in seconds with counts that can still be checked exactly. The executor runs a plan, and the
+//! report's `config` is derived from it ([`LoadPlan::config_report`]).
+
+use std::time::Duration;
+
+use crate::config::{Load, Rate, RateStage, ScenarioConfig, Stage, ThinkTime};
+use crate::engine::ramp;
+use crate::report::ConfigReport;
+
+/// A scaled duration is never shorter than this (unless the declared one already is): below it,
+/// a duration-bound scenario would end before its users had connected, and run nothing.
+pub const MIN_DURATION: Duration = Duration::from_millis(100);
+
+/// How a run is sized against what its scenario declares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Sizing {
+    /// The load the attribute declares.
+    Declared,
+    /// One iteration of one user in the closed model: a smoke test, whatever the attribute asks.
+    Smoke,
+    /// Every quantity multiplied by the factor, in `(0, 1]`.
+    Scaled(f64),
+}
+
+/// The load one run of a scenario applies.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LoadPlan {
+    /// Virtual users (closed model), or the most that serve the rate (open model); with a ramp
+    /// of users, its highest target.
+    pub(crate) concurrency: u32,
+    /// When the measured part stops.
+    pub(crate) load: Load,
+    /// Open model: the arrival rate.
+    pub(crate) rate: Option<Rate>,
+    /// Open model: a ramp of the arrival rate instead (empty when none).
+    pub(crate) rate_stages: Vec<RateStage>,
+    /// Closed model: a ramp of active users (empty when none).
+    pub(crate) stages: Vec<Stage>,
+    /// Iterations, or time, run before the measured part and left out of the figures.
+    pub(crate) warmup: Option<Load>,
+    /// Closed model: each user's pause between iterations.
+    pub(crate) think_time: Option<ThinkTime>,
+    /// Per-request timeout.
+    pub(crate) timeout: Duration,
+    /// The factor the declared load was reduced by, if it was.
+    pub(crate) scale: Option<f64>,
+}
+
+impl LoadPlan {
+    /// The plan for `config` sized by `sizing`. Scaling multiplies users, counts, durations, rates
+    /// and ramps alike, so the load keeps its shape: users and counts are rounded and kept at
+    /// least 1 (a ramp's 0 stays 0), durations at least [`MIN_DURATION`].
+    pub(crate) fn new(config: &ScenarioConfig, sizing: Sizing) -> LoadPlan {
+        let declared = LoadPlan {
+            concurrency: config.concurrency,
+            load: config.load,
+            rate: config.rate,
+            rate_stages: config.rate_stages.to_vec(),
+            stages: config.stages.to_vec(),
+            warmup: config.warmup,
+            think_time: config.think_time,
+            timeout: config.timeout(),
+            scale: None,
+        };
+        match sizing {
+            Sizing::Declared => declared,
+            Sizing::Smoke => LoadPlan {
+                concurrency: 1,
+                load: Load::Count(1),
+                rate: None,
+                rate_stages: Vec::new(),
+                stages: Vec::new(),
+                warmup: None,
+                think_time: None,
+                ..declared
+            },
+            Sizing::Scaled(factor) => LoadPlan {
+                concurrency: users(declared.concurrency, factor).max(1),
+                load: load(declared.load, factor),
+                rate: declared.rate.map(|r| Rate { iterations: count(r.iterations, factor), per: r.per }),
+                rate_stages: declared
+                    .rate_stages
+                    .iter()
+                    .map(|s| RateStage {
+                        duration: time(s.duration, factor),
+                        rate: if s.rate == 0 { 0 } else { count(s.rate, factor) },
+                    })
+                    .collect(),
+                stages: declared
+                    .stages
+                    .iter()
+                    .map(|s| Stage { duration: time(s.duration, factor), target: users(s.target, factor) })
+                    .collect(),
+                warmup: declared.warmup.map(|w| load(w, factor)),
+                scale: Some(factor),
+                ..declared
+            },
+        }
+    }
+
+    /// Whether arrivals follow a schedule (`rate` or `rate_stages`): the open model.
+    pub(crate) fn is_open(&self) -> bool {
+        self.rate.is_some() || !self.rate_stages.is_empty()
+    }
+
+    /// Open model: the iterations per second asked for; a ramp asks for its mean rate, all its
+    /// arrivals over its length.
+    pub(crate) fn requested_rate(&self) -> Option<f64> {
+        match (self.rate, self.rate_stages.as_slice()) {
+            (Some(rate), _) => Some(rate.per_second()),
+            (None, []) => None,
+            (None, stages) => {
+                let length: f64 = stages.iter().map(|s| s.duration.as_secs_f64()).sum();
+                Some(ramp::rate_stages_arrivals(stages) / length.max(f64::MIN_POSITIVE))
+            }
+        }
+    }
+
+    /// The `config` of the report of a run of this plan: its load, with the thresholds and group
+    /// `config` declares and the `target` in force.
+    pub(crate) fn config_report(&self, config: &ScenarioConfig, target: Option<&str>) -> ConfigReport {
+        let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        ConfigReport {
+            concurrency: self.concurrency,
+            rate: self.rate.map(|r| r.per_second()),
+            count: match self.load {
+                Load::Count(n) => Some(n),
+                Load::Duration(_) => None,
+            },
+            duration_ms: match self.load {
+                Load::Count(_) => None,
+                Load::Duration(d) => Some(millis(d)),
+            },
+            timeout_ms: millis(self.timeout),
+            think_time_ms: self.think_time.map(|t| (millis(t.min), millis(t.max))),
+            stages: self.stages.iter().map(|s| (millis(s.duration), s.target)).collect(),
+            rate_stages: self.rate_stages.iter().map(|s| (millis(s.duration), s.rate)).collect(),
+            warmup_count: match self.warmup {
+                Some(Load::Count(n)) => Some(n),
+                _ => None,
+            },
+            warmup_ms: match self.warmup {
+                Some(Load::Duration(d)) => Some(millis(d)),
+                _ => None,
+            },
+            target: target.map(str::to_owned),
+            thresholds: config.thresholds.to_vec(),
+            group: config.group.map(str::to_owned),
+            scale: self.scale,
+        }
+    }
+}
+
+/// Reads a scale factor: a number above 0 and at most 1.
+pub(crate) fn parse_scale(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(factor) if factor > 0.0 && factor <= 1.0 => Ok(factor),
+        _ => Err(format!("`{text}` is not a scale: give a number above 0 and at most 1, such as 0.01")),
+    }
+}
+
+fn load(load: Load, factor: f64) -> Load {
+    match load {
+        Load::Count(n) => Load::Count(count(n, factor)),
+        Load::Duration(d) => Load::Duration(time(d, factor)),
+    }
+}
+
+fn count(n: u64, factor: f64) -> u64 {
+    ((n as f64 * factor).round() as u64).max(1)
+}
+
+/// Users of a ramp stage or a scenario: 0 (the end of a ramp down) stays 0.
+fn users(n: u32, factor: f64) -> u32 {
+    if n == 0 { 0 } else { ((f64::from(n) * factor).round() as u32).max(1) }
+}
+
+fn time(d: Duration, factor: f64) -> Duration {
+    if d <= MIN_DURATION { d } else { d.mul_f64(factor).max(MIN_DURATION) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ScenarioConfig {
+        ScenarioConfig {
+            concurrency: 150,
+            rate: None,
+            warmup: Some(Load::Count(50)),
+            think_time: None,
+            stages: &[],
+            rate_stages: &[],
+            group: None,
+            load: Load::Count(7_500),
+            timeout: None,
+            target: None,
+            thresholds: &[],
+        }
+    }
+
+    fn scaled(config: &ScenarioConfig, factor: f64) -> LoadPlan {
+        LoadPlan::new(config, Sizing::Scaled(factor))
+    }
+
+    #[test]
+    fn users_and_counts_scale_rounded_with_a_floor_of_one() {
+        let plan = scaled(&config(), 0.01);
+        assert_eq!((plan.concurrency, plan.load, plan.warmup), (2, Load::Count(75), Some(Load::Count(1))));
+        let tiny = scaled(&config(), 0.000_1);
+        assert_eq!((tiny.concurrency, tiny.load), (1, Load::Count(1)));
+        assert_eq!(LoadPlan { scale: None, ..scaled(&config(), 1.0) }, LoadPlan::new(&config(), Sizing::Declared));
+    }
+
+    #[test]
+    fn durations_rates_and_ramps_scale_too() {
+        static STAGES: [Stage; 2] = [
+            Stage { duration: Duration::from_secs(10), target: 100 },
+            Stage { duration: Duration::from_secs(5), target: 0 },
+        ];
+        let ramp = ScenarioConfig { stages: &STAGES, load: Load::Duration(Duration::from_secs(15)), ..config() };
+        let plan = scaled(&ramp, 0.1);
+        assert_eq!(plan.load, Load::Duration(Duration::from_millis(1_500)));
+        assert_eq!(
+            plan.stages,
+            [
+                Stage { duration: Duration::from_secs(1), target: 10 },
+                Stage { duration: Duration::from_millis(500), target: 0 }
+            ]
+        );
+        // Never below 100 ms, and a declared duration shorter than that is left alone.
+        assert_eq!(scaled(&ramp, 0.001).load, Load::Duration(MIN_DURATION));
+        let short = ScenarioConfig { load: Load::Duration(Duration::from_millis(50)), ..config() };
+        assert_eq!(scaled(&short, 0.5).load, Load::Duration(Duration::from_millis(50)));
+
+        let open = ScenarioConfig { rate: Some(Rate { iterations: 2_000, per: Duration::from_secs(1) }), ..config() };
+        assert_eq!(scaled(&open, 0.01).rate, Some(Rate { iterations: 20, per: Duration::from_secs(1) }));
+    }
+
+    #[test]
+    fn a_smoke_run_is_one_iteration_of_one_user_and_the_report_says_what_ran() {
+        let open = ScenarioConfig {
+            rate: Some(Rate { iterations: 2_000, per: Duration::from_secs(1) }),
+            think_time: Some(ThinkTime { min: Duration::from_secs(1), max: Duration::from_secs(2) }),
+            ..config()
+        };
+        let smoke = LoadPlan::new(&open, Sizing::Smoke);
+        assert_eq!((smoke.concurrency, smoke.load, smoke.rate, smoke.warmup), (1, Load::Count(1), None, None));
+        assert!(!smoke.is_open() && smoke.think_time.is_none());
+        let report = smoke.config_report(&open, Some("http://127.0.0.1:1"));
+        assert_eq!((report.concurrency, report.count, report.rate), (1, Some(1), None));
+        assert_eq!(report.target.as_deref(), Some("http://127.0.0.1:1"));
+        let report = scaled(&open, 0.5).config_report(&open, None);
+        assert_eq!(
+            (report.concurrency, report.count, report.rate, report.scale),
+            (75, Some(3_750), Some(1_000.0), Some(0.5))
+        );
+        assert_eq!((report.warmup_count, report.think_time_ms), (Some(25), Some((1_000, 2_000))));
+    }
+
+    #[test]
+    fn factors_outside_zero_to_one_are_refused() {
+        assert_eq!(parse_scale("0.01"), Ok(0.01));
+        assert_eq!(parse_scale("1"), Ok(1.0));
+        for bad in ["0", "-0.5", "1.5", "NaN", "inf", "ten", ""] {
+            assert!(parse_scale(bad).unwrap_err().contains("is not a scale"), "{bad}");
+        }
+    }
+}

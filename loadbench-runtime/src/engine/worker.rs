@@ -1,0 +1,251 @@
+//! What the virtual users of one worker thread share: where their next iteration comes from, the
+//! worker's measurements, its clock and, in the open model, its idle users.
+//!
+//! Each worker thread runs a current-thread tokio runtime with its own share of the virtual users,
+//! so this state is only ever touched by one thread: recording an iteration takes no lock and no
+//! read-modify-write atomic. The only shared state on the hot path is the remaining-iterations
+//! counter of a count-bounded run, claimed in batches, and the stop flag, which is only read.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::progress::WorkerProgress;
+use super::ramp;
+use super::stats::WorkerStats;
+use super::warmup::WorkerWarmup;
+use crate::config::{Load, Stage, ThinkTime};
+use crate::error::{Error, ErrorKind};
+use crate::http::{HttpCounters, StepSink};
+
+/// Upper bound on iterations a worker claims at once: large enough that the shared counter is
+/// touched rarely, small enough that workers finish together.
+const MAX_BATCH: u64 = 256;
+
+/// Where a worker gets permission for its next iteration.
+#[derive(Debug)]
+pub(crate) enum WorkSource {
+    /// Exactly `remaining` iterations in total, shared by all workers; `local` is this worker's
+    /// already-claimed share.
+    Count { remaining: Arc<AtomicU64>, local: u64, users: u64 },
+    /// Start iterations until the deadline: `length` after the start of the measured part.
+    Until { deadline: Instant, length: Duration },
+}
+
+impl WorkSource {
+    /// The work of a run bounded by `load`, for `users` virtual users in all; `remaining` is the
+    /// count all workers share.
+    pub(crate) fn new(load: Load, remaining: &Arc<AtomicU64>, users: u32) -> WorkSource {
+        match load {
+            Load::Count(_) => {
+                WorkSource::Count { remaining: Arc::clone(remaining), local: 0, users: u64::from(users.max(1)) }
+            }
+            // The deadline is set once the run's start is known (`Worker::rebase`).
+            Load::Duration(length) => WorkSource::Until { deadline: Instant::now(), length },
+        }
+    }
+}
+
+/// State shared by the virtual users of one worker thread (never across threads).
+#[derive(Debug)]
+pub(crate) struct Worker {
+    work: WorkSource,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) stats: WorkerStats,
+    progress: Arc<WorkerProgress>,
+    done: u64,
+    failed: u64,
+    pub(crate) last_end: Option<Instant>,
+    /// The start of the measured part of the run: timeline seconds count from here.
+    origin: Instant,
+    /// `origin` after the start of the run, which is only known once every user is set up.
+    origin_offset: Duration,
+    /// The timeline second iterations ending now fall in, and when it ends.
+    second: usize,
+    second_ends: Instant,
+    pub(crate) warmup: WorkerWarmup,
+    /// When this worker's first measured iteration started.
+    pub(crate) first_measured: Option<Instant>,
+    /// Closed model: each user's pause between iterations.
+    pub(crate) think_time: Option<ThinkTime>,
+    /// Closed model: a ramp of active users (empty when none).
+    stages: Vec<Stage>,
+    /// Open model: users waiting for an arrival, as indices into the scheduler's slots. A user
+    /// puts itself back after each iteration. (Indices, not the slots: this struct is built
+    /// before it moves to its thread, so it must be `Send`.)
+    pub(crate) idle: Vec<usize>,
+}
+
+/// What a worker starts with; the rest of its state starts empty.
+#[derive(Debug)]
+pub(crate) struct WorkerSetup {
+    pub(crate) work: WorkSource,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) progress: Arc<WorkerProgress>,
+    pub(crate) origin_offset: Duration,
+    pub(crate) warmup: WorkerWarmup,
+    pub(crate) think_time: Option<ThinkTime>,
+    pub(crate) stages: Vec<Stage>,
+}
+
+impl Worker {
+    pub(crate) fn new(setup: WorkerSetup) -> Worker {
+        let WorkerSetup { work, stop, progress, origin_offset, warmup, think_time, stages } = setup;
+        // Placeholders until `rebase` knows the start.
+        let now = Instant::now();
+        Worker {
+            work,
+            stop,
+            stats: WorkerStats::new(),
+            progress,
+            done: 0,
+            failed: 0,
+            last_end: None,
+            origin: now,
+            origin_offset,
+            second: 0,
+            second_ends: now,
+            warmup,
+            first_measured: None,
+            think_time,
+            stages,
+            idle: Vec::new(),
+        }
+    }
+
+    /// Whether the calling virtual user may start another iteration (`None` when the work is
+    /// done), and whether that iteration is measured (`Some(false)`: a warmup iteration).
+    pub(crate) fn next_iteration(&mut self) -> Option<bool> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        if self.warmup.claim() {
+            return Some(false);
+        }
+        self.next_measured().then_some(true)
+    }
+
+    /// Fixes the run's instants once its start is known (after every user's setup).
+    pub(crate) fn rebase(&mut self, start: Instant) {
+        self.origin = start + self.origin_offset;
+        self.second = 0;
+        self.second_ends = self.origin + Duration::from_secs(1);
+        if let WorkSource::Until { deadline, length } = &mut self.work {
+            *deadline = self.origin + *length;
+        }
+        self.warmup.rebase(start);
+    }
+
+    /// Whether users follow a ramp (`stages`).
+    pub(crate) fn has_ramp(&self) -> bool {
+        !self.stages.is_empty()
+    }
+
+    /// With a ramp of users: `None` while `user` is active (or the run is over), else when to
+    /// look again (when it becomes active, or the end of the run).
+    pub(crate) fn inactive_until(&self, user: u32) -> Option<Instant> {
+        if self.stages.is_empty() {
+            return None;
+        }
+        let now = Instant::now();
+        let deadline = self.deadline().unwrap_or(now);
+        if now >= deadline {
+            return None;
+        }
+        let t = now.saturating_duration_since(self.origin);
+        match ramp::ramp_next_active(&self.stages, user, t) {
+            Some(at) if at <= t => None,
+            Some(at) => Some((self.origin + at).min(deadline)),
+            None => Some(deadline),
+        }
+    }
+
+    /// When a duration-bound run stops starting iterations; a pause must not outlast it.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        match self.work {
+            WorkSource::Until { deadline, .. } => Some(deadline),
+            WorkSource::Count { .. } => None,
+        }
+    }
+
+    fn next_measured(&mut self) -> bool {
+        match &mut self.work {
+            WorkSource::Until { deadline, .. } => Instant::now() < *deadline,
+            WorkSource::Count { remaining, local, users } => {
+                if *local > 0 {
+                    *local -= 1;
+                    return true;
+                }
+                // Claim a batch proportional to what is left, so that near the end every user
+                // still finds work (concurrency stays at C while at least C iterations remain).
+                let batch = |left: u64| (left / (4 * *users)).clamp(1, MAX_BATCH);
+                match remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                    (left > 0).then(|| left - batch(left).min(left))
+                }) {
+                    Ok(before) => {
+                        *local = batch(before).min(before) - 1;
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }
+        }
+    }
+
+    /// Records an iteration that started at `start` and ended at `end`; a warmup iteration
+    /// (`measured` false) is only counted as such.
+    pub(crate) fn record(&mut self, outcome: Result<(), Error>, start: Instant, end: Instant, measured: bool) {
+        if !measured {
+            self.warmup.done += 1;
+            return;
+        }
+        if self.first_measured.is_none_or(|first| start < first) {
+            self.first_measured = Some(start);
+        }
+        if outcome.is_err() {
+            self.failed += 1;
+            self.progress.failed.store(self.failed, Ordering::Relaxed);
+        }
+        // The timeline's second, recomputed only when an iteration ends past the current one.
+        if end >= self.second_ends {
+            let since = end.saturating_duration_since(self.origin).as_secs();
+            self.second = usize::try_from(since).unwrap_or(usize::MAX);
+            self.second_ends = self.origin + Duration::from_secs(since.saturating_add(1));
+        }
+        self.stats.record(outcome, end.saturating_duration_since(start), Some(self.second));
+        self.done += 1;
+        // Single writer: a plain store, read by the progress thread on its timer.
+        self.progress.done.store(self.done, Ordering::Relaxed);
+        self.last_end = Some(end);
+    }
+
+    /// Records an iteration that never ended: its virtual user died in it (a panic).
+    pub(crate) fn record_lost(&mut self, message: &'static str) {
+        let now = Instant::now();
+        self.record(Err(Error::new(ErrorKind::Scenario, message)), now, now, true);
+    }
+
+    /// Adds a finished user's HTTP figures.
+    pub(crate) fn absorb(&mut self, counters: &HttpCounters) {
+        self.stats.absorb(counters);
+    }
+}
+
+/// The worker records its users' steps: they run on its thread, one at a time.
+impl StepSink for RefCell<Worker> {
+    fn record_step(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+        self.borrow_mut().stats.record_step(name, error, elapsed);
+    }
+}
+
+/// The number of worker threads for `concurrency` users: one per CPU, never more than users.
+/// `LOADBENCH_THREADS` overrides it (for pinning the generator to fewer cores than it has).
+pub(crate) fn worker_threads(concurrency: u32) -> usize {
+    let cpus = std::env::var("LOADBENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    cpus.min(concurrency.max(1) as usize)
+}

@@ -1,0 +1,45 @@
+//! The command line of a bench binary: `cargo bench --bench NAME -- …`, or as `cargo loadbench`
+//! runs it.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::engine::parse_scale;
+
+/// Command line of a bench binary.
+#[derive(Debug, Parser)]
+#[command(about = "Runs the loadbench scenarios of this bench target.", disable_version_flag = true)]
+pub(super) struct BenchArgs {
+    /// Run only scenarios whose name contains one of these strings.
+    pub(super) filters: Vec<String>,
+    /// Match filters against whole scenario names.
+    #[arg(long)]
+    pub(super) exact: bool,
+    /// List the scenarios instead of running them.
+    #[arg(long)]
+    pub(super) list: bool,
+    /// Run the full load; passed by `cargo bench`. Without it (as under `cargo test --benches`)
+    /// each scenario runs once, as a smoke test.
+    #[arg(long)]
+    pub(super) bench: bool,
+    /// Base URL of the server under test; overrides LOADBENCH_TARGET and the attribute.
+    #[arg(long, value_name = "URL")]
+    pub(super) target: Option<String>,
+    /// Run every scenario at this fraction (above 0, at most 1) of its load: users, count,
+    /// duration and rate, each at least 1 (100 ms); overrides LOADBENCH_SCALE. Without --bench,
+    /// the scaled load replaces the single smoke-test iteration.
+    #[arg(long, value_name = "FACTOR", value_parser = parse_scale)]
+    pub(super) scale: Option<f64>,
+    /// Also write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(super) json: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub(super) quiet: bool,
+    // Passed by cargo's test harness conventions; accepted and ignored.
+    #[arg(long, hide = true)]
+    nocapture: bool,
+    #[arg(long, hide = true)]
+    show_output: bool,
+}

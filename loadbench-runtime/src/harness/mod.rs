@@ -1,0 +1,394 @@
+//! The bench binary's entry point, [`Harness`]: reads its command line (`args`), selects and lists
+//! scenarios, decides their targets (`targets`, starting a default server process if needed),
+//! runs them one batch at a time (`batches`; a group's scenarios together) through `runner`,
+//! and reports to the terminal or to `cargo loadbench`, with the exit code the run earns
+//! (`outcome`). One-shot runs (`oneshot`) and the process sampler (`watch`) stand beside it.
+//!
+//! Uses the engine, the report and `cli`; only the crate's front (`lib.rs`) uses it.
+
+mod args;
+mod batches;
+mod limits;
+mod list;
+pub mod oneshot;
+mod outcome;
+mod process;
+mod runner;
+mod targets;
+pub mod watch;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use clap::Parser;
+
+use self::args::BenchArgs;
+use self::batches::{Selected, batches};
+use self::runner::RunSettings;
+use self::targets::DefaultTarget;
+use self::watch::{Sampler, Watch};
+use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, SCALE_ENV, interrupt};
+use crate::engine::registry::{self, ScenarioEntry, Workload};
+use crate::engine::{LoadPlan, Sizing, parse_scale};
+use crate::exit_code;
+use crate::http::TargetError;
+use crate::report::{self, RunReport, ScenarioReport, WatchReport, check, table};
+
+/// Why a run could not start. Each maps to exit code 2 (usage or configuration).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// The binary holds no `#[scenario]` functions.
+    #[error("this binary has no #[loadbench::scenario] functions")]
+    NoScenarios,
+    /// Two scenarios have the same name.
+    #[error("two scenarios are named `{name}` ({first} and {second}); give one of them `name = \"…\"`")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// `file:line` of the first.
+        first: String,
+        /// `file:line` of the second.
+        second: String,
+    },
+    /// The filters matched nothing.
+    #[error(transparent)]
+    NoMatch(#[from] NoMatch),
+    /// A scenario has no target from any source.
+    #[error(
+        "scenario `{scenario}` has no target: pass --target URL, set LOADBENCH_TARGET, or add target = \"…\" to its attribute"
+    )]
+    NoTarget {
+        /// The scenario's name.
+        scenario: String,
+    },
+    /// A target URL is malformed or unsupported.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The embedded server given to [`Harness::default_target`] failed to start.
+    #[error("the default target failed to start: {0}")]
+    DefaultTarget(std::io::Error),
+    /// `LOADBENCH_SCALE` is not a scale factor.
+    #[error("LOADBENCH_SCALE: {0}")]
+    Scale(String),
+}
+
+/// Runs the scenarios registered in this binary.
+///
+/// `loadbench::main!()` is `Harness::new().run()`. Write `main` yourself to give a default target,
+/// for instance a server embedded in the bench file:
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     loadbench::Harness::new()
+///         // Called only when no --target, LOADBENCH_TARGET or attribute target is given.
+///         .default_target(|| Ok("http://127.0.0.1:8080".to_string()))
+///         .run()
+/// }
+/// ```
+#[must_use]
+pub struct Harness {
+    default_target: Option<DefaultTarget>,
+    target: Option<String>,
+    scale: Option<f64>,
+    watches: Vec<Watch>,
+    filters: Vec<String>,
+    exact: bool,
+    smoke: bool,
+    progress: bool,
+    worker_threads: Option<usize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness")
+            .field("target", &self.target)
+            .field("filters", &self.filters)
+            .field("exact", &self.exact)
+            .field("smoke", &self.smoke)
+            .field("scale", &self.scale)
+            .field("watches", &self.watches)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Harness::new()
+    }
+}
+
+impl Harness {
+    /// A harness with no target, no filter and progress shown.
+    pub fn new() -> Harness {
+        Harness {
+            default_target: None,
+            target: None,
+            scale: None,
+            watches: Vec::new(),
+            filters: Vec::new(),
+            exact: false,
+            smoke: false,
+            progress: true,
+            worker_threads: None,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The target to use when neither `--target`, `LOADBENCH_TARGET` nor the scenario's
+    /// attribute names one. `start` runs at most once, and only if it is needed.
+    pub fn default_target(mut self, start: impl FnOnce() -> std::io::Result<String> + 'static) -> Harness {
+        self.default_target = Some(DefaultTarget::Start(Box::new(start)));
+        self
+    }
+
+    /// The default target (see [`Harness::default_target`]) is a server process: `command` is
+    /// started only if a scenario needs it, must print its base URL as the first line of its
+    /// standard output once it accepts connections, and is killed when the run ends. While each
+    /// scenario (or group) runs, the process and its children are sampled as
+    /// [`Harness::watch`] does, under `name`, so that the server's CPU and memory are reported
+    /// apart from the load generator's. Its standard input is a pipe that closes when the bench
+    /// process exits, however it exits: a server that stops at the end of its input never
+    /// outlives the bench.
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     loadbench::Harness::new()
+    ///         .default_target_process("app", std::process::Command::new("target/release/my-server"))
+    ///         .run()
+    /// }
+    /// ```
+    pub fn default_target_process(mut self, name: impl Into<String>, command: Command) -> Harness {
+        self.default_target = Some(DefaultTarget::Process { name: name.into(), command: Box::new(command) });
+        self
+    }
+
+    /// Samples process `pid` (and its children) while each scenario, or group, runs: its CPU
+    /// (average and busiest 250 ms, in percent of one core) and resident memory (at the start, at
+    /// its peak, at the end), reported in the table and under `watched` in the JSON, as
+    /// `cargo loadbench --watch NAME=PID` does. Linux only; elsewhere, or when no such process
+    /// exists, the report carries a note instead.
+    pub fn watch(mut self, name: impl Into<String>, pid: u32) -> Harness {
+        self.watches.push(Watch { name: name.into(), pid });
+        self
+    }
+
+    /// Runs every scenario at `factor` (above 0, at most 1) of its declared load, as
+    /// `--scale FACTOR` and `LOADBENCH_SCALE` do: users, counts, durations, rates and ramps are
+    /// multiplied by it, users and counts rounded and kept at least 1, durations at least 100 ms.
+    /// A factor outside `(0, 1]` is ignored.
+    pub fn scale(mut self, factor: f64) -> Harness {
+        self.scale = (factor > 0.0 && factor <= 1.0).then_some(factor);
+        self
+    }
+
+    /// The target for every scenario, as `--target` would give it.
+    pub fn target(mut self, url: impl Into<String>) -> Harness {
+        self.target = Some(url.into());
+        self
+    }
+
+    /// Runs only the scenario with exactly this name (may be repeated).
+    pub fn only(mut self, name: impl Into<String>) -> Harness {
+        self.filters.push(name.into());
+        self.exact = true;
+        self
+    }
+
+    /// Runs the virtual users on this many worker threads (never more than there are users)
+    /// instead of one per CPU, as `LOADBENCH_THREADS` does.
+    pub fn worker_threads(mut self, threads: usize) -> Harness {
+        self.worker_threads = Some(threads.max(1));
+        self
+    }
+
+    /// Shows or hides progress output.
+    pub fn progress(mut self, show: bool) -> Harness {
+        self.progress = show;
+        self
+    }
+
+    /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
+    /// scenario ran (request errors are counted, not fatal), 1 when a scenario missed one of its
+    /// `thresholds(…)`, 2 for a usage or configuration error, 3 when a scenario could not run,
+    /// 130 when stopped by Ctrl-C (the partial results are still reported).
+    pub fn run(mut self) -> ExitCode {
+        let args = match BenchArgs::try_parse_from(std::env::args_os()) {
+            Ok(args) => args,
+            Err(err) => return cli::report_usage_error(&err),
+        };
+        self.filters = args.filters;
+        self.exact = args.exact;
+        self.smoke = !args.bench;
+        self.progress = !args.quiet;
+        if args.target.is_some() {
+            self.target = args.target;
+        }
+        if args.scale.is_some() {
+            self.scale = args.scale;
+        }
+        let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
+
+        if args.list {
+            return match registered() {
+                Ok(entries) => list::list(&entries, &self.filter(), output.as_deref()),
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(exit_code::USAGE)
+                }
+            };
+        }
+
+        // A handler of the embedding program's own stays in charge; this harness then stops
+        // only when that program sets no flag, as before it had one.
+        if interrupt::install(true).is_ok() {
+            self.stop = interrupt::stop_flag();
+        }
+        let smoke = self.smoke;
+        let report = match self.run_report() {
+            Ok(report) => report,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return ExitCode::from(exit_code::USAGE);
+            }
+        };
+        for path in output.iter().chain(args.json.iter()) {
+            if let Err(err) = report::write_json_atomic(path, &report) {
+                eprintln!("error: cannot write results to {}: {err}", path.display());
+                return ExitCode::from(exit_code::USAGE);
+            }
+        }
+        if output.is_none() {
+            print!("{}", table::render(&report));
+            let failed: Vec<&str> =
+                report.scenarios.iter().filter(|s| check::any_failed(s)).map(|s| s.name.as_str()).collect();
+            if !failed.is_empty() {
+                eprintln!("error: thresholds failed: {} (see above)", failed.join(", "));
+            }
+        }
+        if smoke && let Some(failure) = outcome::smoke_failure(&report) {
+            eprintln!("error: {failure}");
+            return ExitCode::from(exit_code::GATE_FAILED);
+        }
+        ExitCode::from(outcome::exit_code(&report))
+    }
+
+    /// The scenario filter in force.
+    fn filter(&self) -> Filter {
+        Filter::new(self.filters.clone(), self.exact)
+    }
+
+    /// Runs the selected scenarios and returns the report, without printing a table.
+    ///
+    /// Scenarios that cannot run (their target does not resolve, too few file descriptors) are in
+    /// the report with [`ScenarioReport::setup_error`] set; the others still run.
+    pub fn run_report(mut self) -> Result<RunReport, HarnessError> {
+        let entries = registered()?;
+        let filter = self.filter();
+        let selected = registry::select(&entries, &filter);
+        if selected.is_empty() {
+            return Err(filter.no_match(entries.iter().map(|e| e.name)).into());
+        }
+        let scale = match self.scale {
+            Some(factor) => Some(factor),
+            None => match std::env::var(SCALE_ENV).ok().filter(|s| !s.trim().is_empty()) {
+                Some(text) => Some(parse_scale(&text).map_err(HarnessError::Scale)?),
+                None => None,
+            },
+        };
+        let resolved = targets::resolve(&selected, self.target.as_deref(), self.default_target.take())?;
+        // The default target's process, when it is one, lives until the run's end and is watched.
+        let server = resolved.server.map(|(process, watch)| {
+            self.watches.push(watch);
+            process
+        });
+
+        let started_at = SystemTime::now();
+        let settings = RunSettings {
+            // A smoke run is one iteration of the closed model, whatever the attribute asks,
+            // unless a scale asks for more.
+            sizing: match scale {
+                Some(factor) => Sizing::Scaled(factor),
+                None if self.smoke => Sizing::Smoke,
+                None => Sizing::Declared,
+            },
+            progress: self.progress,
+            worker_threads: self.worker_threads,
+            file_limit: limits::raise_open_files(),
+            stop: Arc::clone(&self.stop),
+        };
+        let mut scenarios = Vec::with_capacity(selected.len());
+        for batch in batches(selected.into_iter().zip(resolved.urls).collect()) {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            // Sampled per batch: the scenarios of a group share one server, busy with all of them.
+            let samplers: Vec<Sampler> = self.watches.iter().map(Sampler::start).collect();
+            let reports = run_batch(&settings, &batch);
+            let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
+            for (mut report, (entry, _)) in reports.into_iter().zip(&batch) {
+                if report.setup_error.is_none() {
+                    report.watched.clone_from(&watched);
+                }
+                // A smoke run (one iteration, one user) says nothing about latency or throughput.
+                if !self.smoke {
+                    report.thresholds = check::evaluate(&report);
+                }
+                if let Some(err) = &report.setup_error {
+                    eprintln!("error: scenario `{}` could not run: {err}", entry.name);
+                }
+                scenarios.push(report);
+            }
+        }
+        // Stopped only now that every scenario has run.
+        drop(server);
+        let mut report = RunReport::new(started_at);
+        report.scenarios = scenarios;
+        Ok(report)
+    }
+}
+
+/// Runs one batch: a scenario alone, or a group as one workload, every scenario at once, each on
+/// worker threads of its own (without progress bars, which would overwrite each other).
+fn run_batch(settings: &RunSettings, batch: &[Selected]) -> Vec<ScenarioReport> {
+    let run =
+        |settings: &RunSettings, (entry, url): &Selected| settings.run(&Workload::from(*entry), &entry.config, url);
+    if let [one] = batch {
+        return vec![run(settings, one)];
+    }
+    let quiet = RunSettings { progress: false, ..settings.clone() };
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = batch.iter().map(|selected| (selected, scope.spawn(|| run(&quiet, selected)))).collect();
+        runs.into_iter()
+            .map(|((entry, url), handle)| {
+                handle.join().unwrap_or_else(|_| {
+                    let plan = LoadPlan::new(&entry.config, settings.sizing);
+                    let mut report =
+                        ScenarioReport::not_started(entry.name, plan.config_report(&entry.config, Some(url)));
+                    report.setup_error = Some("its runner thread panicked".to_owned());
+                    report
+                })
+            })
+            .collect()
+    })
+}
+
+/// Every registered scenario, or why the set cannot be used.
+fn registered() -> Result<Vec<&'static ScenarioEntry>, HarnessError> {
+    let entries = registry::all();
+    if entries.is_empty() {
+        return Err(HarnessError::NoScenarios);
+    }
+    if let Some((first, second)) = registry::duplicate_name(&entries) {
+        return Err(HarnessError::DuplicateName {
+            name: first.name.to_owned(),
+            first: format!("{}:{}", first.file, first.line),
+            second: format!("{}:{}", second.file, second.line),
+        });
+    }
+    Ok(entries)
+}

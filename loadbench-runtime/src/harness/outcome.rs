@@ -1,0 +1,39 @@
+//! What a finished run earns: its exit code, and under `cargo test --benches` (a smoke run)
+//! whether it passed as a test.
+
+use crate::exit_code;
+use crate::report::{RunReport, check};
+
+/// The exit code a finished run earns: 130 if it was interrupted, 3 if any scenario could not
+/// run, 1 if a threshold failed, else 0.
+pub(super) fn exit_code(report: &RunReport) -> u8 {
+    if report.scenarios.iter().any(|s| s.interrupted) {
+        exit_code::INTERRUPTED
+    } else if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
+        exit_code::SCENARIO_FAILED
+    } else if report.scenarios.iter().any(check::any_failed) {
+        exit_code::GATE_FAILED
+    } else {
+        exit_code::OK
+    }
+}
+
+/// A smoke run (without `--bench`, as under `cargo test --benches`) is a test: each scenario must
+/// have run and succeeded every iteration, and one bounded by a count must have run exactly that
+/// many (one, unless scaled). Returns the line that fails it, if any.
+pub(super) fn smoke_failure(report: &RunReport) -> Option<String> {
+    let broken: Vec<&str> = report
+        .scenarios
+        .iter()
+        .filter(|s| s.ok == 0 || s.failed > 0 || s.config.count.is_some_and(|count| s.iterations != count))
+        .map(|s| s.name.as_str())
+        .collect();
+    if broken.is_empty() {
+        return None;
+    }
+    let size = match report.scenarios.iter().find_map(|s| s.config.scale) {
+        Some(factor) => format!("at scale {factor}"),
+        None => "one iteration each".to_owned(),
+    };
+    Some(format!("smoke run failed ({size}, without --bench): {}", broken.join(", ")))
+}

@@ -1,0 +1,89 @@
+//! Runs one workload under its load plan and turns what the executor measured into a
+//! [`ScenarioReport`]: the one path from a load to a report, for registered scenarios and one-shot
+//! runs alike.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::limits;
+use crate::config::ScenarioConfig;
+use crate::engine::registry::Workload;
+use crate::engine::{self, LoadPlan, Placement, Sizing};
+use crate::http::Target;
+use crate::report::{RateReport, ScenarioReport};
+
+/// What running one scenario needs from the harness; `Sync`, so that the scenarios of a group
+/// can run on threads of their own at the same time.
+#[derive(Debug, Clone)]
+pub(crate) struct RunSettings {
+    /// How runs are sized against what their scenarios declare.
+    pub(crate) sizing: Sizing,
+    pub(crate) progress: bool,
+    pub(crate) worker_threads: Option<usize>,
+    /// The open-file limit in force, which bounds the users a run can have.
+    pub(crate) file_limit: Option<u64>,
+    pub(crate) stop: Arc<AtomicBool>,
+}
+
+impl RunSettings {
+    /// Runs `workload` with the load of `config`, sized by these settings, against `url`, and
+    /// reports it. A run that cannot start comes back with [`ScenarioReport::setup_error`] set.
+    pub(crate) fn run(&self, workload: &Workload, config: &ScenarioConfig, url: &str) -> ScenarioReport {
+        let plan = LoadPlan::new(config, self.sizing);
+        let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
+        if let Err(needed) = limits::check_concurrency(plan.concurrency, self.file_limit) {
+            report.setup_error = Some(needed);
+            return report;
+        }
+        let target = match Target::resolve(url) {
+            Ok(target) => target,
+            Err(err) => {
+                report.setup_error = Some(err.to_string());
+                return report;
+            }
+        };
+        let placement = Placement {
+            target,
+            threads: match self.worker_threads {
+                Some(n) => n.min(plan.concurrency.max(1) as usize),
+                None => engine::worker_threads(plan.concurrency),
+            },
+            show_progress: self.progress,
+        };
+        let run = match engine::execute(workload, &plan, &placement, &self.stop) {
+            Ok(run) => run,
+            Err(err) => {
+                report.setup_error = Some(format!("cannot start worker threads: {err}"));
+                return report;
+            }
+        };
+        let stats = run.stats;
+        report.duration_us = u64::try_from(run.wall.as_micros()).unwrap_or(u64::MAX);
+        report.interrupted = run.interrupted;
+        report.generator = Some(run.generator);
+        report.failed = stats.errors.total();
+        report.ok = stats.ok;
+        report.iterations = stats.ok + report.failed;
+        report.errors = stats.errors;
+        report.latency_us = stats.latency_report();
+        report.http = stats.http.clone();
+        report.rps = if run.wall.is_zero() { 0.0 } else { report.iterations as f64 / run.wall.as_secs_f64() };
+        report.dropped = stats.dropped;
+        report.warmup_iterations = run.warmup_iterations;
+        report.timeline = stats.timeline_report();
+        report.steps = stats.steps_report();
+        report.user_setup = workload.setup.map(|_| stats.setup.clone());
+        report.user_teardown = workload.teardown.map(|_| stats.teardown.clone());
+        report.rate = plan.requested_rate().zip(run.schedule).map(|(requested, schedule)| RateReport {
+            requested,
+            achieved: if schedule.is_zero() { 0.0 } else { report.iterations as f64 / schedule.as_secs_f64() },
+        });
+        if self.progress {
+            // One example per kind, so a wall of failures comes with a reason.
+            for (kind, message) in &stats.first_errors {
+                eprintln!("{}: first {kind} error: {message}", workload.name);
+            }
+        }
+        report
+    }
+}

@@ -1,0 +1,19 @@
+//! The client side of a virtual user: its [`Ctx`], one keep-alive HTTP/1.1 connection of its own
+//! (`connection`, wire format in `h1`), the request timer, the last request and the [`Target`]
+//! URL. TLS and HTTP/2 join here.
+//!
+//! Uses only the ground floor (`error`, `config`): the engine above creates each user's `Ctx` and
+//! receives its named steps through [`StepSink`], which the engine implements.
+
+mod connection;
+mod ctx;
+mod h1;
+mod last_request;
+mod request_timer;
+mod steps;
+mod target;
+
+pub(crate) use ctx::HttpCounters;
+pub use ctx::{Ctx, RequestBuilder, Response};
+pub(crate) use steps::StepSink;
+pub use target::{Target, TargetError};

@@ -1,0 +1,125 @@
+//! Checking a finished scenario against its thresholds, as k6 does: the one place that decides
+//! whether a scenario met them. A bench binary run on its own and `cargo loadbench` both call
+//! [`evaluate`], so they can never disagree. (How a threshold is written is the shared grammar's,
+//! re-exported as [`crate::threshold`].)
+
+use loadbench_grammar::{Metric, Threshold};
+
+use super::{ScenarioReport, ThresholdOutcome};
+
+/// The figure of `scenario` that `metric` tests, in the unit of [`Threshold::value`]; `None` when
+/// it was not measured (a latency when no iteration succeeded, an error rate when none finished).
+pub fn measure(metric: Metric, scenario: &ScenarioReport) -> Option<f64> {
+    let latency = scenario.latency_us.as_ref();
+    match metric {
+        Metric::P50 => latency.map(|l| l.p50),
+        Metric::P90 => latency.map(|l| l.p90),
+        Metric::P99 => latency.map(|l| l.p99),
+        Metric::P999 => latency.map(|l| l.p99_9),
+        Metric::Max => latency.map(|l| l.max),
+        Metric::Mean => latency.map(|l| l.mean),
+        Metric::ErrorRate => (scenario.iterations > 0).then(|| scenario.failed as f64 / scenario.iterations as f64),
+        Metric::Rps => Some(scenario.rps),
+        Metric::Failed => Some(scenario.failed as f64),
+        // The grammar's list is non-exhaustive; a metric this runtime cannot measure fails.
+        _ => None,
+    }
+}
+
+/// Whether `scenario` meets `threshold`, with the measured value.
+pub fn check(threshold: &Threshold, scenario: &ScenarioReport) -> ThresholdOutcome {
+    let actual = measure(threshold.metric, scenario);
+    // An unmeasured figure fails: "p99 < 50ms" is not met by a run where nothing succeeded.
+    let passed = actual.is_some_and(|a| threshold.op.holds(a, threshold.value));
+    ThresholdOutcome { threshold: *threshold, actual, passed }
+}
+
+/// Checks every threshold in `scenario.config.thresholds` against its figures.
+///
+/// A scenario that did not run at all ([`ScenarioReport::setup_error`]) has no outcomes: it is
+/// reported as not run (exit code 3), which says more than a list of unmeasured figures.
+pub fn evaluate(scenario: &ScenarioReport) -> Vec<ThresholdOutcome> {
+    if scenario.setup_error.is_some() {
+        return Vec::new();
+    }
+    scenario.config.thresholds.iter().map(|t| check(t, scenario)).collect()
+}
+
+/// Whether any threshold outcome recorded in `scenario` failed.
+pub fn any_failed(scenario: &ScenarioReport) -> bool {
+    scenario.thresholds.iter().any(|o| !o.passed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{ConfigReport, LatencyReport};
+
+    fn parse(s: &str) -> Threshold {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn scenario() -> ScenarioReport {
+        let config = ConfigReport { concurrency: 1, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
+        let mut s = ScenarioReport::not_started("hello", config);
+        s.iterations = 100;
+        s.ok = 98;
+        s.failed = 2;
+        s.rps = 1_500.0;
+        s.latency_us = Some(LatencyReport {
+            mean: 900.0,
+            stdev: 10.0,
+            min: 100.0,
+            p50: 800.0,
+            p90: 1_000.0,
+            p99: 2_000.0,
+            p99_9: 3_000.0,
+            max: 4_000.0,
+        });
+        s
+    }
+
+    #[test]
+    fn evaluation_compares_the_measured_figures() {
+        let mut s = scenario();
+        s.config.thresholds =
+            ["p99<2ms", "p99<=2ms", "error_rate<0.01", "error_rate<=2%", "rps>1000", "failed<2", "mean<1ms"]
+                .map(parse)
+                .to_vec();
+        let outcomes = evaluate(&s);
+        let passed: Vec<bool> = outcomes.iter().map(|o| o.passed).collect();
+        assert_eq!(passed, [false, true, false, true, true, false, true]);
+        assert_eq!(outcomes[0].to_string(), "p99 < 2ms (was 2.00ms)");
+        assert_eq!(outcomes[2].to_string(), "error_rate < 0.01 (was 0.02)");
+        assert_eq!(outcomes[5].to_string(), "failed < 2 (was 2)");
+    }
+
+    #[test]
+    fn unmeasured_figures_fail_and_scenarios_that_did_not_run_have_no_outcomes() {
+        let mut s = scenario();
+        s.latency_us = None;
+        s.config.thresholds = vec![parse("p99<1s"), parse("failed<=100")];
+        let outcomes = evaluate(&s);
+        assert!(!outcomes[0].passed, "{outcomes:?}");
+        assert_eq!(outcomes[0].to_string(), "p99 < 1s (not measured: no iteration succeeded)");
+        assert!(outcomes[1].passed);
+
+        s.setup_error = Some("target does not resolve".into());
+        assert!(evaluate(&s).is_empty());
+    }
+
+    #[test]
+    fn every_metric_of_the_grammar_is_measured() {
+        for metric in Metric::ALL {
+            assert!(measure(metric, &scenario()).is_some(), "{metric} is not measured");
+        }
+    }
+
+    #[test]
+    fn json_names_the_metric_and_operator() {
+        let json = serde_json::to_string(&parse("p99_9 >= 2ms")).unwrap_or_default();
+        assert_eq!(json, r#"{"metric":"p99_9","op":">=","value":2000.0}"#);
+        let back: Threshold = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, parse("p99_9>=2ms"));
+    }
+}
