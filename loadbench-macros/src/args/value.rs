@@ -1,0 +1,286 @@
+//! What one `key = value` may be: integers, strings, durations, the rate, the warmup, ramps and
+//! hooks. Each parser takes the value's expression and returns it validated, or an error at the
+//! tokens to change; none of them knows about the other keys.
+
+use std::fmt;
+use std::time::Duration;
+
+use humantime::DurationError;
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens as _;
+use syn::spanned::Spanned as _;
+use syn::{Expr, ExprLit, ExprUnary, Lit, LitInt, LitStr, UnOp};
+
+use super::key::Key;
+
+/// An arrival rate: `iterations` every `per`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rate {
+    pub(crate) iterations: u64,
+    pub(crate) per: Duration,
+}
+
+/// When a scenario stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Load {
+    Count(u64),
+    Duration(Duration),
+}
+
+/// Sees through the invisible groups that `macro_rules!` puts around `$value:expr`.
+pub(super) fn strip_groups(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => strip_groups(&group.expr),
+        other => other,
+    }
+}
+
+pub(super) fn concurrency(key: Key, value: &Expr) -> syn::Result<u32> {
+    let lit = int_literal(key, value, "u32")?;
+    let n: u32 = lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u32::MAX)))?;
+    if n == 0 {
+        return Err(error_at(lit, format!("`{key}` must be at least 1")));
+    }
+    Ok(n)
+}
+
+pub(super) fn count(value: &Expr) -> syn::Result<u64> {
+    let key = Key::Count;
+    let lit = int_literal(key, value, "u64")?;
+    let n: u64 = lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
+    if n == 0 {
+        return Err(error_at(lit, format!("`{key}` must be at least 1")));
+    }
+    Ok(n)
+}
+
+/// An integer literal, unsuffixed or with the suffix of the type it ends up in.
+pub(super) fn int_literal<'a>(key: Key, value: &'a Expr, ty: &str) -> syn::Result<&'a LitInt> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) if lit.suffix().is_empty() || lit.suffix() == ty => Ok(lit),
+        Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => Err(error_at(
+            lit,
+            format!("`{key}` is a `{ty}`: write `{}` without the `{}` suffix", lit.base10_digits(), lit.suffix()),
+        )),
+        // Called out on its own: "expected an integer" would be confusing for `-5`.
+        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. })
+            if matches!(strip_groups(expr), Expr::Lit(ExprLit { lit: Lit::Int(_) | Lit::Float(_), .. })) =>
+        {
+            Err(syn::Error::new_spanned(value, format!("`{key}` must be at least 1")))
+        }
+        other => Err(syn::Error::new_spanned(other, format!("expected an integer such as `{}`", key.example()))),
+    }
+}
+
+/// `stages = [("10s", 100), …]`: a list of `(length, target)` with targets up to `max`.
+pub(super) fn stages(key: Key, value: &Expr, max: u64) -> syn::Result<Vec<(Duration, u64)>> {
+    let shape = || format!("write `{key}` as a list of (time, target), as in `{key} = {}`", key.example());
+    let Expr::Array(list) = value else {
+        return Err(syn::Error::new_spanned(value, shape()));
+    };
+    if list.elems.is_empty() {
+        return Err(syn::Error::new_spanned(value, format!("`{key}` needs at least one stage: {}", key.example())));
+    }
+    let mut stages = Vec::with_capacity(list.elems.len());
+    for stage in &list.elems {
+        let Expr::Tuple(pair) = strip_groups(stage) else {
+            return Err(syn::Error::new_spanned(stage, shape()));
+        };
+        let (Some(length), Some(target), 2) = (pair.elems.first(), pair.elems.last(), pair.elems.len()) else {
+            return Err(syn::Error::new_spanned(stage, shape()));
+        };
+        let length = duration(key, strip_groups(length))?;
+        let target = match strip_groups(target) {
+            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) if lit.suffix().is_empty() => lit
+                .base10_parse::<u64>()
+                .ok()
+                .filter(|&n| n <= max)
+                .ok_or_else(|| error_at(lit, format!("a target of `{key}` must be at most {max}")))?,
+            other => return Err(syn::Error::new_spanned(other, shape())),
+        };
+        stages.push((length, target));
+    }
+    if stages.iter().all(|&(_, target)| target == 0) {
+        return Err(syn::Error::new_spanned(value, format!("`{key}` never rises above 0: give a stage a target")));
+    }
+    let total: Duration = stages.iter().map(|s| s.0).sum();
+    if u64::try_from(total.as_nanos()).is_err() {
+        return Err(syn::Error::new_spanned(value, format!("`{key}` is too long: the limit is about 584 years")));
+    }
+    Ok(stages)
+}
+
+/// `setup = log_in`: a path naming a function, as tokens (its signature is left to rustc, which
+/// points at this path when it does not fit).
+pub(super) fn hook(key: Key, value: &Expr) -> syn::Result<(TokenStream, Span)> {
+    match value {
+        Expr::Path(path) if path.qself.is_none() => Ok((path.path.to_token_stream(), path.span())),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!(
+                "`{key}` names an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>`, as in `{key} = {}`",
+                key.example()
+            ),
+        )),
+    }
+}
+
+/// `think_time = "1s"` (fixed) or `think_time = "500ms..2s"` (uniformly random in the range).
+pub(super) fn think_time(value: &Expr) -> syn::Result<(Duration, Duration)> {
+    let key = Key::ThinkTime;
+    let lit = string_literal(key, value)?;
+    let text = lit.value();
+    let parse = |part: &str| {
+        humantime::parse_duration(part.trim()).map_err(|e| {
+            error_at(lit, format!("`{key}` is not a valid time: {e}; write it like \"1s\" or \"500ms..2s\""))
+        })
+    };
+    let (min, max) = match text.split_once("..") {
+        Some((min, max)) => (parse(min)?, parse(max)?),
+        None => {
+            let fixed = parse(&text)?;
+            (fixed, fixed)
+        }
+    };
+    if max.is_zero() {
+        return Err(error_at(lit, "`think_time` must be longer than zero; leave it out for no pause"));
+    }
+    if min > max {
+        return Err(error_at(lit, "`think_time` goes from the shorter time to the longer, as in \"500ms..2s\""));
+    }
+    if u64::try_from(max.as_nanos()).is_err() {
+        return Err(error_at(lit, "`think_time` is too long: the limit is about 584 years"));
+    }
+    Ok((min, max))
+}
+
+/// `warmup = "5s"` (a time) or `warmup = 100` (iterations).
+pub(super) fn warmup(value: &Expr) -> syn::Result<Load> {
+    let key = Key::Warmup;
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(_), .. }) => duration(key, value).map(Load::Duration),
+        Expr::Lit(ExprLit { lit: Lit::Int(_), .. }) | Expr::Unary(_) => {
+            let lit = int_literal(key, value, "u64")?;
+            let n: u64 =
+                lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
+            if n == 0 {
+                return Err(error_at(lit, "`warmup` must be at least 1; leave it out for no warmup"));
+            }
+            Ok(Load::Count(n))
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            "expected a time such as `\"5s\"` or a number of iterations such as `100`",
+        )),
+    }
+}
+
+/// `rate = 2000` (per second), or a string `"2000/s"`, `"120/m"` or `"10/h"`.
+pub(super) fn rate(value: &Expr) -> syn::Result<Rate> {
+    let key = Key::Rate;
+    const HOW: &str = "write it like `2000`, `\"2000/s\"` or `\"120/m\"`";
+    let (iterations, lit_span) = match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => {
+            let text = lit.value();
+            let Some((number, unit)) = text.split_once('/') else {
+                return Err(error_at(lit, format!("`{key}` needs a unit: {HOW}")));
+            };
+            let per = match unit.trim() {
+                "s" => Duration::from_secs(1),
+                "m" => Duration::from_secs(60),
+                "h" => Duration::from_secs(3600),
+                other => {
+                    return Err(error_at(
+                        lit,
+                        format!("`{key}` has an unknown unit `{other}`: use `/s`, `/m` or `/h`; {HOW}"),
+                    ));
+                }
+            };
+            let iterations: u64 = number
+                .trim()
+                .replace('_', "")
+                .parse()
+                .map_err(|_| error_at(lit, format!("`{key}` is not a whole number of iterations: {HOW}")))?;
+            if iterations == 0 {
+                return Err(error_at(lit, format!("`{key}` must be at least 1")));
+            }
+            return Ok(Rate { iterations, per });
+        }
+        Expr::Lit(ExprLit { lit: Lit::Int(_), .. }) | Expr::Unary(_) => {
+            let lit = int_literal(key, value, "u64")?;
+            let n: u64 =
+                lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
+            (n, lit.span())
+        }
+        other => {
+            return Err(syn::Error::new_spanned(other, "expected a rate such as `2000` or `\"120/m\"`"));
+        }
+    };
+    if iterations == 0 {
+        return Err(syn::Error::new(lit_span, format!("`{key}` must be at least 1")));
+    }
+    Ok(Rate { iterations, per: Duration::from_secs(1) })
+}
+
+pub(super) fn string_literal(key: Key, value: &Expr) -> syn::Result<&LitStr> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => Ok(lit),
+        other => Err(syn::Error::new_spanned(other, format!("expected a string such as {}", key.example()))),
+    }
+}
+
+pub(super) fn duration(key: Key, value: &Expr) -> syn::Result<Duration> {
+    let lit = string_literal(key, value)?;
+    let text = lit.value();
+    let duration = humantime::parse_duration(&text).map_err(|e| {
+        // These two already say what to write; the others ("invalid character at 2") need an example.
+        let explained = matches!(e, DurationError::UnknownUnit { .. } | DurationError::NumberOverflow);
+        let example = if explained { "" } else { "; write it like \"30s\", \"1m 30s\" or \"500ms\"" };
+        error_at(lit, format!("`{key}` is not a valid duration: {e}{example}"))
+    })?;
+    if duration.is_zero() {
+        return Err(error_at(lit, format!("`{key}` must be longer than zero")));
+    }
+    // The runtime receives nanoseconds as a `u64` (`Duration::from_nanos` is const).
+    if u64::try_from(duration.as_nanos()).is_err() {
+        return Err(error_at(lit, format!("`{key}` is too long: the limit is about 584 years")));
+    }
+    Ok(duration)
+}
+
+pub(super) fn name(value: &Expr) -> syn::Result<String> {
+    let lit = string_literal(Key::Name, value)?;
+    let name = lit.value();
+    if name.trim().is_empty() {
+        return Err(error_at(lit, "`name` must not be empty"));
+    }
+    Ok(name)
+}
+
+pub(super) fn group(value: &Expr) -> syn::Result<String> {
+    let lit = string_literal(Key::Group, value)?;
+    let group = lit.value();
+    if group.trim().is_empty() {
+        return Err(error_at(lit, "`group` must not be empty"));
+    }
+    Ok(group)
+}
+
+pub(super) fn target(value: &Expr) -> syn::Result<String> {
+    let lit = string_literal(Key::Target, value)?;
+    let url = lit.value();
+    if url.starts_with("https://") {
+        return Err(error_at(lit, "`target` must start with `http://`: loadbench does not speak TLS yet"));
+    }
+    match url.strip_prefix("http://") {
+        None => Err(error_at(lit, "`target` must start with `http://`, as in \"http://127.0.0.1:8080\"")),
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            Err(error_at(lit, "`target` has no host, as in \"http://127.0.0.1:8080\""))
+        }
+        Some(_) => Ok(url),
+    }
+}
+
+pub(super) fn error_at(lit: &impl syn::spanned::Spanned, message: impl fmt::Display) -> syn::Error {
+    syn::Error::new(lit.span(), message)
+}
