@@ -15,6 +15,7 @@ mod tests;
 
 use std::time::Duration;
 
+use loadbench_grammar::{MAX_DURATION, Rate, Threshold};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseBuffer, ParseStream, Parser as _};
@@ -22,8 +23,7 @@ use syn::spanned::Spanned as _;
 use syn::{Expr, Token, token};
 
 use self::key::Key;
-pub(crate) use self::thresholds::Threshold;
-pub(crate) use self::value::{Load, Rate};
+pub(crate) use self::value::Load;
 use self::value::{
     concurrency, count, duration, group, hook, name, rate, stages, strip_groups, target, think_time, warmup,
 };
@@ -45,9 +45,9 @@ pub(crate) struct ScenarioArgs {
     pub(crate) name: Option<(String, Span)>,
     /// `target = "http://…"`.
     pub(crate) target: Option<(String, Span)>,
-    /// `thresholds(p99 < "50ms", …)`, each with the span of its text; empty when absent.
+    /// `thresholds(p99 < "50ms", …)`, each with the span of its tokens; empty when absent.
     pub(crate) thresholds: Vec<(Threshold, Span)>,
-    /// `rate = 2000` or `rate = "120/m"`: the open model.
+    /// `rate = 2000`, `rate = "2000"` or `rate = "120/m"`: the open model.
     pub(crate) rate: Option<(Rate, Span)>,
     /// `max_concurrency = N`: the users that serve `rate`; only with `rate`.
     pub(crate) max_concurrency: Option<(u32, Span)>,
@@ -268,7 +268,11 @@ impl Builder {
         let load = match (self.count, self.duration, ramp) {
             (Some((count, span)), None, None) => (Load::Count(count), span),
             (None, Some((duration, span)), None) => (Load::Duration(duration), span),
-            (None, None, Some((stages, span))) => (Load::Duration(stages.iter().map(|s| s.0).sum()), *span),
+            (None, None, Some((stages, span))) => {
+                // `stages` has checked the total against the limit; saturating keeps this total.
+                let total = loadbench_grammar::total_duration(stages.iter().map(|s| s.0)).unwrap_or(MAX_DURATION);
+                (Load::Duration(total), *span)
+            }
             _ => return None,
         };
         Some(ScenarioArgs {

@@ -2,8 +2,8 @@
 
 use quote::quote;
 
-use super::thresholds::{Metric, Op};
 use super::*;
+use loadbench_grammar::{Metric, Op};
 
 fn parse(tokens: TokenStream) -> ScenarioArgs {
     match ScenarioArgs::parse(tokens) {
@@ -62,19 +62,25 @@ fn integers() {
 #[test]
 fn durations() {
     assert_eq!(errors(quote!(duration = 30)), ["expected a string such as \"30s\""]);
-    assert_eq!(errors(quote!(count = 1, timeout = "0s")), ["`timeout` must be longer than zero"]);
+    assert_eq!(errors(quote!(count = 1, timeout = "0s")), ["`timeout`: expected a time above zero"]);
     let bad = errors(quote!(duration = "30 parsecs"));
     assert_eq!(bad.len(), 1);
-    assert!(bad[0].starts_with("`duration` is not a valid duration: unknown time unit \"parsecs\""), "{bad:?}");
+    assert!(
+        bad[0].starts_with(
+            "`duration`: expected a time such as 30s, 1m 30s or 500ms (unknown time unit \"parsecs\", supported units:"
+        ),
+        "{bad:?}"
+    );
     assert_eq!(
         errors(quote!(duration = "30")),
-        ["`duration` is not a valid duration: time unit needed, for example 30sec or 30ms"]
+        ["`duration`: expected a time such as 30s, 1m 30s or 500ms (time unit needed, for example 30sec or 30ms)"]
     );
     assert_eq!(
         errors(quote!(duration = "")),
-        ["`duration` is not a valid duration: value was empty; write it like \"30s\", \"1m 30s\" or \"500ms\""]
+        ["`duration`: expected a time such as 30s, 1m 30s or 500ms (value was empty)"]
     );
-    assert!(errors(quote!(duration = "1000000 years"))[0].contains("too long"));
+    assert_eq!(errors(quote!(duration = "1000000 years")), ["`duration`: expected a time of at most about 584 years"]);
+    assert_eq!(parse(quote!(duration = "584years")).load.0, Load::Duration(Duration::from_secs(584 * 31_557_600)));
 }
 
 #[test]
@@ -123,27 +129,31 @@ fn unknown_keys_and_malformed_values() {
 fn rates() {
     let rate = |tokens: TokenStream| parse(tokens).rate.map(|(r, _)| (r.iterations, r.per.as_secs()));
     assert_eq!(rate(quote!(rate = 2000, duration = "5s")), Some((2000, 1)));
+    assert_eq!(rate(quote!(rate = 2_000u64, duration = "5s")), Some((2000, 1)));
     assert_eq!(rate(quote!(rate = "2_000/s", duration = "5s")), Some((2000, 1)));
     assert_eq!(rate(quote!(rate = "120/m", count = 10)), Some((120, 60)));
     assert_eq!(rate(quote!(rate = "10 / h", count = 10)), Some((10, 3600)));
+    // As `--rate 2000`: a string without a unit is per second.
+    assert_eq!(rate(quote!(rate = "2000", count = 1)), Some((2000, 1)));
     assert_eq!(parse(quote!(rate = 5, max_concurrency = 3, count = 1)).max_concurrency.map(|m| m.0), Some(3));
 
-    assert_eq!(errors(quote!(rate = 0, count = 1)), ["`rate` must be at least 1"]);
-    assert_eq!(errors(quote!(rate = "0/s", count = 1)), ["`rate` must be at least 1"]);
-    assert_eq!(
-        errors(quote!(rate = "2000", count = 1)),
-        ["`rate` needs a unit: write it like `2000`, `\"2000/s\"` or `\"120/m\"`"]
-    );
+    assert_eq!(errors(quote!(rate = 0, count = 1)), ["`rate`: a rate must be at least 1"]);
+    assert_eq!(errors(quote!(rate = "0/s", count = 1)), ["`rate`: a rate must be at least 1"]);
     assert_eq!(
         errors(quote!(rate = "5/d", count = 1)),
-        ["`rate` has an unknown unit `d`: use `/s`, `/m` or `/h`; write it like `2000`, `\"2000/s\"` or `\"120/m\"`"]
+        ["`rate`: unknown unit `/d`: use /s, /m or /h; write it like 2000, 2000/s or 120/m"]
     );
     assert_eq!(
         errors(quote!(rate = "fast/s", count = 1)),
-        ["`rate` is not a whole number of iterations: write it like `2000`, `\"2000/s\"` or `\"120/m\"`"]
+        ["`rate`: `fast` is not a whole number of iterations; write it like 2000, 2000/s or 120/m"]
     );
-    assert_eq!(errors(quote!(rate = 1.5, count = 1)), ["expected a rate such as `2000` or `\"120/m\"`"]);
-    assert_eq!(errors(quote!(rate = -3, count = 1)), ["`rate` must be at least 1"]);
+    assert_eq!(
+        errors(quote!(rate = 1.5, count = 1)),
+        ["`rate`: `1.5` is not a whole number of iterations; write it like 2000, 2000/s or 120/m"]
+    );
+    assert_eq!(errors(quote!(rate = -3, count = 1)), ["`rate`: a rate must be at least 1"]);
+    assert_eq!(errors(quote!(rate = true, count = 1)), ["expected a rate such as `2000` or `\"120/m\"`"]);
+    assert_eq!(errors(quote!(rate = 5u8, count = 1)), ["`rate` is a `u64`: write `5` without the `u8` suffix"]);
     assert_eq!(errors(quote!(max_concurrency = 0, rate = 1, count = 1)), ["`max_concurrency` must be at least 1"]);
     assert_eq!(
         errors(quote!(rate = 10, concurrency = 5, count = 1)),
@@ -166,12 +176,15 @@ fn warmups() {
     assert_eq!(warmup(quote!(count = 1, warmup = 100)), Some(Load::Count(100)));
     assert_eq!(warmup(quote!(count = 1)), None);
     assert_eq!(errors(quote!(count = 1, warmup = 0)), ["`warmup` must be at least 1; leave it out for no warmup"]);
-    assert_eq!(errors(quote!(count = 1, warmup = "0s")), ["`warmup` must be longer than zero"]);
+    assert_eq!(errors(quote!(count = 1, warmup = "0s")), ["`warmup`: expected a time above zero"]);
     assert_eq!(
         errors(quote!(count = 1, warmup = true)),
         ["expected a time such as `\"5s\"` or a number of iterations such as `100`"]
     );
-    assert!(errors(quote!(count = 1, warmup = "soon"))[0].starts_with("`warmup` is not a valid duration"));
+    assert_eq!(
+        errors(quote!(count = 1, warmup = "soon")),
+        ["`warmup`: expected a time such as 30s, 1m 30s or 500ms (expected number at 0)"]
+    );
 }
 
 #[test]
@@ -183,13 +196,22 @@ fn think_times() {
     assert_eq!(think(quote!(count = 1, think_time = "0s .. 1s")), Some((ms(0), ms(1_000))));
     assert_eq!(
         errors(quote!(count = 1, think_time = "2s..1s")),
-        ["`think_time` goes from the shorter time to the longer, as in \"500ms..2s\""]
+        ["`think_time`: expected the shorter time first, as in 500ms..2s"]
     );
     assert_eq!(
         errors(quote!(count = 1, think_time = "0s")),
-        ["`think_time` must be longer than zero; leave it out for no pause"]
+        ["`think_time`: expected a pause above zero; leave it out for no pause"]
     );
-    assert!(errors(quote!(count = 1, think_time = "1s..soon"))[0].starts_with("`think_time` is not a valid time"));
+    assert_eq!(
+        errors(quote!(count = 1, think_time = "1s..soon")),
+        [
+            "`think_time`: expected a time such as 30s, 1m 30s or 500ms (expected number at 0); write it like 1s or 500ms..2s"
+        ]
+    );
+    assert_eq!(
+        errors(quote!(count = 1, think_time = "1s..1000000 years")),
+        ["`think_time`: expected a time of at most about 584 years; write it like 1s or 500ms..2s"]
+    );
     assert_eq!(errors(quote!(count = 1, think_time = 5)), ["expected a string such as \"500ms..2s\""]);
     assert_eq!(
         errors(quote!(rate = 5, count = 1, think_time = "1s")),
@@ -234,7 +256,16 @@ fn ramps() {
     );
     assert_eq!(errors(quote!(stages = [("10s", 0)])), ["`stages` never rises above 0: give a stage a target"]);
     assert_eq!(errors(quote!(stages = [("10s", 5_000_000_000)])), ["a target of `stages` must be at most 4294967295"]);
-    assert!(errors(quote!(stages = [("soon", 10)]))[0].starts_with("`stages` is not a valid duration"));
+    assert_eq!(
+        errors(quote!(stages = [("soon", 10)])),
+        ["`stages`: expected a time such as 30s, 1m 30s or 500ms (expected number at 0)"]
+    );
+    assert_eq!(errors(quote!(stages = [("0s", 10)])), ["`stages`: expected a time above zero"]);
+    // Each stage fits, their sum (the run time) does not.
+    assert_eq!(
+        errors(quote!(rate_stages = [("584years", 10), ("1year", 10)])),
+        ["`rate_stages`: expected a time of at most about 584 years"]
+    );
     assert_eq!(
         errors(quote!(stages = [("10s", 10)], concurrency = 5, duration = "1s")),
         [
@@ -263,9 +294,12 @@ fn reports_every_error_at_once() {
     assert_eq!(all.len(), 4, "{all:?}");
     assert_eq!(all[0], "`concurrency` must be at least 1");
     assert!(all[1].starts_with("unknown attribute `foo`"));
-    assert!(all[2].starts_with("`duration` is not a valid duration"));
+    assert!(all[2].starts_with("`duration`: expected a time such as 30s"), "{all:?}");
     assert_eq!(all[3], "`name` must not be empty");
 }
+
+/// The grammar's message for what is not `METRIC OP LIMIT` at all.
+const SHAPE: &str = "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`";
 
 fn thresholds_of(tokens: TokenStream) -> Vec<(Metric, Op, f64)> {
     parse(tokens).thresholds.into_iter().map(|(t, _)| (t.metric, t.op, t.value)).collect()
@@ -296,6 +330,16 @@ fn thresholds() {
             (Metric::Rps, Op::Ge, 0.5),
         ]
     );
+    // As on the command line: a latency unquoted, a fraction as a percentage.
+    assert_eq!(
+        thresholds_of(quote!(count = 1, thresholds(p99 < 50ms, p50 >= 1s 500ms, error_rate <= 1%, rps > 1_000))),
+        [
+            (Metric::P99, Op::Lt, 50_000.0),
+            (Metric::P50, Op::Ge, 1_500_000.0),
+            (Metric::ErrorRate, Op::Le, 0.01),
+            (Metric::Rps, Op::Gt, 1000.0),
+        ]
+    );
     assert!(parse(quote!(count = 1)).thresholds.is_empty());
 }
 
@@ -308,36 +352,37 @@ fn every_bad_threshold_is_reported() {
     assert_eq!(
         all,
         [
-            "unknown threshold metric `p98`; expected one of: `p50`, `p90`, `p99`, `p99_9`, `max`, `mean`, `error_rate`, `rps`, `failed`",
-            "expected `<`, `<=`, `>` or `>=`",
-            "`p99` takes a duration string such as \"50ms\"",
-            "`error_rate` is a fraction from 0 to 1, such as 0.01 for 1 % of iterations",
-            "`rps` must be a finite number, at least 0",
-            "`failed` takes a whole number, such as 0",
-            "`p50` is not a valid duration: expected number at 0; write it like \"50ms\" or \"1s\"",
-            "expected a threshold such as `p99 < \"50ms\"` or `error_rate < 0.01`",
+            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed",
+            "unsupported comparison `==`; use <, <=, > or >=",
+            "p99 takes a duration such as 50ms, not `50`",
+            "error_rate is a fraction from 0 to 1, such as 0.01 or 1%, not `2`",
+            "rps takes a number of iterations per second, such as 1000, not `-1`",
+            "failed takes a whole number, such as 0, not `0.5`",
+            "p50 takes a duration such as 50ms, not `soon`",
+            SHAPE,
         ]
     );
-    assert_eq!(
-        errors(quote!(count = 1, thresholds(p99))),
-        ["`p99` needs a comparison and a limit, as in `p99 < \"50ms\"`"]
-    );
-    assert_eq!(errors(quote!(count = 1, thresholds(rps >))), ["expected a limit, as in `rps > 1000`"]);
+    assert_eq!(errors(quote!(count = 1, thresholds(p99))), [SHAPE]);
+    assert_eq!(errors(quote!(count = 1, thresholds(rps >))), [SHAPE]);
     assert_eq!(errors(quote!(count = 1, thresholds(p99 < "1ms" "2ms"))), ["expected `,` between thresholds"]);
     assert_eq!(
         errors(quote!(count = 1, thresholds())),
         ["`thresholds` is empty; write at least one, as in `thresholds(p99 < \"50ms\")`"]
     );
+    assert_eq!(errors(quote!(count = 1, thresholds(p99 < "1ms", , rps > 1))), ["empty threshold between two commas"]);
     assert_eq!(
         errors(quote!(count = 1, thresholds = "p99 < 50ms")),
         ["write thresholds as a list: `thresholds(p99 < \"50ms\", error_rate < 0.01)`"]
     );
-    assert_eq!(errors(quote!(count = 1, thresholds(p99 < "0s"))), ["`p99` must be longer than zero"]);
+    assert_eq!(
+        errors(quote!(count = 1, thresholds(p99 < "0s"))),
+        ["p99 takes a duration above zero, such as 50ms, not `0s`"]
+    );
     // Keys after a bad threshold list are still checked.
     assert_eq!(
         errors(quote!(thresholds(p98 < "1ms"), count = 0)),
         [
-            "unknown threshold metric `p98`; expected one of: `p50`, `p90`, `p99`, `p99_9`, `max`, `mean`, `error_rate`, `rps`, `failed`",
+            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed",
             "`count` must be at least 1"
         ]
     );

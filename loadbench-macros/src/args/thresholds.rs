@@ -1,102 +1,22 @@
-//! `thresholds(p99 < "50ms", error_rate < 0.01)`: the list, and each `METRIC OP VALUE` in it.
+//! `thresholds(p99 < "50ms", error_rate < 0.01)`: the list, and each `METRIC OP LIMIT` in it.
+//!
+//! A threshold is loadbench-grammar's, as `--threshold` is: each comma-separated chunk of tokens
+//! is turned back into the text it spells (`p99 < "50ms"` is `p99<50ms`) and parsed by
+//! its `FromStr`. This module only knows the token syntax (where a string may be, how
+//! tokens join into text) and which tokens an error is about; whether a metric exists, which
+//! comparisons there are and what limit a metric takes is the grammar's to say.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
-use syn::parse::{ParseStream, Parser as _};
+use std::fmt;
+use std::ops::Range;
+
+use loadbench_grammar::{Threshold, ThresholdError};
+use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
+use syn::parse::ParseStream;
 use syn::spanned::Spanned as _;
-use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, Token, UnOp};
 
-use super::value::{error_at, strip_groups};
 use crate::errors::Errors;
-/// A figure a threshold can test. Mirrors `loadbench::threshold::Metric`; the generated code
-/// names the runtime's variants, so a mismatch fails to compile in the UI tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Metric {
-    P50,
-    P90,
-    P99,
-    P999,
-    Max,
-    Mean,
-    ErrorRate,
-    Rps,
-    Failed,
-}
 
-impl Metric {
-    const ALL: [Metric; 9] = [
-        Metric::P50,
-        Metric::P90,
-        Metric::P99,
-        Metric::P999,
-        Metric::Max,
-        Metric::Mean,
-        Metric::ErrorRate,
-        Metric::Rps,
-        Metric::Failed,
-    ];
-
-    /// The name users write.
-    fn as_str(self) -> &'static str {
-        match self {
-            Metric::P50 => "p50",
-            Metric::P90 => "p90",
-            Metric::P99 => "p99",
-            Metric::P999 => "p99_9",
-            Metric::Max => "max",
-            Metric::Mean => "mean",
-            Metric::ErrorRate => "error_rate",
-            Metric::Rps => "rps",
-            Metric::Failed => "failed",
-        }
-    }
-
-    /// The runtime's variant.
-    pub(crate) fn variant(self) -> &'static str {
-        match self {
-            Metric::P50 => "P50",
-            Metric::P90 => "P90",
-            Metric::P99 => "P99",
-            Metric::P999 => "P999",
-            Metric::Max => "Max",
-            Metric::Mean => "Mean",
-            Metric::ErrorRate => "ErrorRate",
-            Metric::Rps => "Rps",
-            Metric::Failed => "Failed",
-        }
-    }
-}
-
-/// A comparison in a threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl Op {
-    /// The runtime's variant.
-    pub(crate) fn variant(self) -> &'static str {
-        match self {
-            Op::Lt => "Lt",
-            Op::Le => "Le",
-            Op::Gt => "Gt",
-            Op::Ge => "Ge",
-        }
-    }
-}
-
-/// One validated threshold; `value` is in the runtime's unit for the metric (microseconds for
-/// latencies).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Threshold {
-    pub(crate) metric: Metric,
-    pub(crate) op: Op,
-    pub(crate) value: f64,
-}
-
-/// Parses the inside of `thresholds(…)`: comma-separated `METRIC OP VALUE`. Each bad threshold
+/// Parses the inside of `thresholds(…)`: comma-separated `METRIC OP LIMIT`. Each bad threshold
 /// goes to `errors` and the others are still checked; only an `Err` (which cannot happen for
 /// well-formed token trees) stops the attribute.
 pub(super) fn list(content: ParseStream, key_span: Span, errors: &mut Errors) -> syn::Result<Vec<(Threshold, Span)>> {
@@ -118,121 +38,213 @@ pub(super) fn list(content: ParseStream, key_span: Span, errors: &mut Errors) ->
     }
     let mut list = Vec::with_capacity(chunks.len());
     for chunk in chunks {
-        let chunk: TokenStream = chunk.into_iter().collect();
         if chunk.is_empty() {
             errors.at(key_span, "empty threshold between two commas");
             continue;
         }
-        let span = chunk.span();
-        if let Some(threshold) = errors.check(threshold.parse2(chunk)) {
+        let span = chunk.iter().cloned().collect::<TokenStream>().span();
+        if let Some(threshold) = errors.check(threshold(chunk)) {
             list.push((threshold, span));
         }
     }
     Ok(list)
 }
 
-/// One `METRIC OP VALUE`.
-fn threshold(input: ParseStream) -> syn::Result<Threshold> {
-    const SHAPE: &str = "expected a threshold such as `p99 < \"50ms\"` or `error_rate < 0.01`";
-    let ident: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), SHAPE))?;
-    let metric = Metric::ALL.into_iter().find(|m| ident == m.as_str()).ok_or_else(|| {
-        let expected = Metric::ALL.map(|m| format!("`{}`", m.as_str())).join(", ");
-        error_at(&ident, format!("unknown threshold metric `{ident}`; expected one of: {expected}"))
-    })?;
-    let op_span = input.span();
-    let op = if input.peek(Token![<=]) {
-        input.parse::<Token![<=]>()?;
-        Op::Le
-    } else if input.peek(Token![>=]) {
-        input.parse::<Token![>=]>()?;
-        Op::Ge
-    } else if input.peek(Token![<]) {
-        input.parse::<Token![<]>()?;
-        Op::Lt
-    } else if input.peek(Token![>]) {
-        input.parse::<Token![>]>()?;
-        Op::Gt
-    } else if input.is_empty() {
-        return Err(error_at(&ident, format!("`{ident}` needs a comparison and a limit, as in {}", example(metric))));
-    } else {
-        return Err(input.error("expected `<`, `<=`, `>` or `>=`"));
-    };
-    if input.is_empty() {
-        // At the operator: at the end of input, syn would say "unexpected end of input".
-        return Err(syn::Error::new(op_span, format!("expected a limit, as in {}", example(metric))));
-    }
-    let value: Expr = input.parse()?;
-    if !input.is_empty() {
-        return Err(input.error("expected `,` between thresholds"));
-    }
-    let value = threshold_value(metric, strip_groups(&value))?;
-    Ok(Threshold { metric, op, value })
+/// One token of a threshold, with the text it stands for and where that text lies in the whole.
+#[derive(Debug)]
+struct Piece {
+    token: TokenTree,
+    /// Where the token's text is in the threshold's text.
+    range: Range<usize>,
+    /// A string literal: its value is the text, and it may only be the whole limit.
+    string: bool,
 }
 
-/// A whole threshold on `metric`, for messages.
-fn example(metric: Metric) -> String {
-    let limit = match metric {
-        Metric::ErrorRate => "0.01",
-        Metric::Rps => "1000",
-        Metric::Failed => "0",
-        _ => "\"50ms\"",
-    };
-    let op = if metric == Metric::Rps { ">" } else { "<" };
-    format!("`{} {op} {limit}`", metric.as_str())
+/// One `METRIC OP LIMIT`, from its tokens.
+fn threshold(chunk: Vec<TokenTree>) -> syn::Result<Threshold> {
+    judge(chunk).map_err(|refusal| syn::Error::new_spanned(refusal.at, refusal.message))
 }
 
-/// The limit of a threshold on `metric`, in the runtime's unit.
-fn threshold_value(metric: Metric, value: &Expr) -> syn::Result<f64> {
-    let name = metric.as_str();
-    let number = |value: &Expr| -> Option<f64> {
-        match value {
-            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => lit.base10_parse::<f64>().ok(),
-            Expr::Lit(ExprLit { lit: Lit::Float(lit), .. }) => lit.base10_parse::<f64>().ok(),
-            Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => match strip_groups(expr) {
-                Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => lit.base10_parse::<f64>().ok().map(|v| -v),
-                Expr::Lit(ExprLit { lit: Lit::Float(lit), .. }) => lit.base10_parse::<f64>().ok().map(|v| -v),
-                _ => None,
+/// Why a threshold was refused, and the tokens to point at: kept apart from `syn::Error` so that
+/// the unit tests can check where an error points.
+#[derive(Debug)]
+struct Refusal {
+    at: TokenStream,
+    message: String,
+}
+
+/// [`threshold`], with the tokens an error is about.
+fn judge(chunk: Vec<TokenTree>) -> Result<Threshold, Refusal> {
+    let (text, pieces) = spell(chunk);
+    let refuse = |at: TokenStream, message: &dyn fmt::Display| Refusal { at, message: message.to_string() };
+    // A string literal is a limit written whole (`p99 < "1s 500ms"`): nothing may follow it. As
+    // with other keys, a missing comma is what this most likely is.
+    if let Some(after) = pieces.iter().position(|p| p.string).and_then(|at| pieces.get(at + 1)) {
+        return Err(refuse(after.token.clone().into(), &"expected `,` between thresholds"));
+    }
+    // Where the grammar sees the metric, the comparison and the limit, in tokens.
+    let (metric, op, limit) = match Threshold::split(&text) {
+        Ok((metric, op, limit)) => (range_in(&text, metric), range_in(&text, op), range_in(&text, limit)),
+        Err(e) => return Err(refuse(all(&pieces), &e)),
+    };
+    if let Some(string) = pieces.last().filter(|p| p.string) {
+        // Where the string's value starts once trimmed, as the grammar trims the limit.
+        let value = &text[string.range.clone()];
+        let start = string.range.start + (value.len() - value.trim_start().len());
+        if limit.start < start {
+            // `p99 < 1 "2ms"`: a limit, then a string that belongs to no threshold.
+            return Err(refuse(string.token.clone().into(), &"expected `,` between thresholds"));
+        }
+        if limit.start > start {
+            // `p99 "< 50ms"`: the comparison (or the metric) is inside the string.
+            return Err(refuse(
+                string.token.clone().into(),
+                &"only the limit may be a string: write the metric and the comparison outside it, as in `p99 < \"50ms\"`",
+            ));
+        }
+    }
+    text.parse::<Threshold>().map_err(|e| {
+        let at = match &e {
+            ThresholdError::UnknownMetric(_) => tokens(&pieces, metric),
+            ThresholdError::Op(_) => tokens(&pieces, op),
+            ThresholdError::Limit { .. } => tokens(&pieces, limit),
+            _ => all(&pieces),
+        };
+        refuse(at, &e)
+    })
+}
+
+/// The text a threshold's tokens spell, as it would be written on the command line: a string
+/// literal gives its value, any other token its source text. Tokens are joined without spaces,
+/// except between two words or numbers (`1s 500ms`), and between two punctuation marks written
+/// apart (`< =` is not `<=`, as it is not on the command line).
+fn spell(chunk: Vec<TokenTree>) -> (String, Vec<Piece>) {
+    let mut text = String::new();
+    let mut pieces: Vec<Piece> = Vec::new();
+    for token in flatten(chunk) {
+        let (word, string) = match &token {
+            TokenTree::Literal(lit) => match syn::Lit::new(lit.clone()) {
+                syn::Lit::Str(string) => (string.value(), true),
+                _ => (lit.to_string(), false),
             },
-            _ => None,
+            other => (other.to_string(), false),
+        };
+        let space = match (pieces.last().map(|p| &p.token), &token) {
+            (Some(TokenTree::Ident(_) | TokenTree::Literal(_)), TokenTree::Ident(_) | TokenTree::Literal(_)) => true,
+            (Some(TokenTree::Punct(before)), TokenTree::Punct(_)) => before.spacing() == Spacing::Alone,
+            _ => false,
+        };
+        if space {
+            text.push(' ');
         }
-    };
-    match metric {
-        Metric::P50 | Metric::P90 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean => {
-            let Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) = value else {
-                return Err(syn::Error::new_spanned(
-                    value,
-                    format!("`{name}` takes a duration string such as \"50ms\""),
-                ));
-            };
-            let duration = humantime::parse_duration(&lit.value()).map_err(|e| {
-                error_at(lit, format!("`{name}` is not a valid duration: {e}; write it like \"50ms\" or \"1s\""))
-            })?;
-            if duration.is_zero() {
-                return Err(error_at(lit, format!("`{name}` must be longer than zero")));
-            }
-            if u64::try_from(duration.as_nanos()).is_err() {
-                return Err(error_at(lit, format!("`{name}` is too long: the limit is about 584 years")));
-            }
-            Ok(duration.as_nanos() as f64 / 1_000.0)
+        let start = text.len();
+        text.push_str(&word);
+        pieces.push(Piece { token, range: start..text.len(), string });
+    }
+    (text, pieces)
+}
+
+/// The tokens with the invisible groups that `macro_rules!` puts around a `$limit:expr` opened,
+/// so that a threshold built by a macro reads as if written out.
+fn flatten(tokens: impl IntoIterator<Item = TokenTree>) -> Vec<TokenTree> {
+    let mut flat = Vec::new();
+    for token in tokens {
+        match token {
+            TokenTree::Group(group) if group.delimiter() == Delimiter::None => flat.extend(flatten(group.stream())),
+            other => flat.push(other),
         }
-        Metric::ErrorRate => match number(value) {
-            Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
-            _ => Err(syn::Error::new_spanned(
-                value,
-                "`error_rate` is a fraction from 0 to 1, such as 0.01 for 1 % of iterations",
-            )),
-        },
-        Metric::Rps => match number(value) {
-            Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
-            Some(_) => Err(syn::Error::new_spanned(value, "`rps` must be a finite number, at least 0")),
-            None => Err(syn::Error::new_spanned(value, "`rps` takes a number of iterations per second, such as 1000")),
-        },
-        Metric::Failed => match value {
-            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => lit
-                .base10_parse::<u64>()
-                .map(|n| n as f64)
-                .map_err(|_| error_at(lit, "`failed` takes a whole number, such as 0")),
-            _ => Err(syn::Error::new_spanned(value, "`failed` takes a whole number, such as 0")),
-        },
+    }
+    flat
+}
+
+/// Where `part`, a slice of `text` (as [`Threshold::split`] returns), lies in it.
+fn range_in(text: &str, part: &str) -> Range<usize> {
+    let start = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
+    start..start + part.len()
+}
+
+/// The tokens whose text overlaps `range` of the threshold's text, to point an error at; every
+/// token when none does.
+fn tokens(pieces: &[Piece], range: Range<usize>) -> TokenStream {
+    let overlapping: TokenStream = pieces
+        .iter()
+        .filter(|p| p.range.start < range.end && p.range.end > range.start)
+        .map(|p| p.token.clone())
+        .collect();
+    if overlapping.is_empty() { all(pieces) } else { overlapping }
+}
+
+/// Every token of the threshold, for an error about its shape.
+fn all(pieces: &[Piece]) -> TokenStream {
+    pieces.iter().map(|p| p.token.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::*;
+
+    /// The text `tokens` spell.
+    fn text(tokens: TokenStream) -> String {
+        spell(tokens.into_iter().collect()).0
+    }
+
+    /// The tokens an error on `tokens` points at, and its message.
+    fn refusal(tokens: TokenStream) -> (String, String) {
+        match judge(tokens.into_iter().collect()) {
+            Ok(t) => panic!("accepted as {t:?}"),
+            Err(refusal) => (refusal.at.to_string(), refusal.message),
+        }
+    }
+
+    #[test]
+    fn tokens_spell_the_command_line_text() {
+        assert_eq!(text(quote!(p99 < "50ms")), "p99<50ms");
+        assert_eq!(text(quote!(p50 >= "1s 500ms")), "p50>=1s 500ms");
+        assert_eq!(text(quote!(p50 >= 1s 500ms)), "p50>=1s 500ms");
+        assert_eq!(text(quote!(error_rate <= 1%)), "error_rate<=1%");
+        assert_eq!(text(quote!(error_rate < 1 %)), "error_rate<1%");
+        assert_eq!(text(quote!(rps > 1_000)), "rps>1_000");
+        // Two marks written apart stay apart, as on the command line: `< =` is not `<=`.
+        assert_eq!(text(quote!(rps > -1)), "rps> -1");
+        assert_eq!(text(quote!(p99 < = 5ms)), "p99< =5ms");
+        assert_eq!(text(quote!(p99 == 5ms)), "p99==5ms");
+        assert_eq!(text(quote!(p99 < r"50ms")), "p99<50ms");
+    }
+
+    #[test]
+    fn a_macro_rules_limit_reads_as_if_written_out() {
+        let limit = TokenTree::Group(proc_macro2::Group::new(Delimiter::None, quote!("50ms")));
+        assert_eq!(text(quote!(p99 < #limit)), "p99<50ms");
+    }
+
+    #[test]
+    fn each_error_points_at_what_to_change() {
+        assert_eq!(refusal(quote!(p98 < "5ms")).0, "p98");
+        assert_eq!(refusal(quote!(p99 == "5ms")).0, "==");
+        // Lexed as rustc lexes the attribute (`quote!` would write `=` and `<` apart).
+        let reversed: TokenStream = "p99 =< 5ms".parse().unwrap();
+        assert_eq!(refusal(reversed), ("=<".into(), "unsupported comparison `=<`; use <, <=, > or >=".into()));
+        assert_eq!(refusal(quote!(p99 < 50)).0, "50");
+        assert_eq!(refusal(quote!(p99 < "soon")).0, "\"soon\"");
+        assert_eq!(refusal(quote!(rps > -1)).0, "- 1");
+        assert_eq!(refusal(quote!(max < 1000000 years)).0, "1000000 years");
+        // Not `METRIC OP LIMIT`: the whole threshold.
+        assert_eq!(refusal(quote!(p99 50ms)).0, "p99 50ms");
+        assert_eq!(refusal(quote!(rps >)).0, "rps >");
+    }
+
+    #[test]
+    fn a_string_is_only_ever_the_whole_limit() {
+        assert_eq!(refusal(quote!(p99 < "1ms" "2ms")), ("\"2ms\"".into(), "expected `,` between thresholds".into()));
+        assert_eq!(refusal(quote!(p99 < "1ms" ms)), ("ms".into(), "expected `,` between thresholds".into()));
+        assert_eq!(refusal(quote!(p99 < 1 "2ms")), ("\"2ms\"".into(), "expected `,` between thresholds".into()));
+        let inside =
+            "only the limit may be a string: write the metric and the comparison outside it, as in `p99 < \"50ms\"`";
+        assert_eq!(refusal(quote!("p99 < 50ms")), ("\"p99 < 50ms\"".into(), inside.into()));
+        assert_eq!(refusal(quote!(p99 "< 50ms")), ("\"< 50ms\"".into(), inside.into()));
+        // Spaces around the limit do not matter, as on the command line.
+        assert!(judge(quote!(p99 < " 50ms ").into_iter().collect()).is_ok());
     }
 }

@@ -1,24 +1,21 @@
 //! What one `key = value` may be: integers, strings, durations, the rate, the warmup, ramps and
 //! hooks. Each parser takes the value's expression and returns it validated, or an error at the
 //! tokens to change; none of them knows about the other keys.
+//!
+//! Rates and durations are loadbench-grammar's: the parsers here only check the token syntax
+//! (a string, a number) and hand the text to the grammar, so that the attribute accepts and
+//! refuses exactly what the command line does, with the same words.
 
 use std::fmt;
 use std::time::Duration;
 
-use humantime::DurationError;
+use loadbench_grammar::Rate;
 use proc_macro2::{Span, TokenStream};
-use quote::ToTokens as _;
+use quote::ToTokens;
 use syn::spanned::Spanned as _;
 use syn::{Expr, ExprLit, ExprUnary, Lit, LitInt, LitStr, UnOp};
 
 use super::key::Key;
-
-/// An arrival rate: `iterations` every `per`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Rate {
-    pub(crate) iterations: u64,
-    pub(crate) per: Duration,
-}
 
 /// When a scenario stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,10 +100,8 @@ pub(super) fn stages(key: Key, value: &Expr, max: u64) -> syn::Result<Vec<(Durat
     if stages.iter().all(|&(_, target)| target == 0) {
         return Err(syn::Error::new_spanned(value, format!("`{key}` never rises above 0: give a stage a target")));
     }
-    let total: Duration = stages.iter().map(|s| s.0).sum();
-    if u64::try_from(total.as_nanos()).is_err() {
-        return Err(syn::Error::new_spanned(value, format!("`{key}` is too long: the limit is about 584 years")));
-    }
+    // The ramp's length is the scenario's run time, so it has a duration's limit too.
+    loadbench_grammar::total_duration(stages.iter().map(|s| s.0)).map_err(|e| grammar_error(key, value, e))?;
     Ok(stages)
 }
 
@@ -129,29 +124,7 @@ pub(super) fn hook(key: Key, value: &Expr) -> syn::Result<(TokenStream, Span)> {
 pub(super) fn think_time(value: &Expr) -> syn::Result<(Duration, Duration)> {
     let key = Key::ThinkTime;
     let lit = string_literal(key, value)?;
-    let text = lit.value();
-    let parse = |part: &str| {
-        humantime::parse_duration(part.trim()).map_err(|e| {
-            error_at(lit, format!("`{key}` is not a valid time: {e}; write it like \"1s\" or \"500ms..2s\""))
-        })
-    };
-    let (min, max) = match text.split_once("..") {
-        Some((min, max)) => (parse(min)?, parse(max)?),
-        None => {
-            let fixed = parse(&text)?;
-            (fixed, fixed)
-        }
-    };
-    if max.is_zero() {
-        return Err(error_at(lit, "`think_time` must be longer than zero; leave it out for no pause"));
-    }
-    if min > max {
-        return Err(error_at(lit, "`think_time` goes from the shorter time to the longer, as in \"500ms..2s\""));
-    }
-    if u64::try_from(max.as_nanos()).is_err() {
-        return Err(error_at(lit, "`think_time` is too long: the limit is about 584 years"));
-    }
-    Ok((min, max))
+    loadbench_grammar::parse_duration_range(&lit.value()).map_err(|e| grammar_error(key, lit, e))
 }
 
 /// `warmup = "5s"` (a time) or `warmup = 100` (iterations).
@@ -175,51 +148,31 @@ pub(super) fn warmup(value: &Expr) -> syn::Result<Load> {
     }
 }
 
-/// `rate = 2000` (per second), or a string `"2000/s"`, `"120/m"` or `"10/h"`.
+/// `rate = 2000`, `rate = "2000"`, `rate = "120/m"`: the value's text, judged by the grammar as
+/// `--rate` is. Only the token syntax is checked here: a string gives its value, a number its
+/// digits (or its text, for a float, so that the grammar says why it is not whole).
 pub(super) fn rate(value: &Expr) -> syn::Result<Rate> {
     let key = Key::Rate;
-    const HOW: &str = "write it like `2000`, `\"2000/s\"` or `\"120/m\"`";
-    let (iterations, lit_span) = match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => {
-            let text = lit.value();
-            let Some((number, unit)) = text.split_once('/') else {
-                return Err(error_at(lit, format!("`{key}` needs a unit: {HOW}")));
-            };
-            let per = match unit.trim() {
-                "s" => Duration::from_secs(1),
-                "m" => Duration::from_secs(60),
-                "h" => Duration::from_secs(3600),
-                other => {
-                    return Err(error_at(
-                        lit,
-                        format!("`{key}` has an unknown unit `{other}`: use `/s`, `/m` or `/h`; {HOW}"),
-                    ));
-                }
-            };
-            let iterations: u64 = number
-                .trim()
-                .replace('_', "")
-                .parse()
-                .map_err(|_| error_at(lit, format!("`{key}` is not a whole number of iterations: {HOW}")))?;
-            if iterations == 0 {
-                return Err(error_at(lit, format!("`{key}` must be at least 1")));
-            }
-            return Ok(Rate { iterations, per });
+    let text = match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => lit.value(),
+        Expr::Lit(ExprLit { lit: Lit::Int(_) | Lit::Float(_), .. }) => number_text(key, value)?,
+        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. })
+            if matches!(strip_groups(expr), Expr::Lit(ExprLit { lit: Lit::Int(_) | Lit::Float(_), .. })) =>
+        {
+            format!("-{}", number_text(key, strip_groups(expr))?)
         }
-        Expr::Lit(ExprLit { lit: Lit::Int(_), .. }) | Expr::Unary(_) => {
-            let lit = int_literal(key, value, "u64")?;
-            let n: u64 =
-                lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
-            (n, lit.span())
-        }
-        other => {
-            return Err(syn::Error::new_spanned(other, "expected a rate such as `2000` or `\"120/m\"`"));
-        }
+        other => return Err(syn::Error::new_spanned(other, "expected a rate such as `2000` or `\"120/m\"`")),
     };
-    if iterations == 0 {
-        return Err(syn::Error::new(lit_span, format!("`{key}` must be at least 1")));
+    text.parse::<Rate>().map_err(|e| grammar_error(key, value, e))
+}
+
+/// The text of a number literal as the grammar reads it: an integer's digits (its suffix, if any,
+/// must be the `u64` it ends up in), a float as written.
+fn number_text(key: Key, value: &Expr) -> syn::Result<String> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Float(lit), .. }) => Ok(lit.to_string()),
+        _ => int_literal(key, value, "u64").map(|lit| lit.base10_digits().to_owned()),
     }
-    Ok(Rate { iterations, per: Duration::from_secs(1) })
 }
 
 pub(super) fn string_literal(key: Key, value: &Expr) -> syn::Result<&LitStr> {
@@ -229,23 +182,10 @@ pub(super) fn string_literal(key: Key, value: &Expr) -> syn::Result<&LitStr> {
     }
 }
 
+/// `duration = "1m 30s"`, and every other time written as a string.
 pub(super) fn duration(key: Key, value: &Expr) -> syn::Result<Duration> {
     let lit = string_literal(key, value)?;
-    let text = lit.value();
-    let duration = humantime::parse_duration(&text).map_err(|e| {
-        // These two already say what to write; the others ("invalid character at 2") need an example.
-        let explained = matches!(e, DurationError::UnknownUnit { .. } | DurationError::NumberOverflow);
-        let example = if explained { "" } else { "; write it like \"30s\", \"1m 30s\" or \"500ms\"" };
-        error_at(lit, format!("`{key}` is not a valid duration: {e}{example}"))
-    })?;
-    if duration.is_zero() {
-        return Err(error_at(lit, format!("`{key}` must be longer than zero")));
-    }
-    // The runtime receives nanoseconds as a `u64` (`Duration::from_nanos` is const).
-    if u64::try_from(duration.as_nanos()).is_err() {
-        return Err(error_at(lit, format!("`{key}` is too long: the limit is about 584 years")));
-    }
-    Ok(duration)
+    loadbench_grammar::parse_duration(&lit.value()).map_err(|e| grammar_error(key, lit, e))
 }
 
 pub(super) fn name(value: &Expr) -> syn::Result<String> {
@@ -279,6 +219,12 @@ pub(super) fn target(value: &Expr) -> syn::Result<String> {
         }
         Some(_) => Ok(url),
     }
+}
+
+/// The grammar's refusal of `key`'s value, at `tokens`. The grammar's message is the one the
+/// command line prints; the key in front says which value it is about.
+pub(super) fn grammar_error(key: Key, tokens: impl ToTokens, error: impl fmt::Display) -> syn::Error {
+    syn::Error::new_spanned(tokens, format!("`{key}`: {error}"))
 }
 
 pub(super) fn error_at(lit: &impl syn::spanned::Spanned, message: impl fmt::Display) -> syn::Error {
