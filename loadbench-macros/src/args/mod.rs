@@ -11,6 +11,8 @@ mod thresholds;
 mod value;
 
 #[cfg(test)]
+mod agreement;
+#[cfg(test)]
 mod tests;
 
 use std::time::Duration;
