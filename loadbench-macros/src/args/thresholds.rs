@@ -1,10 +1,10 @@
 //! `thresholds(p99 < "50ms", error_rate < 0.01)`: the list, and each `METRIC OP LIMIT` in it.
 //!
 //! A threshold is loadbench-grammar's, as `--threshold` is: each comma-separated chunk of tokens
-//! is turned back into the text it spells (`p99 < "50ms"` is `p99<50ms`) and parsed by
-//! its `FromStr`. This module only knows the token syntax (where a string may be, how
-//! tokens join into text) and which tokens an error is about; whether a metric exists, which
-//! comparisons there are and what limit a metric takes is the grammar's to say.
+//! is turned back into the text it spells (`p99 < "50ms"` is `p99<50ms`) and parsed by the
+//! grammar's `Threshold::from_str`. This module only knows the token syntax (where a string may
+//! be, how tokens join into text) and which tokens an error is about; whether a metric exists,
+//! which comparisons there are and what limit a metric takes is the grammar's to say.
 
 use std::fmt;
 use std::ops::Range;
