@@ -35,14 +35,21 @@ use proc_macro::TokenStream;
 /// | `timeout = "5s"`        | Per-request timeout ([humantime] syntax).                         | 30 s                     |
 /// | `name = "checkout"`     | Name shown in reports and matched by command-line filters.        | the function's name      |
 /// | `target = "http://…"`   | Base URL; `--target` and `LOADBENCH_TARGET` take precedence.      | none                     |
+/// | `rate = 2000`, `rate = "2000"`, `rate = "120/m"` | Start iterations at this rate (per second, or `/s`, `/m`, `/h`): the open model. | none (closed model) |
+/// | `max_concurrency = 200` | With `rate`: the virtual users that serve it.                     | 100                      |
 /// | `thresholds(p99 < "50ms", error_rate < 0.01, rps > 1000)` | Conditions checked after a full run; a miss makes the exit code 1. | none |
 ///
 /// Exactly one of `count` and `duration` must be given. Durations are strings such as `"30s"`,
-/// `"500ms"` or `"1m 30s"` and must be longer than zero.
+/// `"500ms"` or `"1m 30s"`, longer than zero and at most about 584 years.
 ///
 /// A threshold is `METRIC OP LIMIT` with `OP` one of `<`, `<=`, `>`, `>=`. Latency metrics
-/// (`p50`, `p90`, `p99`, `p99_9`, `max`, `mean`) take a duration string; `error_rate` a fraction
-/// from 0 to 1; `rps` iterations per second; `failed` a count of failed iterations.
+/// (`p50`, `p90`, `p99`, `p99_9`, `max`, `mean`) take a duration above zero, quoted or not
+/// (`p99 < "50ms"` or `p99 < 50ms`); `error_rate` a fraction from 0 to 1 (`error_rate < 0.01` or
+/// `error_rate < 1%`); `rps` iterations per second; `failed` a count of failed iterations.
+///
+/// Rates, durations and thresholds follow the same grammar as the command line's `--rate`,
+/// `--duration` and `--threshold` (the loadbench-grammar crate): what one accepts, the other
+/// does, and a mistake is explained in the same words.
 ///
 /// # Requirements on the function
 ///

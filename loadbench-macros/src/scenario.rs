@@ -1,5 +1,7 @@
 //! `#[scenario]` on a function: checks its signature and registers it with the runtime.
 
+use std::fmt;
+
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt as _;
@@ -212,9 +214,12 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
     };
 
     let thresholds = args.thresholds.iter().map(|(threshold, span)| {
-        let metric = Ident::new(threshold.metric.variant(), *span);
-        let op = Ident::new(threshold.op.variant(), *span);
-        // Validated as finite by `ScenarioArgs`; `f64_unsuffixed` would panic otherwise.
+        let metric = variant(threshold.metric, *span);
+        let op = variant(threshold.op, *span);
+        if !threshold.value.is_finite() {
+            // The grammar only returns finite limits; `f64_unsuffixed` would panic on another.
+            return syn::Error::new(*span, "a threshold's limit must be a finite number").into_compile_error();
+        }
         let value = literal(Literal::f64_unsuffixed(threshold.value), *span);
         quote_spanned!(*span=> #private::Threshold { metric: #private::Metric::#metric, op: #private::Op::#op, value: #value })
     });
@@ -304,6 +309,23 @@ fn duration_expr(duration: std::time::Duration, span: Span) -> TokenStream {
     let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
     let nanos = literal(Literal::u64_unsuffixed(nanos), span);
     quote!(::core::time::Duration::from_nanos(#nanos))
+}
+
+/// The runtime's variant for a value of one of the grammar's enums (`Metric::P99`, `Op::Lt`): the
+/// derived `Debug` of a unit variant is its name, and the runtime's variants are named alike, so
+/// a metric added to the grammar needs no change here. Were a variant ever to carry data, its
+/// `Debug` would not be a name: that becomes a compile error rather than a panic.
+fn variant(value: impl fmt::Debug, span: Span) -> TokenStream {
+    let name = format!("{value:?}");
+    match syn::parse_str::<Ident>(&name) {
+        Ok(mut ident) => {
+            ident.set_span(span);
+            ident.into_token_stream()
+        }
+        Err(_) => {
+            syn::Error::new(span, format!("loadbench-macros cannot name the runtime's `{name}`")).into_compile_error()
+        }
+    }
 }
 
 fn literal(mut literal: Literal, span: Span) -> TokenStream {
@@ -440,6 +462,19 @@ mod tests {
         );
         let out = expand(quote!(count = 1), item).to_string();
         assert!(out.contains("thresholds : & []"), "{out}");
+    }
+
+    #[test]
+    fn every_metric_and_comparison_of_the_grammar_names_a_variant() {
+        for metric in loadbench_grammar::Metric::ALL {
+            let ident = variant(metric, Span::call_site()).to_string();
+            assert!(syn::parse_str::<Ident>(&ident).is_ok(), "{metric}: {ident}");
+        }
+        for op in loadbench_grammar::Op::ALL {
+            assert!(syn::parse_str::<Ident>(&variant(op, Span::call_site()).to_string()).is_ok(), "{op}");
+        }
+        assert_eq!(variant(loadbench_grammar::Metric::P999, Span::call_site()).to_string(), "P999");
+        assert_eq!(variant(loadbench_grammar::Op::Ge, Span::call_site()).to_string(), "Ge");
     }
 
     #[test]

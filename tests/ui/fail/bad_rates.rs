@@ -4,12 +4,6 @@ async fn zero(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
-#[loadbench::scenario(rate = "2000", count = 1)]
-async fn no_unit(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    ctx.get("/").send().await?;
-    Ok(())
-}
-
 #[loadbench::scenario(rate = "5/day", count = 1)]
 async fn unknown_unit(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?;
