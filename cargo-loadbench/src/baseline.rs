@@ -1,15 +1,16 @@
 //! Saved baselines: `<dir>/<NAME>/report.json`, where `<dir>` is `--baseline-dir` or
 //! `<target-dir>/loadbench/baselines`.
 //!
-//! A baseline is an ordinary results document ([`RunReport`], the same schema as `--format
-//! json`), holding each scenario's summary and, in [`ScenarioReport::runs`], the figures of each
+//! A baseline is an ordinary results document ([`Results`], the same schema as `--format
+//! json`), holding each scenario's summary and, in [`ScenarioResult::runs`], the figures of each
 //! run that the verdict needs. Saving replaces the scenarios that ran and keeps the others, so a
 //! filtered run updates its part of a baseline; the file is written to a temporary file and then
 //! renamed, so a reader never sees half of one.
 
 use std::path::{Path, PathBuf};
 
-use loadbench::report::{self, RunReport, ScenarioReport};
+use cargo_loadbench::{Results, ScenarioResult};
+use loadbench::report;
 
 use crate::error::Error;
 use crate::versioned::{self, ReadError};
@@ -29,16 +30,13 @@ pub struct Baseline {
     /// Its name.
     pub name: String,
     /// What it holds.
-    pub report: RunReport,
+    pub report: Results,
 }
 
 impl Baseline {
     /// The baseline's entry for `scenario`: the same package, bench target and name.
-    pub fn scenario(&self, scenario: &ScenarioReport) -> Option<&ScenarioReport> {
-        self.report
-            .scenarios
-            .iter()
-            .find(|s| s.name == scenario.name && s.bench == scenario.bench && s.package == scenario.package)
+    pub fn scenario(&self, scenario: &ScenarioResult) -> Option<&ScenarioResult> {
+        self.report.scenarios.iter().find(|s| s.same_scenario(scenario))
     }
 }
 
@@ -61,7 +59,7 @@ impl Baselines {
         if !self.dir.join(name).is_dir() {
             return Err(Error::BaselineMissing { name: name.to_owned(), dir: self.dir.clone() });
         }
-        let report = versioned::read::<RunReport>(&path).map_err(|err| {
+        let report = versioned::read::<Results>(&path).map_err(|err| {
             let reason = match err {
                 ReadError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => "the file is missing".to_owned(),
                 ReadError::Version(v) => {
@@ -80,7 +78,7 @@ impl Baselines {
     ///
     /// An unreadable earlier file is replaced, with a note: saving is how a broken baseline is
     /// repaired.
-    pub fn save(&self, name: &str, report: &RunReport) -> Result<(PathBuf, usize), String> {
+    pub fn save(&self, name: &str, report: &Results) -> Result<(PathBuf, usize), String> {
         let path = self.path(name);
         let mut saved = report.clone();
         // A scenario that did not run or was cut short has no figures worth comparing with.
@@ -90,14 +88,12 @@ impl Baselines {
             scenario.comparison = None;
         }
         if path.exists() {
-            match versioned::read::<RunReport>(&path) {
+            match versioned::read::<Results>(&path) {
                 Ok(old) => {
-                    let kept = old.scenarios.into_iter().filter(|old| {
-                        !saved
-                            .scenarios
-                            .iter()
-                            .any(|new| new.name == old.name && new.bench == old.bench && new.package == old.package)
-                    });
+                    let kept = old
+                        .scenarios
+                        .into_iter()
+                        .filter(|old| !saved.scenarios.iter().any(|new| new.same_scenario(old)));
                     saved.scenarios.extend(kept.collect::<Vec<_>>());
                 }
                 Err(err) => eprintln!("note: replacing unreadable baseline {}: {err}", path.display()),
@@ -115,19 +111,19 @@ impl Baselines {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
-    use loadbench::report::ConfigReport;
+    use loadbench::report::{ConfigReport, ScenarioReport};
 
-    fn scenario(name: &str, rps: f64) -> ScenarioReport {
+    fn scenario(name: &str, rps: f64) -> ScenarioResult {
         let config = ConfigReport { concurrency: 1, count: Some(1), timeout_ms: 1_000, ..ConfigReport::default() };
-        let mut s = ScenarioReport::not_started(name, config);
+        let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config));
         s.package = Some("shop".into());
         s.bench = Some("api".into());
         s.rps = rps;
         s
     }
 
-    fn report(scenarios: Vec<ScenarioReport>) -> RunReport {
-        let mut report = RunReport::new(std::time::SystemTime::now());
+    fn report(scenarios: Vec<ScenarioResult>) -> Results {
+        let mut report = Results::new(std::time::SystemTime::now());
         report.scenarios = scenarios;
         report
     }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use loadbench::Method;
-use loadbench::load::{Rate, RateError};
+use loadbench::load::{self, Rate, RateError};
 use loadbench::oneshot::{Header, Request};
 use loadbench::watch::Watch;
 
@@ -296,13 +296,9 @@ fn parse_rate(text: &str) -> Result<Rate, String> {
     text.parse().map_err(|e: RateError| e.to_string())
 }
 
-/// A time such as `30s`, `1m 30s` or `500ms`; more than zero.
+/// A time such as `30s`, `1m 30s` or `500ms`; more than zero, as the attribute takes it.
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    match humantime::parse_duration(text) {
-        Ok(d) if d.is_zero() => Err("expected a time above zero".to_owned()),
-        Ok(d) => Ok(d),
-        Err(e) => Err(format!("expected a time such as 30s, 1m 30s or 500ms ({e})")),
-    }
+    load::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// `TEXT`, or `@FILE`: the file is read here, so a missing one stops the command before any
@@ -336,6 +332,9 @@ fn parse_baseline_name(name: &str) -> Result<String, String> {
     }
     Ok(name.to_owned())
 }
+
+#[cfg(test)]
+mod agreement;
 
 #[cfg(test)]
 mod tests {

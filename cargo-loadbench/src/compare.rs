@@ -12,7 +12,7 @@
 //! Medians rather than means: a single run disturbed by the machine (a CI neighbour, a page
 //! cache flush) moves a mean of three runs by a third of its excess, but a median not at all.
 
-use loadbench::report::{ComparedMetric, Comparison, Method, MetricChange, RunSample, ScenarioReport, Verdict};
+use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, RunSample, ScenarioResult, Verdict};
 
 /// Bootstrap resamples per metric; criterion uses 100,000 for micro-benchmarks, but with a
 /// handful of runs per side the interval is settled long before 10,000.
@@ -24,7 +24,7 @@ const SEED: u64 = 0x6c6f_6164_6265_6e63; // "loadbenc"
 /// Compares `current` with `baseline` (the same scenario in the baseline `name`, if it is there).
 ///
 /// `noise` is a fraction (0.05 for 5 %).
-pub fn compare(current: &ScenarioReport, baseline: Option<&ScenarioReport>, name: &str, noise: f64) -> Comparison {
+pub fn compare(current: &ScenarioResult, baseline: Option<&ScenarioResult>, name: &str, noise: f64) -> Comparison {
     let current_samples = samples(current);
     let mut comparison = Comparison {
         baseline: name.to_owned(),
@@ -79,7 +79,7 @@ pub fn compare(current: &ScenarioReport, baseline: Option<&ScenarioReport>, name
 }
 
 /// The scenario's per-run samples; a report without them (one run) is its own single sample.
-fn samples(scenario: &ScenarioReport) -> Vec<RunSample> {
+fn samples(scenario: &ScenarioResult) -> Vec<RunSample> {
     if scenario.runs.is_empty() { vec![RunSample::of(scenario)] } else { scenario.runs.clone() }
 }
 
@@ -89,7 +89,7 @@ fn run_count(samples: &[RunSample]) -> u32 {
 
 /// Why two reports of a scenario cannot be compared, if they cannot: a different load measures
 /// something else, and a run that did not finish measured too little.
-fn not_comparable(current: &ScenarioReport, baseline: &ScenarioReport) -> Option<String> {
+fn not_comparable(current: &ScenarioResult, baseline: &ScenarioResult) -> Option<String> {
     if current.setup_error.is_some() {
         return Some("it did not run".to_owned());
     }
@@ -246,18 +246,18 @@ pub fn median(values: &[f64]) -> Option<f64> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use loadbench::report::{ConfigReport, LatencyReport};
+    use loadbench::report::{ConfigReport, LatencyReport, ScenarioReport};
 
     /// A scenario whose runs had these req/s and these p50 = p99 latencies (µs).
-    fn scenario(runs: &[(f64, f64)]) -> ScenarioReport {
+    fn scenario(runs: &[(f64, f64)]) -> ScenarioResult {
         scenario_with_runs("hello", runs)
     }
 
     /// Scenario `name`, whose runs (100 iterations each) had these req/s and these p50 = p99
     /// latencies (µs); for the tests of everything that compares runs.
-    pub(crate) fn scenario_with_runs(name: &str, runs: &[(f64, f64)]) -> ScenarioReport {
+    pub(crate) fn scenario_with_runs(name: &str, runs: &[(f64, f64)]) -> ScenarioResult {
         let config = ConfigReport { concurrency: 5, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
-        let mut s = ScenarioReport::not_started(name, config);
+        let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config));
         s.iterations = 100 * runs.len() as u64;
         s.ok = s.iterations;
         s.runs = runs
@@ -378,7 +378,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_report_without_runs_is_one_run() {
-        let mut old = ScenarioReport { runs: Vec::new(), ..scenario(&[]) };
+        let mut old = ScenarioResult { runs: Vec::new(), ..scenario(&[]) };
         old.rps = 1000.0;
         old.iterations = 100;
         old.ok = 100;

@@ -92,13 +92,8 @@ pub enum Error {
     },
 
     /// The filters match no scenario.
-    #[error("no scenario matches {filters}; available: {available}")]
-    NoMatch {
-        /// The filters, each in backticks.
-        filters: String,
-        /// Every scenario name.
-        available: String,
-    },
+    #[error(transparent)]
+    NoMatch(#[from] loadbench::cli::NoMatch),
 
     /// Temporary files for the bench binaries' results could not be created.
     #[error("cannot create a temporary directory: {0}")]

@@ -3,9 +3,9 @@
 
 use std::fmt;
 
+use cargo_loadbench::{Results, ScenarioResult, Verdict};
 use loadbench::report::check;
-use loadbench::report::{RunReport, ScenarioReport, Verdict};
-use loadbench::threshold::{Threshold, ThresholdError};
+use loadbench::threshold::{Op, Threshold, ThresholdError};
 
 use crate::error::Error;
 
@@ -22,7 +22,7 @@ impl CliThreshold {
     /// Parses `hello:p99<50ms` or `p99<50ms`. The scenario is what precedes the last `:` before
     /// the comparison, so names with `::` in them work.
     pub fn parse(text: &str) -> Result<CliThreshold, String> {
-        let op_at = text.find(['<', '>', '=', '!']).unwrap_or(text.len());
+        let op_at = text.find(Op::CHARS).unwrap_or(text.len());
         let (scenario, condition) = match text[..op_at].rfind(':') {
             Some(colon) => (Some(text[..colon].trim()), &text[colon + 1..]),
             None => (None, text),
@@ -71,7 +71,7 @@ pub fn add_to(config: &mut loadbench::report::ConfigReport, name: &str, threshol
 
 /// Adds the command-line thresholds to every scenario of `report` and evaluates all thresholds
 /// with [`loadbench::report::check::evaluate`], the function bench binaries use on their own.
-pub fn apply_thresholds(report: &mut RunReport, thresholds: &[CliThreshold]) {
+pub fn apply_thresholds(report: &mut Results, thresholds: &[CliThreshold]) {
     for scenario in &mut report.scenarios {
         let name = scenario.name.clone();
         add_to(&mut scenario.config, &name, thresholds);
@@ -91,7 +91,7 @@ pub struct GateResult {
 impl GateResult {
     /// Collects failed thresholds and regressions; `labels` are the table's names for
     /// `report.scenarios`.
-    pub fn of(report: &RunReport, labels: &[String]) -> GateResult {
+    pub fn of(report: &Results, labels: &[String]) -> GateResult {
         let mut result = GateResult::default();
         for (scenario, label) in report.scenarios.iter().zip(labels) {
             for outcome in scenario.thresholds.iter().filter(|o| !o.passed) {
@@ -126,7 +126,7 @@ impl GateResult {
 }
 
 /// Whether `scenario` regressed against its baseline.
-pub fn regressed(scenario: &ScenarioReport) -> bool {
+pub fn regressed(scenario: &ScenarioResult) -> bool {
     scenario.comparison.as_ref().is_some_and(|c| c.verdict == Verdict::Regressed)
 }
 

@@ -1,20 +1,21 @@
 //! `cargo loadbench`: builds the bench targets that use loadbench, runs their scenarios, checks
 //! their thresholds, compares them with a baseline and writes the results.
 //!
-//! `main` only parses the command line and maps the outcome to an exit code; the pipeline is in
-//! [`app`], and that of `cargo loadbench url` in [`oneshot`].
+//! `main` only parses the command line and maps the outcome to an exit code. Each command's front
+//! half is in [`dispatch`] (the workspace's scenarios, `url`); both end in [`finish`], the shared
+//! tail. The JSON document they write is the `cargo_loadbench` library's contract.
 
-mod app;
 mod baseline;
 mod build;
 mod cli;
 mod compare;
 mod discover;
+mod dispatch;
 mod error;
+mod finish;
 mod gate;
-mod merge;
-mod oneshot;
 mod output;
+mod rounds;
 mod run;
 mod settings;
 mod targets;
@@ -30,8 +31,8 @@ fn main() -> ExitCode {
         Err(err) => return loadbench::cli::report_usage_error(&err),
     };
     let outcome = match &args.command {
-        Some(cli::Command::Url(url)) => oneshot::run(&args, url),
-        None => app::run(&args),
+        Some(cli::Command::Url(url)) => dispatch::url::run(&args, url),
+        None => dispatch::workspace::run(&args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

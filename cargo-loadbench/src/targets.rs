@@ -8,7 +8,7 @@
 
 use std::ops::ControlFlow;
 
-use loadbench::report::{RunReport, Verdict};
+use cargo_loadbench::{Results, Verdict};
 
 use crate::compare;
 use crate::error::Error;
@@ -131,26 +131,24 @@ pub fn for_each_pair<I, T>(
 }
 
 /// The name of the first target, when `report` ran against several (as
-/// [`ScenarioReport::target_name`](loadbench::report::ScenarioReport::target_name) tells).
-pub fn reference(report: &RunReport) -> Option<&str> {
+/// [`ScenarioResult::target_name`](loadbench::report::ScenarioResult::target_name) tells).
+pub fn reference(report: &Results) -> Option<&str> {
     let first = report.scenarios.iter().find_map(|s| s.target_name.as_deref())?;
     report.scenarios.iter().any(|s| s.target_name.as_deref().is_some_and(|t| t != first)).then_some(first)
 }
 
-/// Fills in [`ScenarioReport::side_by_side`](loadbench::report::ScenarioReport::side_by_side)
+/// Fills in [`ScenarioResult::side_by_side`](loadbench::report::ScenarioResult::side_by_side)
 /// of every entry that ran against another target than `first`: its comparison with the same
 /// scenario against `first`, by [`compare::compare`] as if that were the baseline. `noise` is a
 /// fraction (0.05 for 5 %).
-pub fn compare_with_first(report: &mut RunReport, first: &str, noise: f64) {
+pub fn compare_with_first(report: &mut Results, first: &str, noise: f64) {
     let references: Vec<_> =
         report.scenarios.iter().filter(|s| s.target_name.as_deref() == Some(first)).cloned().collect();
     for scenario in &mut report.scenarios {
         if scenario.target_name.is_none() || scenario.target_name.as_deref() == Some(first) {
             continue;
         }
-        let reference = references
-            .iter()
-            .find(|r| r.name == scenario.name && r.bench == scenario.bench && r.package == scenario.package);
+        let reference = references.iter().find(|r| r.same_scenario(scenario));
         let mut comparison = compare::compare(scenario, reference, first, noise);
         let against = format!("against `{first}`");
         if comparison.verdict == Verdict::New {
@@ -168,7 +166,7 @@ pub fn compare_with_first(report: &mut RunReport, first: &str, noise: f64) {
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
-    use loadbench::report::ScenarioReport;
+    use cargo_loadbench::ScenarioResult;
 
     fn arg(text: &str) -> TargetArg {
         TargetArg::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -250,7 +248,7 @@ mod tests {
     }
 
     /// `name` against `target`, with runs of these req/s and p50 = p99 latencies (µs).
-    fn scenario(name: &str, target: &str, runs: &[(f64, f64)]) -> ScenarioReport {
+    fn scenario(name: &str, target: &str, runs: &[(f64, f64)]) -> ScenarioResult {
         let mut s = crate::compare::tests::scenario_with_runs(name, runs);
         s.target_name = Some(target.into());
         s
@@ -262,7 +260,7 @@ mod tests {
         let slow = [(1000.0, 6_000.0), (1010.0, 6_100.0), (990.0, 5_950.0)];
         let mut broken = scenario("login", "slow", &[]);
         broken.setup_error = Some("refused".into());
-        let mut report = RunReport::new(std::time::SystemTime::UNIX_EPOCH);
+        let mut report = Results::new(std::time::SystemTime::UNIX_EPOCH);
         report.scenarios = vec![
             scenario("hello", "fast", &fast),
             scenario("hello", "slow", &slow),
@@ -276,7 +274,7 @@ mod tests {
         assert_eq!(report.scenarios[0].side_by_side, None, "the first target is the reference");
         let slow = report.scenarios[1].side_by_side.as_ref().expect("slow compared");
         assert_eq!((slow.baseline.as_str(), slow.verdict), ("fast", Verdict::Regressed));
-        let rps = slow.metrics.iter().find(|m| m.metric == loadbench::report::ComparedMetric::Rps).expect("req/s");
+        let rps = slow.metrics.iter().find(|m| m.metric == cargo_loadbench::ComparedMetric::Rps).expect("req/s");
         assert!((rps.new / rps.old - 1000.0 / 3000.0).abs() < 1e-9, "{rps:?}");
         let same = report.scenarios[2].side_by_side.as_ref().expect("same compared");
         assert_eq!(same.verdict, Verdict::NoChange);
@@ -286,7 +284,7 @@ mod tests {
 
     #[test]
     fn one_target_is_no_side_by_side() {
-        let mut report = RunReport::new(std::time::SystemTime::UNIX_EPOCH);
+        let mut report = Results::new(std::time::SystemTime::UNIX_EPOCH);
         report.scenarios = vec![scenario("hello", "fast", &[(1.0, 1.0)]), scenario("login", "fast", &[(1.0, 1.0)])];
         assert_eq!(reference(&report), None);
         report.scenarios[1].target_name = None;

@@ -186,6 +186,10 @@ impl Op {
     /// Every comparison.
     pub const ALL: [Op; 4] = [Op::Lt, Op::Le, Op::Gt, Op::Ge];
 
+    /// The characters comparisons are made of (with the `=` and `!` of mistyped ones, such as
+    /// `==` and `!=`): the first of them in a threshold ends its metric.
+    pub const CHARS: [char; 4] = ['<', '>', '=', '!'];
+
     /// `<`, `<=`, `>` or `>=`.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -280,17 +284,14 @@ impl fmt::Display for ThresholdError {
 
 impl std::error::Error for ThresholdError {}
 
-/// The characters a comparison is made of; the first of them ends the metric.
-const OP_CHARS: [char; 4] = ['<', '>', '=', '!'];
-
 impl Threshold {
     /// Splits `METRIC OP LIMIT` at its comparison, without judging the parts: `(metric, op,
     /// limit)`, each trimmed. The attribute and the command line both split here, so they agree on
     /// where a metric ends.
     pub fn split(text: &str) -> Result<(&str, &str, &str), ThresholdError> {
-        let at = text.find(OP_CHARS).ok_or(ThresholdError::Shape)?;
+        let at = text.find(Op::CHARS).ok_or(ThresholdError::Shape)?;
         let (metric, rest) = (text[..at].trim(), &text[at..]);
-        let op_len = rest.find(|c: char| !OP_CHARS.contains(&c)).unwrap_or(rest.len());
+        let op_len = rest.find(|c: char| !Op::CHARS.contains(&c)).unwrap_or(rest.len());
         let (op, limit) = (&rest[..op_len], rest[op_len..].trim());
         if metric.is_empty() || limit.is_empty() {
             return Err(ThresholdError::Shape);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use loadbench::report::{RunReport, ScenarioReport};
+use cargo_loadbench::{Results, ScenarioResult};
 
 /// The root of the loadbench workspace.
 pub fn workspace_root() -> &'static Path {
@@ -114,13 +114,13 @@ pub fn run_fixture(name: &str, args: &[&str]) -> Output {
 }
 
 /// The results document at `path`.
-pub fn read_report(path: &Path) -> RunReport {
+pub fn read_report(path: &Path) -> Results {
     let text = std::fs::read_to_string(path).expect("--json file written");
-    serde_json::from_str(&text).expect("the JSON is a RunReport")
+    serde_json::from_str(&text).expect("the JSON is cargo loadbench's results")
 }
 
 /// The entry of scenario `name` in `report`.
-pub fn scenario<'a>(report: &'a RunReport, name: &str) -> &'a ScenarioReport {
+pub fn scenario<'a>(report: &'a Results, name: &str) -> &'a ScenarioResult {
     report.scenarios.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no `{name}` in {report:#?}"))
 }
 

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-use loadbench::report::{RunReport, ScenarioReport};
+use cargo_loadbench::Results;
+use loadbench::report::ScenarioReport;
 use loadbench_tests::cli::{read_report, scenario, workspace_root};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -46,7 +47,7 @@ fn bench_binaries() -> &'static BTreeMap<String, PathBuf> {
 }
 
 /// Runs example `bench` at scale 0.1 against its own server; it must exit with 0.
-fn run_example(bench: &str) -> RunReport {
+fn run_example(bench: &str) -> Results {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let exe = bench_binaries().get(bench).unwrap_or_else(|| panic!("no bench `{bench}` in {:?}", bench_binaries()));
     let dir = tempfile::tempdir().expect("tempdir");

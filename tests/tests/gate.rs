@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use loadbench::report::{ComparedMetric, Comparison, Method, RunReport, Verdict};
+use cargo_loadbench::{ComparedMetric, Comparison, Method, Results, Verdict};
 use loadbench_tests::cli::{
     Output, cargo_loadbench_with_env, fixture, fixture_target_dir, read_report, row, run_fixture,
 };
@@ -51,7 +51,7 @@ fn comparison_table(stdout: &str) -> &str {
         .unwrap_or_else(|| panic!("no comparison in\n{stdout}"))
 }
 
-fn comparison<'a>(report: &'a RunReport, name: &str) -> &'a Comparison {
+fn comparison<'a>(report: &'a Results, name: &str) -> &'a Comparison {
     let s = loadbench_tests::cli::scenario(report, name);
     s.comparison.as_ref().unwrap_or_else(|| panic!("`{name}` was not compared: {s:#?}"))
 }
@@ -372,7 +372,7 @@ fn every_output_format_reads_back() {
     assert_eq!(out.code, Some(1), "{out:#?}");
 
     // JSON: stdout and the file hold the same versioned document.
-    let stdout: RunReport = serde_json::from_str(&out.stdout).expect("stdout is the JSON report");
+    let stdout: Results = serde_json::from_str(&out.stdout).expect("stdout is the JSON report");
     let report = read_report(&file("results.data"));
     assert_eq!(stdout, report);
     assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);

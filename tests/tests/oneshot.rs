@@ -12,7 +12,7 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use loadbench::report::{RunReport, ScenarioReport};
+use cargo_loadbench::{Results, ScenarioResult};
 use loadbench_tests::cli::{Output, cargo_loadbench, cargo_loadbench_in, read_report, row};
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
 
@@ -24,7 +24,7 @@ fn serial() -> MutexGuard<'static, ()> {
 
 /// `cargo loadbench url ARGS… --json FILE` in the test's directory (inside the loadbench
 /// workspace), and the report it wrote.
-fn url_json(args: &[&str]) -> (Output, RunReport) {
+fn url_json(args: &[&str]) -> (Output, Results) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
     let mut all = vec!["url"];
@@ -36,7 +36,7 @@ fn url_json(args: &[&str]) -> (Output, RunReport) {
     (out, report)
 }
 
-fn only(report: &RunReport) -> &ScenarioReport {
+fn only(report: &Results) -> &ScenarioResult {
     assert_eq!(report.scenarios.len(), 1, "{report:#?}");
     &report.scenarios[0]
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use loadbench::report::{ComparedMetric, Comparison, Method, RunReport, ScenarioReport, Verdict};
+use cargo_loadbench::{ComparedMetric, Comparison, Method, Results, ScenarioResult, Verdict};
 use loadbench_tests::cli::{Output, cargo_loadbench, read_report, row, run_fixture};
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
 
@@ -62,7 +62,7 @@ fn ratio(cell: &str) -> f64 {
 }
 
 /// The entry of scenario `name` against `target`.
-fn against<'a>(report: &'a RunReport, name: &str, target: &str) -> &'a ScenarioReport {
+fn against<'a>(report: &'a Results, name: &str, target: &str) -> &'a ScenarioResult {
     report
         .scenarios
         .iter()
@@ -70,7 +70,7 @@ fn against<'a>(report: &'a RunReport, name: &str, target: &str) -> &'a ScenarioR
         .unwrap_or_else(|| panic!("no `{name}` against `{target}` in {report:#?}"))
 }
 
-fn side_by_side<'a>(report: &'a RunReport, name: &str, target: &str) -> &'a Comparison {
+fn side_by_side<'a>(report: &'a Results, name: &str, target: &str) -> &'a Comparison {
     let s = against(report, name, target);
     s.side_by_side.as_ref().unwrap_or_else(|| panic!("`{name}` against `{target}` was not compared: {s:#?}"))
 }

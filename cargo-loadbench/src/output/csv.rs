@@ -7,7 +7,8 @@
 //! the comparison with the first target: its name, the ratios of req/s, p50 and p99 to it and
 //! the verdict. With one target the columns are as they always were.
 
-use loadbench::report::{ComparedMetric, LatencyReport, ScenarioReport, StepReport};
+use cargo_loadbench::{ComparedMetric, ScenarioResult};
+use loadbench::report::{LatencyReport, StepReport};
 use serde::Serialize;
 
 use super::{Context, change_of, side_by_side};
@@ -51,7 +52,7 @@ struct Row<'a> {
 }
 
 impl<'a> Row<'a> {
-    fn of(s: &'a ScenarioReport) -> Row<'a> {
+    fn of(s: &'a ScenarioResult) -> Row<'a> {
         let latency = |pick: fn(&LatencyReport) -> f64| s.latency_us.as_ref().map(pick);
         let change = |metric| change_of(s, metric);
         let failed: Vec<String> = s.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
@@ -97,7 +98,7 @@ impl<'a> Row<'a> {
 impl<'a> Row<'a> {
     /// A step of `s`: its own counts and latency; the columns about the scenario as a whole
     /// (rate, thresholds, baseline) stay empty.
-    fn of_step(s: &'a ScenarioReport, step: &'a StepReport) -> Row<'a> {
+    fn of_step(s: &'a ScenarioResult, step: &'a StepReport) -> Row<'a> {
         let latency = |pick: fn(&LatencyReport) -> f64| step.latency_us.as_ref().map(pick);
         Row {
             package: s.package.as_deref(),

@@ -11,15 +11,15 @@ mod text;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use loadbench::report::{ComparedMetric, Comparison, Method, MetricChange, RunReport, ScenarioReport, Verdict};
-use loadbench::report::{table, units};
+use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, Results, ScenarioResult, Verdict};
+use loadbench::report::units;
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// The table, as printed on a terminal.
     Table,
-    /// The versioned results document (`loadbench::report::RunReport`).
+    /// The versioned results document (`loadbench::report::Results`).
     Json,
     /// One row per scenario, with a header row.
     Csv,
@@ -90,7 +90,7 @@ impl OutputSpec {
 #[derive(Debug)]
 pub struct Context<'a> {
     /// The merged results, with threshold outcomes and comparisons filled in.
-    pub report: &'a RunReport,
+    pub report: &'a Results,
     /// The table's name for each scenario, qualified by target only when several ran.
     pub labels: Vec<String>,
     /// `--runs`.
@@ -105,20 +105,48 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     /// The context of `report`.
-    pub fn new(report: &'a RunReport, runs: u32, baseline: Option<&'a str>, fail_on_regression: bool) -> Context<'a> {
-        Context {
-            report,
-            labels: table::labels(&report.scenarios),
-            runs,
-            baseline,
-            fail_on_regression,
-            notes: Vec::new(),
-        }
+    pub fn new(report: &'a Results, runs: u32, baseline: Option<&'a str>, fail_on_regression: bool) -> Context<'a> {
+        Context { report, labels: labels(&report.scenarios), runs, baseline, fail_on_regression, notes: Vec::new() }
     }
 
-    fn scenarios(&self) -> impl Iterator<Item = (&'a ScenarioReport, &str)> {
+    fn scenarios(&self) -> impl Iterator<Item = (&'a ScenarioResult, &str)> {
         self.report.scenarios.iter().zip(self.labels.iter().map(String::as_str))
     }
+}
+
+/// The name shown for each scenario: qualified by bench target (and package) only when the
+/// report spans several, so the common single-target table stays narrow; and followed by the
+/// name of the server it ran against (`hello [fast]`) when it ran against several
+/// (`--target NAME=URL`, repeated).
+pub fn labels(scenarios: &[ScenarioResult]) -> Vec<String> {
+    let distinct = |key: fn(&ScenarioResult) -> Option<&str>| {
+        let mut values: Vec<Option<&str>> = scenarios.iter().map(key).collect();
+        values.sort_unstable();
+        values.dedup();
+        values.len() > 1
+    };
+    let by_package = distinct(|s| s.package.as_deref());
+    let by_bench = by_package || distinct(|s| s.bench.as_deref());
+    let by_target = distinct(|s| s.target_name.as_deref());
+    scenarios
+        .iter()
+        .map(|s| {
+            let mut label = String::new();
+            for (part, wanted) in [(&s.package, by_package), (&s.bench, by_bench)] {
+                if let (Some(part), true) = (part, wanted) {
+                    label.push_str(part);
+                    label.push('/');
+                }
+            }
+            label.push_str(&s.name);
+            if let (Some(target), true) = (&s.target_name, by_target) {
+                label.push_str(" [");
+                label.push_str(target);
+                label.push(']');
+            }
+            label
+        })
+        .collect()
 }
 
 /// `report` in `format`.
@@ -130,22 +158,6 @@ pub fn render(format: Format, cx: &Context) -> Result<String, String> {
         Format::Markdown => Ok(markdown::render(cx)),
         Format::Junit => junit::render(cx),
     }
-}
-
-/// Writes `contents` to `path` atomically: a temporary file in the same directory, renamed over
-/// `path`, so that a reader (or a crash) never sees half a file. Missing directories are
-/// created, so that `--output reports/loadbench.xml` works in a fresh checkout.
-pub fn write_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(contents.as_bytes())?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Appends `markdown` to the file GitHub Actions names in `GITHUB_STEP_SUMMARY`, which it shows
@@ -195,7 +207,7 @@ const COMPARISON_HEADER: [&str; 11] = [
 ];
 
 /// One row of the comparison table for `scenario`, or `None` when it was not compared.
-fn comparison_row(scenario: &ScenarioReport, label: &str) -> Option<Vec<String>> {
+fn comparison_row(scenario: &ScenarioResult, label: &str) -> Option<Vec<String>> {
     let comparison = scenario.comparison.as_ref()?;
     let mut row = vec![label.to_owned()];
     for metric in [ComparedMetric::Rps, ComparedMetric::P50, ComparedMetric::P99] {
@@ -222,7 +234,7 @@ fn verdict_cell(comparison: &Comparison) -> String {
 /// The lines that explain a comparison table: how verdicts were reached, and why some scenarios
 /// have none.
 fn comparison_notes(cx: &Context) -> Vec<String> {
-    let compared: Vec<(&ScenarioReport, &str)> = cx.scenarios().filter(|(s, _)| s.comparison.is_some()).collect();
+    let compared: Vec<(&ScenarioResult, &str)> = cx.scenarios().filter(|(s, _)| s.comparison.is_some()).collect();
     let mut notes = Vec::new();
     let Some(noise) = compared.iter().find_map(|(s, _)| s.comparison.as_ref()).map(|c| c.noise_threshold) else {
         return notes;
@@ -285,7 +297,7 @@ fn runs_note(cx: &Context) -> Option<String> {
 }
 
 /// The thresholds of a scenario in one cell: `met`, `failed: …`, or `-` when it has none.
-fn thresholds_cell(scenario: &ScenarioReport) -> String {
+fn thresholds_cell(scenario: &ScenarioResult) -> String {
     if scenario.thresholds.is_empty() {
         return "-".to_owned();
     }
@@ -294,15 +306,16 @@ fn thresholds_cell(scenario: &ScenarioReport) -> String {
 }
 
 /// The metric change of `metric`, if compared.
-fn change_of(scenario: &ScenarioReport, metric: ComparedMetric) -> Option<&MetricChange> {
+fn change_of(scenario: &ScenarioResult, metric: ComparedMetric) -> Option<&MetricChange> {
     scenario.comparison.as_ref()?.metrics.iter().find(|m| m.metric == metric)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use cargo_loadbench::RunSample;
     use loadbench::report::check;
-    use loadbench::report::{ConfigReport, LatencyReport, RunSample};
+    use loadbench::report::{ConfigReport, LatencyReport, ScenarioReport};
     use loadbench::threshold::Threshold;
 
     #[test]
@@ -332,7 +345,7 @@ pub(crate) mod tests {
     /// `guarded` missed one, `fresh` is new.
     /// The first scenario of [`sample_report`] against two targets, `fast` and a copy named
     /// `second`, compared with the first.
-    pub(crate) fn two_targets_report(second: &str) -> RunReport {
+    pub(crate) fn two_targets_report(second: &str) -> Results {
         let mut report = sample_report();
         report.scenarios.truncate(1);
         report.scenarios[0].comparison = None;
@@ -344,7 +357,7 @@ pub(crate) mod tests {
         report
     }
 
-    pub(crate) fn sample_report() -> RunReport {
+    pub(crate) fn sample_report() -> Results {
         let config = ConfigReport {
             concurrency: 5,
             count: Some(100),
@@ -363,7 +376,7 @@ pub(crate) mod tests {
             max: p50 * 3.0,
         };
         let scenario = |name: &str, rps: f64, p50: f64| {
-            let mut s = ScenarioReport::not_started(name, config.clone());
+            let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config.clone()));
             s.package = Some("shop".into());
             s.bench = Some("api".into());
             s.iterations = 300;
@@ -387,7 +400,7 @@ pub(crate) mod tests {
         guarded.comparison = Some(crate::compare::compare(&guarded, Some(&guarded.clone()), "main", 0.05));
         let mut fresh = scenario("fresh", 50.0, 100.0);
         fresh.comparison = Some(crate::compare::compare(&fresh, None, "main", 0.05));
-        let mut report = RunReport::new(std::time::SystemTime::UNIX_EPOCH);
+        let mut report = Results::new(std::time::SystemTime::UNIX_EPOCH);
         report.scenarios = vec![hello, guarded, fresh];
         report
     }

@@ -3,8 +3,8 @@
 //! difference is beyond the noise ([`crate::targets`] computes it). The text and Markdown
 //! outputs show it after the results table; CSV adds its columns to each row.
 
+use cargo_loadbench::{ComparedMetric, Comparison, Method, ScenarioResult, Verdict};
 use loadbench::report::units;
-use loadbench::report::{ComparedMetric, Comparison, Method, ScenarioReport, Verdict};
 
 use super::{Context, compared_value, noise_bands};
 use crate::targets;
@@ -54,13 +54,13 @@ pub fn rows(cx: &Context, reference: &str) -> Vec<Vec<String>> {
 }
 
 /// The table's label of `s` without the target, which has a column of its own here.
-fn scenario_label(label: &str, s: &ScenarioReport) -> String {
+fn scenario_label(label: &str, s: &ScenarioResult) -> String {
     let suffix = s.target_name.as_deref().map(|t| format!(" [{t}]")).unwrap_or_default();
     label.strip_suffix(&suffix).unwrap_or(label).to_owned()
 }
 
 /// The scenario's (median) figure for `metric`.
-fn figure(s: &ScenarioReport, metric: ComparedMetric) -> Option<f64> {
+fn figure(s: &ScenarioResult, metric: ComparedMetric) -> Option<f64> {
     if s.setup_error.is_some() {
         return None;
     }
@@ -73,7 +73,7 @@ fn figure(s: &ScenarioReport, metric: ComparedMetric) -> Option<f64> {
 }
 
 /// This target's median of `metric` over the first target's, when both were measured.
-pub fn ratio_of(s: &ScenarioReport, metric: ComparedMetric) -> Option<f64> {
+pub fn ratio_of(s: &ScenarioResult, metric: ComparedMetric) -> Option<f64> {
     let change = s.side_by_side.as_ref()?.metrics.iter().find(|m| m.metric == metric)?;
     (change.old > 0.0).then(|| change.new / change.old)
 }
@@ -118,7 +118,7 @@ pub fn verdict_word(comparison: &Comparison) -> &'static str {
 /// The lines under the table: what the ratios are, how the verdicts were reached, and why some
 /// rows have none.
 pub fn notes(cx: &Context, reference: &str) -> Vec<String> {
-    let compared: Vec<(&ScenarioReport, &Comparison, &str)> =
+    let compared: Vec<(&ScenarioResult, &Comparison, &str)> =
         cx.scenarios().filter_map(|(s, label)| s.side_by_side.as_ref().map(|c| (s, c, label))).collect();
     let mut notes = vec![format!(
         "Ratios are each target's median over `{reference}`'s; for req/s higher is better, for latencies lower."
@@ -157,14 +157,15 @@ pub fn notes(cx: &Context, reference: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbench::report::{ConfigReport, LatencyReport, RunReport, RunSample};
+    use cargo_loadbench::{Results, RunSample};
+    use loadbench::report::{ConfigReport, LatencyReport, ScenarioReport};
 
     /// `hello` against `fast` (3 runs), `slow` (three times slower) and `twin` (the same as
     /// `fast`), and `login` that could not run against `slow`.
-    fn report() -> RunReport {
+    fn report() -> Results {
         let config = ConfigReport { concurrency: 10, count: Some(400), timeout_ms: 1_000, ..ConfigReport::default() };
         let scenario = |name: &str, target: &str, rps: &[f64], p50: f64| {
-            let mut s = ScenarioReport::not_started(name, config.clone());
+            let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config.clone()));
             s.target_name = Some(target.into());
             s.iterations = 1_200;
             s.ok = 1_200;
@@ -182,10 +183,10 @@ mod tests {
             s.runs = rps.iter().map(|&r| RunSample { rps: r, ..RunSample::of(&s) }).collect();
             s
         };
-        let mut broken = ScenarioReport::not_started("login", config.clone());
+        let mut broken = ScenarioResult::new(ScenarioReport::not_started("login", config.clone()));
         broken.target_name = Some("slow".into());
         broken.setup_error = Some("its bench binary failed".into());
-        let mut report = RunReport::new(std::time::SystemTime::UNIX_EPOCH);
+        let mut report = Results::new(std::time::SystemTime::UNIX_EPOCH);
         report.scenarios = vec![
             scenario("hello", "fast", &[980.0, 1_000.0, 1_020.0], 10_000.0),
             scenario("hello", "slow", &[330.0, 333.0, 336.0], 30_000.0),

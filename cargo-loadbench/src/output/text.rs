@@ -9,7 +9,8 @@ use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_n
 
 /// The whole text output.
 pub fn render(cx: &Context) -> String {
-    let mut out = table::render(cx.report);
+    let rows: Vec<_> = cx.scenarios().map(|(s, label)| (&s.report, label)).collect();
+    let mut out = table::render_rows(&rows);
     if let Some(note) = runs_note(cx) {
         out.push_str(&note);
         out.push('\n');
@@ -116,6 +117,60 @@ mod tests {
         assert!(!render(&Context::new(&report, 3, None, false)).contains("Side by side"), "one target: no table");
     }
 
+    /// The cells of the results table's row named `name`.
+    fn cells(table: &str, name: &str) -> Vec<String> {
+        table
+            .lines()
+            .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect::<Vec<_>>())
+            .find(|cells| cells.first().is_some_and(|c| c == name))
+            .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
+    }
+
+    /// `hello` of `shop/api`, as the results of one run.
+    fn one(name: &str) -> cargo_loadbench::ScenarioResult {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        let mut hello = report.scenarios.remove(0);
+        hello.report.name = name.to_owned();
+        hello.comparison = None;
+        hello
+    }
+
+    fn table_of(scenarios: Vec<cargo_loadbench::ScenarioResult>) -> String {
+        let mut report = sample_report();
+        report.scenarios = scenarios;
+        render(&Context::new(&report, 1, None, false))
+    }
+
+    #[test]
+    fn names_are_qualified_only_when_several_targets_ran() {
+        let mut other = one("hello");
+        other.bench = Some("admin".into());
+        let out = table_of(vec![one("hello"), other.clone()]);
+        assert_eq!(cells(&out, "api/hello")[1], "300");
+        assert_eq!(cells(&out, "admin/hello")[1], "300");
+        other.package = Some("market".into());
+        let out = table_of(vec![one("hello"), other]);
+        assert_eq!(cells(&out, "shop/api/hello")[1], "300");
+        assert_eq!(cells(&out, "market/admin/hello")[1], "300");
+        assert_eq!(cells(&table_of(vec![one("hello"), one("status")]), "status")[1], "300", "one target: bare names");
+    }
+
+    #[test]
+    fn names_carry_the_server_only_when_several_ran() {
+        let mut fast = one("hello");
+        fast.target_name = Some("fast".into());
+        let mut slow = fast.clone();
+        slow.target_name = Some("slow".into());
+        slow.failed = 3;
+        let out = table_of(vec![fast.clone(), slow]);
+        assert_eq!(cells(&out, "hello [fast]")[2], "0");
+        assert_eq!(cells(&out, "hello [slow]")[2], "3");
+        assert!(out.contains("\nhello [slow]: 3 of 300 iterations failed"), "{out}");
+        let alone = table_of(vec![fast]);
+        assert_eq!(cells(&alone, "hello")[1], "300", "one named server is not worth naming");
+    }
+
     #[test]
     fn without_a_baseline_it_is_the_runtime_table() {
         let mut report = sample_report();
@@ -123,6 +178,7 @@ mod tests {
             s.comparison = None;
         }
         let cx = Context::new(&report, 1, None, false);
-        assert_eq!(render(&cx), table::render(&report));
+        let rows: Vec<_> = report.scenarios.iter().map(|s| (&s.report, s.name.as_str())).collect();
+        assert_eq!(render(&cx), table::render_rows(&rows));
     }
 }

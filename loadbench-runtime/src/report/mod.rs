@@ -1,17 +1,21 @@
-//! The results of a run: the versioned JSON document (`schema`, the contract between a bench
-//! binary, `cargo loadbench` and any tool that reads the files), and what reads it: the results
-//! table, the threshold check, and the number formats they share (`units`).
+//! The results of a run: the versioned JSON document (`document` and the `scenario` entries in
+//! it: the contract between a bench binary, `cargo loadbench` and any tool that reads the files),
+//! and what reads it: the results table, the threshold check, the number formats they share
+//! (`units`), and atomic writing of result files (`json`).
 //!
 //! Uses only the ground floor and the shared grammar: the engine and the harness fill the
 //! document, and nothing here depends on them.
 
 pub mod check;
-mod comparison;
-mod runs;
-mod schema;
+mod document;
+mod json;
+mod scenario;
 pub mod table;
 pub mod units;
 
-pub use comparison::{ComparedMetric, Comparison, Method, MetricChange, Verdict};
-pub use runs::RunSample;
-pub use schema::*;
+pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
+pub use json::{write_atomic, write_json_atomic};
+pub use scenario::{
+    ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, ScenarioReport,
+    StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
+};

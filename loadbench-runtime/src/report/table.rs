@@ -17,8 +17,8 @@ use super::{ConfigReport, LatencyReport, RunReport, ScenarioReport, StepReport, 
 /// The column headers, in order.
 const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "bytes"];
 
-/// Renders `report` as a table, followed by one line per scenario that could not run and one per
-/// scenario with failed iterations or non-2xx responses.
+/// Renders `report` as a table, each scenario under its name, followed by one line per scenario
+/// that could not run and one per scenario with failed iterations or non-2xx responses.
 ///
 /// ```text
 /// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
@@ -29,18 +29,23 @@ const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p9
 /// hello: 12 of 10,000 iterations failed: status 12; HTTP status 200 ×9,988, 500 ×12
 /// ```
 pub fn render(report: &RunReport) -> String {
-    if report.scenarios.is_empty() {
+    let rows: Vec<(&ScenarioReport, &str)> = report.scenarios.iter().map(|s| (s, s.name.as_str())).collect();
+    render_rows(&rows)
+}
+
+/// [`render`] with a label of the caller's for each scenario: `cargo loadbench` names a scenario
+/// by its bench target and server too when several ran.
+pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
+    if rows.is_empty() {
         return "no scenarios ran\n".to_owned();
     }
-    let labels = labels(&report.scenarios);
-
     let mut table = Table::new();
     table
         .load_style(presets::ASCII_FULL_CONDENSED)
         .force_no_tty()
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(HEADER);
-    for (scenario, label) in report.scenarios.iter().zip(&labels) {
+    for &(scenario, label) in rows {
         table.add_row(row(scenario, label));
         for step in &scenario.steps {
             table.add_row(step_row(scenario, step));
@@ -53,10 +58,10 @@ pub fn render(report: &RunReport) -> String {
 
     let mut out = table.to_string();
     out.push('\n');
-    for line in group_lines(&report.scenarios, &labels) {
+    for line in group_lines(rows) {
         let _ = writeln!(out, "{line}");
     }
-    for (scenario, label) in report.scenarios.iter().zip(&labels) {
+    for &(scenario, label) in rows {
         if let Some(error) = &scenario.setup_error {
             let _ = writeln!(out, "{label}: did not run: {error}");
         } else if let Some(line) = failure_line(scenario) {
@@ -94,9 +99,9 @@ pub fn render(report: &RunReport) -> String {
 
 /// One line per group of scenarios that ran together: their totals, as one workload.
 /// `group shop (insert_records + query_records, together): 12,345 requests, 3 failed, 1,234 req/s`
-fn group_lines(scenarios: &[ScenarioReport], labels: &[String]) -> Vec<String> {
+fn group_lines(rows: &[(&ScenarioReport, &str)]) -> Vec<String> {
     let mut groups: Vec<&str> = Vec::new();
-    for s in scenarios {
+    for (s, _) in rows {
         if let Some(group) = s.config.group.as_deref().filter(|g| !groups.contains(g)) {
             groups.push(group);
         }
@@ -104,16 +109,15 @@ fn group_lines(scenarios: &[ScenarioReport], labels: &[String]) -> Vec<String> {
     groups
         .into_iter()
         .filter_map(|group| {
-            let members: Vec<(&ScenarioReport, &String)> = scenarios
+            let members: Vec<&(&ScenarioReport, &str)> = rows
                 .iter()
-                .zip(labels)
                 .filter(|(s, _)| s.config.group.as_deref() == Some(group) && s.setup_error.is_none())
                 .collect();
             // A group of one is just a scenario (say, when a filter selected one member).
             if members.len() < 2 {
                 return None;
             }
-            let names: Vec<&str> = members.iter().map(|(_, label)| label.as_str()).collect();
+            let names: Vec<&str> = members.iter().map(|(_, label)| *label).collect();
             let requests: u64 = members.iter().map(|(s, _)| s.iterations).sum();
             let failed: u64 = members.iter().map(|(s, _)| s.failed).sum();
             // They ran at the same time, so their rates add up.
@@ -245,41 +249,6 @@ pub fn describe_config(config: &ConfigReport) -> String {
     out
 }
 
-/// The name shown for each scenario: qualified by bench target (and package) only when the
-/// report spans several, so the common single-target table stays narrow; and followed by the
-/// name of the server it ran against (`hello [fast]`) when it ran against several
-/// (`cargo loadbench --target NAME=URL`, repeated).
-pub fn labels(scenarios: &[ScenarioReport]) -> Vec<String> {
-    let distinct = |key: fn(&ScenarioReport) -> Option<&str>| {
-        let mut values: Vec<Option<&str>> = scenarios.iter().map(key).collect();
-        values.sort_unstable();
-        values.dedup();
-        values.len() > 1
-    };
-    let by_package = distinct(|s| s.package.as_deref());
-    let by_bench = by_package || distinct(|s| s.bench.as_deref());
-    let by_target = distinct(|s| s.target_name.as_deref());
-    scenarios
-        .iter()
-        .map(|s| {
-            let mut label = String::new();
-            for (part, wanted) in [(&s.package, by_package), (&s.bench, by_bench)] {
-                if let (Some(part), true) = (part, wanted) {
-                    label.push_str(part);
-                    label.push('/');
-                }
-            }
-            label.push_str(&s.name);
-            if let (Some(target), true) = (&s.target_name, by_target) {
-                label.push_str(" [");
-                label.push_str(target);
-                label.push(']');
-            }
-            label
-        })
-        .collect()
-}
-
 fn row(s: &ScenarioReport, label: &str) -> Vec<String> {
     let name = if s.interrupted { format!("{label} (interrupted)") } else { label.to_owned() };
     if s.setup_error.is_some() {
@@ -374,8 +343,6 @@ mod tests {
     fn scenario(name: &str) -> ScenarioReport {
         // Only the figures the table shows; every other field as before the scenario ran.
         let mut s = ScenarioReport::not_started(name, config());
-        s.bench = Some("api".into());
-        s.package = Some("basic".into());
         s.started_at = "2026-01-01T00:00:00Z".into();
         s.duration_us = 40_500;
         (s.iterations, s.ok) = (12_500, 12_500);
@@ -560,34 +527,6 @@ mod tests {
         let out = render(&report(vec![s]));
         let row = cells(&out, "hello (interrupted)");
         assert_eq!(row[4..8], ["-", "-", "-", "-"], "no latency without a success");
-    }
-
-    #[test]
-    fn names_are_qualified_only_when_several_targets_ran() {
-        let mut other = scenario("hello");
-        other.bench = Some("admin".into());
-        let out = render(&report(vec![scenario("hello"), other.clone()]));
-        assert_eq!(cells(&out, "api/hello")[1], "12,500");
-        assert_eq!(cells(&out, "admin/hello")[1], "12,500");
-        other.package = Some("shop".into());
-        let out = render(&report(vec![scenario("hello"), other]));
-        assert_eq!(cells(&out, "basic/api/hello")[1], "12,500");
-        assert_eq!(cells(&out, "shop/admin/hello")[1], "12,500");
-    }
-
-    #[test]
-    fn names_carry_the_server_only_when_several_ran() {
-        let mut fast = scenario("hello");
-        fast.target_name = Some("fast".into());
-        let mut slow = fast.clone();
-        slow.target_name = Some("slow".into());
-        slow.failed = 3;
-        let out = render(&report(vec![fast.clone(), slow]));
-        assert_eq!(cells(&out, "hello [fast]")[2], "0");
-        assert_eq!(cells(&out, "hello [slow]")[2], "3");
-        assert!(out.contains("\nhello [slow]: 3 of 12,500 iterations failed"), "{out}");
-        let alone = render(&report(vec![fast]));
-        assert_eq!(cells(&alone, "hello")[1], "12,500", "one named server is not worth naming");
     }
 
     #[test]

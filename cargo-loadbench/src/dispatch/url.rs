@@ -1,6 +1,6 @@
 //! `cargo loadbench url URL …`: one request under load, as ab, wrk or oha send it, measured by
-//! the same engine as scenarios and run through the same tail (thresholds, baselines, outputs,
-//! exit code) as the workspace pipeline in [`crate::app`].
+//! the same engine as scenarios and run through the same tail ([`crate::finish`]: thresholds,
+//! baselines, outputs, exit code) as the workspace's scenarios ([`super::workspace`]).
 //!
 //! With two or more `--target NAME=URL` the request runs against each server side by side, as
 //! the workspace's scenarios do ([`crate::targets`]): interleaved per round, merged per target,
@@ -14,19 +14,20 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use cargo_loadbench::{Results, ScenarioResult};
 use cargo_metadata::MetadataCommand;
+use loadbench::cli::interrupt;
 use loadbench::exit_code;
 use loadbench::load::{DEFAULT_TIMEOUT, Load};
 use loadbench::oneshot::{OneShot, Request};
-use loadbench::report::RunReport;
+use loadbench::watch::Sampler;
 
-use crate::app::{self, Gating};
 use crate::cli::{Args, Location, UrlArgs};
 use crate::error::Error;
-use crate::gate;
+use crate::finish::{self, Gating};
 use crate::settings::Settings;
 use crate::targets::{self, TargetArg, Targets};
-use loadbench::watch::Sampler;
+use crate::{gate, rounds};
 
 /// Requests sent when neither `-n` nor `-d` is given: oha's default, small enough that a
 /// mistyped URL costs nothing.
@@ -76,7 +77,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
                 .rate(url.rate)
                 .timeout(url.timeout.unwrap_or(DEFAULT_TIMEOUT))
                 .progress(!args.quiet)
-                .stop_flag(app::stop_flag());
+                .stop_flag(interrupt::stop_flag());
             let label = match &target {
                 Some(target) => format!("{} {} against {target} ({to})", url.method, url.location.path),
                 None => format!("{} {to}", url.method),
@@ -84,22 +85,25 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
             Ok(Against { target, label, run })
         })
         .collect::<Result<Vec<_>, Error>>()?;
-    app::install_interrupt_handler(true);
+    // The request runs in this process: it stops on the flag, and says so, as a bench binary does.
+    if let Err(err) = interrupt::install(true) {
+        eprintln!("warning: cannot handle Ctrl-C ({err}); an interrupted run will show no results");
+    }
 
     let watches = args.watched();
-    let report = app::in_rounds(gating.runs, |round| {
+    let report = rounds::in_rounds(gating.runs, |round| {
         let of = if gating.runs > 1 { format!(" [run {round} of {}]", gating.runs) } else { String::new() };
-        let mut report = RunReport::new(SystemTime::now());
+        let mut report = Results::new(SystemTime::now());
         // One item, the request's load, against each server in turn: a b a b … over the rounds.
         let flow = targets::for_each_pair(std::slice::from_ref(&name), &against, |name, against| {
-            if app::interrupted() {
+            if interrupt::interrupted() {
                 return ControlFlow::Break(());
             }
             if !args.quiet {
                 eprintln!("     Running {}{of}", against.label);
             }
             let samplers: Vec<Sampler> = watches.iter().map(Sampler::start).collect();
-            let mut scenario = against.run.run();
+            let mut scenario = ScenarioResult::new(against.run.run());
             scenario.watched = samplers.into_iter().map(Sampler::finish).collect();
             scenario.target_name.clone_from(&against.target);
             let could_not_run = scenario.setup_error.clone();
@@ -116,7 +120,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         });
         (report, flow)
     });
-    Ok(app::finish(args, &gating, baseline.as_ref(), report, exit_code::OK))
+    Ok(finish::finish(args, &gating, baseline.as_ref(), report, exit_code::OK))
 }
 
 /// Where the request goes: the URL's server alone, or, side by side, each target's name and the

@@ -1,101 +1,17 @@
-//! The versioned result document: what a run measured, as written to JSON.
-//!
-//! These types are the contract between a bench binary, `cargo loadbench` and any tool that reads
-//! the files; they change only together with [`SCHEMA_VERSION`].
+//! One scenario's figures, as a run measured them: counts by kind, HTTP, latency percentiles,
+//! steps, the timeline, the generator's self-check, the processes watched, thresholds.
 
 use std::collections::BTreeMap;
 
 use loadbench_grammar::Threshold;
 use serde::{Deserialize, Serialize};
 
-use super::{Comparison, RunSample, units};
+use super::units;
 use crate::error::{ErrorKind, Result};
-
-/// Version of the JSON layout of [`RunReport`] and [`ScenarioList`].
-///
-/// Bumped on any change that an older reader would misread; readers should refuse a version they
-/// do not know rather than guess.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// Everything one run produced: one entry per scenario, plus where and when it ran.
-///
-/// ```
-/// let json = r#"{"schema_version":1,"tool":{"name":"loadbench","version":"0.1.0"},
-///   "started_at":"2026-01-01T00:00:00Z","machine":{"os":"linux","arch":"x86_64","cpus":2,
-///   "hostname":null,"kernel":null},"scenarios":[]}"#;
-/// let report: loadbench::report::RunReport = serde_json::from_str(json).unwrap();
-/// assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunReport {
-    /// Always [`SCHEMA_VERSION`] when written by this version.
-    pub schema_version: u32,
-    /// The program that wrote the file.
-    pub tool: ToolInfo,
-    /// Wall-clock start of the run, RFC 3339 in UTC.
-    pub started_at: String,
-    /// The machine the generator ran on.
-    pub machine: MachineInfo,
-    /// One entry per scenario, in the order they ran.
-    pub scenarios: Vec<ScenarioReport>,
-}
-
-impl RunReport {
-    /// An empty report of this tool on this machine, started at `started_at`.
-    pub fn new(started_at: std::time::SystemTime) -> RunReport {
-        RunReport {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-            started_at: rfc3339(started_at),
-            machine: MachineInfo::current(),
-            scenarios: Vec::new(),
-        }
-    }
-}
 
 /// `time` as RFC 3339 in UTC, to the second.
 pub fn rfc3339(time: std::time::SystemTime) -> String {
     humantime::format_rfc3339_seconds(time).to_string()
-}
-
-/// Name and version of the writer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolInfo {
-    /// `loadbench`.
-    pub name: String,
-    /// The crate version of the runtime that measured.
-    pub version: String,
-}
-
-/// A description of the generator's machine, so results from different machines are not
-/// compared unknowingly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MachineInfo {
-    /// `std::env::consts::OS`.
-    pub os: String,
-    /// `std::env::consts::ARCH`.
-    pub arch: String,
-    /// Logical CPUs available to the process.
-    pub cpus: usize,
-    /// Host name, when it could be read.
-    pub hostname: Option<String>,
-    /// Kernel release, when it could be read.
-    pub kernel: Option<String>,
-}
-
-impl MachineInfo {
-    /// The machine this process runs on.
-    pub fn current() -> MachineInfo {
-        let read =
-            |path: &str| std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-        MachineInfo {
-            os: std::env::consts::OS.to_owned(),
-            arch: std::env::consts::ARCH.to_owned(),
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            hostname: read("/proc/sys/kernel/hostname"),
-            kernel: read("/proc/sys/kernel/osrelease"),
-        }
-    }
 }
 
 /// The result of one scenario.
@@ -103,16 +19,6 @@ impl MachineInfo {
 pub struct ScenarioReport {
     /// The scenario's name (the function name unless `name = "…"` was given).
     pub name: String,
-    /// The bench target that holds the scenario; filled in by `cargo loadbench`.
-    #[serde(default)]
-    pub bench: Option<String>,
-    /// The package that holds the bench target; filled in by `cargo loadbench`.
-    #[serde(default)]
-    pub package: Option<String>,
-    /// The name of the `--target NAME=URL` this entry ran against, when `cargo loadbench` was
-    /// given named targets; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_name: Option<String>,
     /// The load that was asked for.
     pub config: ConfigReport,
     /// Wall-clock start of this scenario, RFC 3339 in UTC.
@@ -148,19 +54,6 @@ pub struct ScenarioReport {
     /// scenario has none, did not run, or ran as a smoke test.
     #[serde(default)]
     pub thresholds: Vec<ThresholdOutcome>,
-    /// The figures of each run when `cargo loadbench --runs N` repeated the scenario (the
-    /// figures above then summarise them); empty in a bench binary's own report.
-    #[serde(default)]
-    pub runs: Vec<RunSample>,
-    /// The comparison with a baseline, with `cargo loadbench --baseline NAME`.
-    #[serde(default)]
-    pub comparison: Option<Comparison>,
-    /// With several `--target NAME=URL`, the comparison of this entry with the same scenario
-    /// against the first target, as if that were the baseline ([`Comparison::baseline`] is
-    /// then the first target's name, and each [`MetricChange`]'s `new / old` is the ratio to it);
-    /// absent for the first target itself and in every other run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub side_by_side: Option<Comparison>,
     /// Open model: arrivals that found every virtual user busy and were not run (k6's
     /// `dropped_iterations`). Always 0 in the closed model.
     #[serde(default)]
@@ -293,9 +186,6 @@ impl ScenarioReport {
     pub fn not_started(name: impl Into<String>, config: ConfigReport) -> ScenarioReport {
         ScenarioReport {
             name: name.into(),
-            bench: None,
-            package: None,
-            target_name: None,
             config,
             started_at: rfc3339(std::time::SystemTime::now()),
             duration_us: 0,
@@ -311,9 +201,6 @@ impl ScenarioReport {
             generator: None,
             watched: Vec::new(),
             thresholds: Vec::new(),
-            runs: Vec::new(),
-            comparison: None,
-            side_by_side: None,
             dropped: 0,
             warmup_iterations: 0,
             rate: None,
@@ -438,9 +325,32 @@ pub struct HttpReport {
     /// Response body bytes received.
     pub bytes_received: u64,
     /// Responses by status code.
+    #[serde(deserialize_with = "status_codes")]
     pub status: BTreeMap<u16, u64>,
     /// TCP connections opened (the first one per virtual user, plus reconnects).
     pub connections: u64,
+}
+
+/// Reads [`HttpReport::status`], whose keys JSON writes as strings (`"200"`), also where serde
+/// buffers the document before reading it and then no longer parses numbers out of keys: inside a
+/// `#[serde(flatten)]` field, as `cargo loadbench`'s results hold a report (serde-rs/serde#1183).
+fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    #[derive(PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+    #[serde(untagged)]
+    enum Code {
+        Number(u16),
+        Text(String),
+    }
+    BTreeMap::<Code, u64>::deserialize(deserializer)?
+        .into_iter()
+        .map(|(code, n)| match code {
+            Code::Number(code) => Ok((code, n)),
+            Code::Text(text) => text
+                .parse()
+                .map(|code| (code, n))
+                .map_err(|_| serde::de::Error::custom(format!("`{text}` is not an HTTP status code"))),
+        })
+        .collect()
 }
 
 /// Latency percentiles from the merged HDR histogram, in microseconds.
@@ -462,47 +372,6 @@ pub struct LatencyReport {
     pub p99_9: f64,
     /// Slowest iteration.
     pub max: f64,
-}
-
-/// The scenarios a bench binary holds, as `--list` writes them for `cargo loadbench`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScenarioList {
-    /// Always [`SCHEMA_VERSION`] when written by this version.
-    pub schema_version: u32,
-    /// The scenarios, sorted by name.
-    pub scenarios: Vec<ScenarioInfo>,
-}
-
-/// One registered scenario.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScenarioInfo {
-    /// The scenario's name.
-    pub name: String,
-    /// Rust module that defines it.
-    pub module_path: String,
-    /// Source file that defines it.
-    pub file: String,
-    /// Line of the attribute.
-    pub line: u32,
-    /// The load from the attribute (before command-line overrides).
-    pub config: ConfigReport,
-}
-
-/// Writes `value` as pretty JSON to `path` atomically: into a temporary file in the same
-/// directory, then renamed over `path`, so a reader never sees half a file and a crash never
-/// leaves one.
-pub fn write_json_atomic<T: Serialize>(path: &std::path::Path, value: &T) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    serde_json::to_writer_pretty(&mut file, value)?;
-    file.write_all(b"\n")?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// What `cargo loadbench --watch NAME=PID` (or the bench binary itself: `Harness::watch`,
@@ -533,19 +402,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn side_by_side_fields_appear_only_side_by_side() {
-        let mut scenario = ScenarioReport::not_started("hello", ConfigReport::default());
-        let json = serde_json::to_value(&scenario).unwrap_or_else(|e| panic!("{e}"));
-        let keys = json.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
-        assert!(!keys.iter().any(|k| k == "target_name" || k == "side_by_side"), "{keys:?}");
-        // A file written before these fields existed reads as one without them.
-        let old: ScenarioReport = serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(old, scenario);
-
-        scenario.target_name = Some("fast".into());
-        let json = serde_json::to_value(&scenario).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(json["target_name"], "fast");
-        let back: ScenarioReport = serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(back.target_name.as_deref(), Some("fast"));
+    fn status_codes_read_back_from_json_keys() {
+        let http = HttpReport { status: [(200, 9), (503, 1)].into_iter().collect(), ..HttpReport::default() };
+        let json = serde_json::to_string(&http).unwrap_or_default();
+        assert!(json.contains(r#""status":{"200":9,"503":1}"#), "{json}");
+        assert_eq!(serde_json::from_str::<HttpReport>(&json).ok(), Some(http));
+        let bad = json.replace("503", "5xx");
+        let err = serde_json::from_str::<HttpReport>(&bad).map(drop).map_err(|e| e.to_string());
+        assert!(err.is_err_and(|e| e.contains("`5xx` is not an HTTP status code")));
     }
 }

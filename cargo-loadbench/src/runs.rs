@@ -2,12 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{LatencyReport, ScenarioReport};
+use loadbench::report::{LatencyReport, ScenarioReport};
 
 /// What one run of a scenario measured: the figures a comparison with a baseline needs, and the
 /// counts that explain them.
 ///
-/// With `--runs N`, [`ScenarioReport::runs`] holds N of these, in the order they ran, and the
+/// With `--runs N`, [`ScenarioResult::runs`](crate::ScenarioResult::runs) holds N of these, in the order they ran, and the
 /// scenario's own figures summarise them (see the README's "Repeated runs").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSample {

@@ -1,5 +1,8 @@
-//! Merges the rounds of `--runs N` into one report: one entry per scenario that summarises its
-//! runs and keeps each run's figures in [`ScenarioReport::runs`].
+//! `--runs N`: a command's whole plan run N times, in rounds (every selected scenario once per
+//! round, so that drift of the machine over time, a neighbour starting or thermal throttling,
+//! touches every scenario alike instead of whichever happened to run last), and the rounds merged
+//! into one report: one entry per scenario that summarises its runs and keeps each run's figures
+//! in [`ScenarioResult::runs`].
 //!
 //! Counts (iterations, failures by kind, responses, bytes, connections, wall time) are totals
 //! over the runs: nothing is lost, and `error_rate` stays failures over iterations. Rates and
@@ -7,18 +10,42 @@
 //! them; HDR histograms are not kept in reports, so they cannot be merged exactly, and a median
 //! of runs is what the verdict is about anyway.
 
-use loadbench::report::{LatencyReport, RunReport, RunSample, ScenarioReport, StepReport};
+use std::ops::ControlFlow;
+use std::time::SystemTime;
+
+use cargo_loadbench::{Results, RunSample, ScenarioResult};
+use loadbench::cli::interrupt;
+use loadbench::report::{ErrorCounts, LatencyReport, StepReport};
 
 use crate::compare::median;
+
+/// Runs `round` (numbered from 1) `runs` times, or until Ctrl-C or a round that breaks, and
+/// merges the rounds' reports into one; shared by the workspace's scenarios and
+/// `cargo loadbench url`.
+pub fn in_rounds(runs: u32, mut round: impl FnMut(u32) -> (Results, ControlFlow<()>)) -> Results {
+    let started_at = SystemTime::now();
+    let mut rounds = Vec::with_capacity(runs as usize);
+    for number in 1..=runs {
+        if interrupt::interrupted() {
+            break;
+        }
+        let (report, flow) = round(number);
+        rounds.push(report);
+        if flow.is_break() {
+            break;
+        }
+    }
+    merge(rounds, Results::new(started_at))
+}
 
 /// One report from the rounds, in the order the scenarios first ran. Each round is a complete
 /// report of every bench binary that ran in it; `rounds` must not be empty for the header (tool,
 /// machine, start) to come from a run, else `fallback` stands in.
-pub fn merge(rounds: Vec<RunReport>, fallback: RunReport) -> RunReport {
+pub fn merge(rounds: Vec<Results>, fallback: Results) -> Results {
     let mut rounds = rounds.into_iter();
     let mut merged = rounds.next().unwrap_or(fallback);
     // (package, bench, name, target) → every run's report, in order.
-    let mut groups: Vec<Vec<ScenarioReport>> = merged.scenarios.drain(..).map(|s| vec![s]).collect();
+    let mut groups: Vec<Vec<ScenarioResult>> = merged.scenarios.drain(..).map(|s| vec![s]).collect();
     for round in rounds {
         for scenario in round.scenarios {
             match groups.iter_mut().find(|g| same_scenario(&g[0], &scenario)) {
@@ -33,18 +60,18 @@ pub fn merge(rounds: Vec<RunReport>, fallback: RunReport) -> RunReport {
 
 /// The same scenario against the same target: side by side, each target's runs are merged
 /// apart from the others'.
-fn same_scenario(a: &ScenarioReport, b: &ScenarioReport) -> bool {
-    a.name == b.name && a.bench == b.bench && a.package == b.package && a.target_name == b.target_name
+fn same_scenario(a: &ScenarioResult, b: &ScenarioResult) -> bool {
+    a.same_scenario(b) && a.target_name == b.target_name
 }
 
 /// The summary of one scenario's runs; `None` only for an empty group.
-fn merge_scenario(runs: Vec<ScenarioReport>) -> Option<ScenarioReport> {
+fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
     let mut runs = runs.into_iter();
     let mut merged = runs.next()?;
-    let rest: Vec<ScenarioReport> = runs.collect();
-    let all: Vec<&ScenarioReport> = std::iter::once(&merged).chain(&rest).collect();
+    let rest: Vec<ScenarioResult> = runs.collect();
+    let all: Vec<&ScenarioResult> = std::iter::once(&merged).chain(&rest).collect();
     // Only runs that ran have figures; a run that could not start is a setup error, below.
-    let ran: Vec<&ScenarioReport> = all.iter().copied().filter(|s| s.setup_error.is_none()).collect();
+    let ran: Vec<&ScenarioResult> = all.iter().copied().filter(|s| s.setup_error.is_none()).collect();
 
     let samples: Vec<RunSample> = ran.iter().map(|s| RunSample::of(s)).collect();
     let rps = median(&ran.iter().map(|s| s.rps).collect::<Vec<_>>());
@@ -91,7 +118,7 @@ fn merge_scenario(runs: Vec<ScenarioReport>) -> Option<ScenarioReport> {
 
 /// Each step's counts summed over the runs and its latencies' medians, steps in the order the
 /// first run that had them ran them.
-fn merge_steps(runs: &[&ScenarioReport]) -> Vec<StepReport> {
+fn merge_steps(runs: &[&ScenarioResult]) -> Vec<StepReport> {
     let mut names: Vec<&str> = Vec::new();
     for step in runs.iter().flat_map(|r| &r.steps) {
         if !names.contains(&step.name.as_str()) {
@@ -102,7 +129,7 @@ fn merge_steps(runs: &[&ScenarioReport]) -> Vec<StepReport> {
         .into_iter()
         .map(|name| {
             let of: Vec<&StepReport> = runs.iter().flat_map(|r| &r.steps).filter(|s| s.name == name).collect();
-            let mut errors = loadbench::report::ErrorCounts::default();
+            let mut errors = ErrorCounts::default();
             for step in &of {
                 errors.add(&step.errors);
             }
@@ -137,11 +164,11 @@ fn median_latency<'a>(latencies: impl Iterator<Item = &'a LatencyReport>) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadbench::report::ConfigReport;
+    use loadbench::report::{ConfigReport, ScenarioReport};
 
-    fn scenario(name: &str, rps: f64, p50: f64, failed: u64) -> ScenarioReport {
+    fn scenario(name: &str, rps: f64, p50: f64, failed: u64) -> ScenarioResult {
         let config = ConfigReport { concurrency: 2, count: Some(10), timeout_ms: 1_000, ..ConfigReport::default() };
-        let mut s = ScenarioReport::not_started(name, config);
+        let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config));
         s.package = Some("shop".into());
         s.bench = Some("api".into());
         s.iterations = 10;
@@ -165,8 +192,8 @@ mod tests {
         s
     }
 
-    fn round(scenarios: Vec<ScenarioReport>) -> RunReport {
-        let mut report = RunReport::new(std::time::SystemTime::UNIX_EPOCH);
+    fn round(scenarios: Vec<ScenarioResult>) -> Results {
+        let mut report = Results::new(std::time::SystemTime::UNIX_EPOCH);
         report.scenarios = scenarios;
         report
     }
@@ -196,7 +223,7 @@ mod tests {
 
     #[test]
     fn open_model_figures_and_steps_merge_like_the_scenario_s_own() {
-        let rounds: Vec<RunReport> = [(1_900.0, 5, 10.0), (2_000.0, 0, 30.0), (1_950.0, 1, 20.0)]
+        let rounds: Vec<Results> = [(1_900.0, 5, 10.0), (2_000.0, 0, 30.0), (1_950.0, 1, 20.0)]
             .into_iter()
             .map(|(achieved, dropped, p50)| {
                 let mut s = scenario("open", achieved, p50, 0);
@@ -207,7 +234,7 @@ mod tests {
                     iterations: 10,
                     ok: 9,
                     failed: 1,
-                    errors: loadbench::report::ErrorCounts { io: 1, ..Default::default() },
+                    errors: ErrorCounts { io: 1, ..Default::default() },
                     latency_us: s.latency_us,
                 }];
                 round(vec![s])

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// The comparison of one scenario with its baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// The baseline's name (`--baseline NAME`); in [`super::ScenarioReport::side_by_side`], the
+    /// The baseline's name (`--baseline NAME`); in [`ScenarioResult::side_by_side`](crate::ScenarioResult::side_by_side), the
     /// name of the first target, which the others are compared with.
     pub baseline: String,
     /// The overall verdict: [`Verdict::Regressed`] when any metric regressed, else

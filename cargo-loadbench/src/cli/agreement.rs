@@ -1,0 +1,56 @@
+//! The command line against the table of strings that the grammar and the `#[scenario]` attribute
+//! also judge (`loadbench-grammar/tests/agreement.txt`): every flag that takes a line's kind must
+//! accept it when the table says `ok` and refuse it when it says `err`, through clap, as a user's
+//! command line is parsed.
+
+use clap::Parser;
+
+use super::Cargo;
+
+const TABLE: &str = include_str!("../../../loadbench-grammar/tests/agreement.txt");
+
+/// Every command line that writes `text` as a `kind`, as `--flag=TEXT` so that a text starting
+/// with `-` is a value, as it would be for a user.
+fn command_lines(kind: &str, text: &str) -> Vec<Vec<String>> {
+    let line = |words: &[&str], flag: &str| {
+        let mut args: Vec<String> = ["cargo", "loadbench"].iter().chain(words).map(|w| (*w).to_owned()).collect();
+        args.push(format!("{flag}={text}"));
+        args
+    };
+    let url = ["url", "http://127.0.0.1:9/"];
+    match kind {
+        // Before and after the subcommand: the flag is global.
+        "threshold" => vec![line(&[], "--threshold"), line(&url, "--threshold")],
+        "rate" => vec![line(&url, "--rate")],
+        "duration" => vec![line(&url, "--duration"), line(&url, "--timeout")],
+        other => panic!("unknown kind `{other}`"),
+    }
+}
+
+#[test]
+fn the_command_line_judges_every_line_of_the_table_as_it_says() {
+    let mut checked = 0;
+    for line in TABLE.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let mut words = line.splitn(3, ' ');
+        let (kind, outcome, text) = match (words.next(), words.next(), words.next()) {
+            (Some(kind), Some(outcome), Some(text)) => (kind, outcome, text.trim()),
+            _ => panic!("malformed line: {line}"),
+        };
+        let expected = match outcome {
+            "ok" => true,
+            "err" => false,
+            other => panic!("unknown outcome `{other}` in: {line}"),
+        };
+        for args in command_lines(kind, text) {
+            match (expected, Cargo::try_parse_from(&args)) {
+                (true, Ok(_)) => checked += 1,
+                // Refused for the value, not for anything else on the command line.
+                (false, Err(e)) if e.kind() == clap::error::ErrorKind::ValueValidation => checked += 1,
+                (true, Err(e)) => panic!("`{text}` ({kind}) was refused by {args:?}: {e}"),
+                (false, Err(e)) => panic!("`{text}` ({kind}) was refused by {args:?} for another reason: {e}"),
+                (false, Ok(_)) => panic!("`{text}` ({kind}) was accepted by {args:?}"),
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} command lines");
+}

@@ -1,0 +1,317 @@
+//! `cargo loadbench`: discover → read the baseline → build → list → select → run (in rounds;
+//! against several targets, side by side) → the shared tail, [`crate::finish`]: thresholds,
+//! comparisons, outputs, the baseline and the exit code.
+
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::time::SystemTime;
+
+use cargo_loadbench::{Results, ScenarioResult};
+use loadbench::cli::{Filter, interrupt};
+use loadbench::exit_code;
+use loadbench::report::{ScenarioInfo, ScenarioList, ScenarioReport, WatchReport, table};
+use loadbench::watch::Sampler;
+
+use crate::build::{self, Executable};
+use crate::cli::Args;
+use crate::discover;
+use crate::error::Error;
+use crate::finish::{self, Gating};
+use crate::gate::{self, CliThreshold};
+use crate::rounds;
+use crate::run::{self, Outcome, RunOptions};
+use crate::targets::{self, TargetArg, Targets};
+
+/// Runs `cargo loadbench` with `args` and returns the exit code. Errors that stop the run before
+/// any result exists are returned as [`Error`]s.
+pub fn run(args: &Args) -> Result<u8, Error> {
+    let targets = Targets::new(&args.targets)?;
+    targets.check_baselines(args.baseline.as_deref(), args.save_baseline.as_deref())?;
+    let manifest_path = args.manifest_path.as_deref();
+    let workspace = discover::discover(manifest_path, &args.packages, &args.benches)?;
+    let gating = Gating::resolve(args, &workspace.target_dir, &workspace.settings);
+    // Before building: a missing or broken baseline should cost seconds, not a build and a run.
+    let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
+    let executables = build::build(manifest_path, &workspace.targets)?;
+
+    let scratch = tempfile::Builder::new().prefix("cargo-loadbench-").tempdir().map_err(Error::TempDir)?;
+    let mut listed = Vec::with_capacity(executables.len());
+    for (i, exe) in executables.into_iter().enumerate() {
+        // Asked unfiltered, so that a filter matching nothing can list what is available.
+        if let Some(list) = run::list(&exe, &scratch.path().join(format!("list-{i}.json")))? {
+            listed.push((exe, list));
+        }
+    }
+    let plan = select(&listed, &Filter::new(args.filters.clone(), args.exact))?;
+    let selected: Vec<&str> = plan.iter().flat_map(|(_, s)| s.iter().map(|info| info.name.as_str())).collect();
+    gate::check_scenarios(&args.thresholds, &selected)?;
+
+    if args.list {
+        print_list(&plan, &targets, &args.thresholds);
+        return Ok(exit_code::OK);
+    }
+
+    // The bench binaries are in our process group: they hear Ctrl-C too, stop and report on their
+    // own, so only they announce it; we stay alive to print what they measured.
+    if let Err(err) = interrupt::install(false) {
+        eprintln!("warning: cannot handle Ctrl-C ({err}); an interrupted run will show no results");
+    }
+    let options = RunOptions { target: None, quiet: args.quiet, watches: args.watched() };
+    let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
+    if report.scenarios.is_empty() && code != exit_code::OK {
+        return Ok(code);
+    }
+    Ok(finish::finish(args, &gating, baseline.as_ref(), report, code))
+}
+
+/// Runs the plan `runs` times, in rounds: every selected scenario once per round, so that drift
+/// of the machine over time (a neighbour starting, thermal throttling) touches every scenario
+/// alike instead of whichever happened to run last. Returns the merged report and
+/// [`exit_code::USAGE`] when a binary rejected its configuration, else [`exit_code::OK`].
+fn run_rounds(
+    plan: &[(&Executable, Vec<&ScenarioInfo>)],
+    targets: &Targets,
+    options: &RunOptions,
+    scratch: &Path,
+    runs: u32,
+) -> (Results, u8) {
+    let mut code = exit_code::OK;
+    let report = rounds::in_rounds(runs, |round| {
+        let (report, round_code) = run_plan(plan, targets, options, scratch, (round, runs));
+        code = round_code;
+        (report, if round_code == exit_code::OK { ControlFlow::Continue(()) } else { ControlFlow::Break(()) })
+    });
+    (report, code)
+}
+
+/// Runs each bench binary of `plan` in turn and merges what they report into one report, with
+/// `package`, `bench` and the target's name filled in. Against several targets, each scenario
+/// runs against each target in turn ([`targets::for_each_pair`]). The exit code is
+/// [`exit_code::USAGE`] when a binary rejected its configuration (nothing more runs after that),
+/// else [`exit_code::OK`].
+fn run_plan(
+    plan: &[(&Executable, Vec<&ScenarioInfo>)],
+    targets: &Targets,
+    options: &RunOptions,
+    scratch: &Path,
+    (round, runs): (u32, u32),
+) -> (Results, u8) {
+    let started_at = SystemTime::now();
+    let mut header: Option<Results> = None;
+    let mut scenarios = Vec::new();
+    let mut code = exit_code::OK;
+    // No `--target`: each scenario's own; one: that one, unnamed or not.
+    let run_against: Vec<Option<&TargetArg>> =
+        if targets.list().is_empty() { vec![None] } else { targets.list().iter().map(Some).collect() };
+    let of = if runs > 1 { format!(" [run {round} of {runs}]") } else { String::new() };
+    let mut started = 0;
+    for (i, (exe, selected)) in plan.iter().enumerate() {
+        if interrupt::interrupted() {
+            eprintln!("note: interrupted; {} bench target(s) not started", plan.len() - i);
+            break;
+        }
+        if !options.quiet && !targets.side_by_side() {
+            eprintln!("     Running {exe} ({}){of}", exe.path.display(), exe = exe.target);
+        }
+        // Watched processes are sampled per scenario, and side by side each scenario runs against
+        // each target in turn, so each scenario gets a start of its own binary; otherwise one
+        // start runs them all.
+        let batches: Vec<Vec<&ScenarioInfo>> = if options.watches.is_empty() && !targets.side_by_side() {
+            vec![selected.clone()]
+        } else {
+            selected.iter().map(|info| vec![*info]).collect()
+        };
+        let flow = targets::for_each_pair(&batches, &run_against, |batch, target| {
+            if interrupt::interrupted() {
+                return ControlFlow::Break(());
+            }
+            let mut options = options.clone();
+            if let Some(target) = target {
+                options.target = Some(target.url.clone());
+            }
+            let name = target.and_then(|t| t.name.clone());
+            if !options.quiet && targets.side_by_side() {
+                let scenario = batch.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ");
+                let against = target.map_or_else(String::new, |t| format!(" against {} ({})", t.label(), t.url));
+                eprintln!("     Running {exe} {scenario}{against}{of}", exe = exe.target);
+            }
+            started += 1;
+            let names: Vec<String> = batch.iter().map(|s| s.name.clone()).collect();
+            let samplers: Vec<Sampler> = options.watches.iter().map(Sampler::start).collect();
+            let output = scratch.join(format!("run-{round}-{i}-{started}.json"));
+            let outcome = run::run(exe, &names, &options, &output);
+            let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
+            match outcome {
+                Outcome::Finished(mut report) => {
+                    let measured = std::mem::take(&mut report.scenarios);
+                    scenarios.extend(measured.into_iter().map(|m| ran_in(exe, name.clone(), m, &watched)));
+                    // The first binary's header (tool, machine, start time) stands for the run.
+                    header.get_or_insert(report.with_scenarios(Vec::new()));
+                }
+                Outcome::UsageError => {
+                    // The binary has printed the reason; say which binary, and run nothing more:
+                    // the same mistake would most likely stop the others too.
+                    eprintln!("error: {} rejected its configuration; see above", exe.target);
+                    code = exit_code::USAGE;
+                    return ControlFlow::Break(());
+                }
+                Outcome::CouldNotRun(reason) => {
+                    eprintln!("error: {}: {reason}; its scenarios did not run", exe.target);
+                    scenarios.extend(batch.iter().map(|info| {
+                        let report = did_not_run(info, &options, &reason);
+                        ran_in(exe, name.clone(), report, &[])
+                    }));
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if flow.is_break() {
+            break;
+        }
+    }
+    let mut report = header.unwrap_or_else(|| Results::new(started_at));
+    report.scenarios = scenarios;
+    (report, code)
+}
+
+/// `measured` as the entry of bench target `exe`, against the target named `target_name` (side by
+/// side), with what `--watch` saw after what the binary watched itself (`Harness::watch`).
+fn ran_in(
+    exe: &Executable,
+    target_name: Option<String>,
+    mut measured: ScenarioReport,
+    watched: &[WatchReport],
+) -> ScenarioResult {
+    measured.watched.extend(watched.iter().cloned());
+    let mut result = ScenarioResult::new(measured);
+    result.package = Some(exe.target.package.clone());
+    result.bench = Some(exe.target.bench.clone());
+    result.target_name = target_name;
+    result
+}
+
+/// The scenarios of each bench binary that `filter` selects, in binary order; binaries with none
+/// are left out.
+fn select<'a>(
+    listed: &'a [(Executable, ScenarioList)],
+    filter: &Filter,
+) -> Result<Vec<(&'a Executable, Vec<&'a ScenarioInfo>)>, Error> {
+    let available = || listed.iter().flat_map(|(_, list)| &list.scenarios).map(|s| s.name.as_str());
+    if available().next().is_none() {
+        let targets = listed.iter().map(|(exe, _)| exe.target.to_string()).collect::<Vec<_>>();
+        let targets = if targets.is_empty() { "any bench target".to_owned() } else { targets.join(", ") };
+        return Err(Error::NoScenarios { targets });
+    }
+    let plan: Vec<_> = listed
+        .iter()
+        .map(|(exe, list)| (exe, list.scenarios.iter().filter(|s| filter.matches(&s.name)).collect::<Vec<_>>()))
+        .filter(|(_, selected)| !selected.is_empty())
+        .collect();
+    if plan.is_empty() {
+        return Err(filter.no_match(available()).into());
+    }
+    Ok(plan)
+}
+
+/// `basic/api: hello — concurrency 20, count 500, timeout 30s`, one line per scenario (and
+/// target, `hello [fast]`, side by side).
+fn print_list(plan: &[(&Executable, Vec<&ScenarioInfo>)], targets: &Targets, thresholds: &[CliThreshold]) {
+    let mut out = String::new();
+    for (exe, scenarios) in plan {
+        for info in scenarios {
+            let mut config = info.config.clone();
+            // Show the target and thresholds the run would use.
+            gate::add_to(&mut config, &info.name, thresholds);
+            if targets.list().is_empty() {
+                out.push_str(&format!("{}: {} — {}\n", exe.target, info.name, table::describe_config(&config)));
+            }
+            for target in targets.list() {
+                config.target = Some(target.url.clone());
+                let name = match &target.name {
+                    Some(name) if targets.side_by_side() => format!("{} [{name}]", info.name),
+                    _ => info.name.clone(),
+                };
+                out.push_str(&format!("{}: {name} — {}\n", exe.target, table::describe_config(&config)));
+            }
+        }
+    }
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+}
+
+/// The report entry for a scenario whose binary died before reporting.
+fn did_not_run(info: &ScenarioInfo, options: &RunOptions, reason: &str) -> ScenarioReport {
+    let mut config = info.config.clone();
+    if let Some(target) = &options.target {
+        config.target = Some(target.clone());
+    }
+    let mut report = ScenarioReport::not_started(info.name.clone(), config);
+    report.setup_error = Some(reason.to_owned());
+    report
+}
+
+#[cfg(test)]
+// A failed expectation is a failed test; `expect` says which.
+#[allow(clippy::expect_used)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::discover::BenchTarget;
+    use loadbench::report::ConfigReport;
+
+    fn exe(bench: &str, scenarios: &[&str]) -> (Executable, ScenarioList) {
+        let target = BenchTarget {
+            package: "shop".into(),
+            package_id: cargo_metadata::PackageId { repr: "shop".into() },
+            bench: bench.into(),
+            package_root: PathBuf::from("/shop"),
+        };
+        let config = ConfigReport { concurrency: 2, count: Some(10), timeout_ms: 1_000, ..ConfigReport::default() };
+        let scenarios = scenarios
+            .iter()
+            .map(|name| ScenarioInfo {
+                name: (*name).into(),
+                module_path: bench.into(),
+                file: format!("benches/{bench}.rs"),
+                line: 1,
+                config: config.clone(),
+            })
+            .collect();
+        (
+            Executable { target, path: PathBuf::from(format!("/bin/{bench}")) },
+            ScenarioList { schema_version: 1, scenarios },
+        )
+    }
+
+    fn names(plan: &[(&Executable, Vec<&ScenarioInfo>)]) -> Vec<String> {
+        plan.iter().flat_map(|(exe, s)| s.iter().map(move |s| format!("{}/{}", exe.target.bench, s.name))).collect()
+    }
+
+    #[test]
+    fn filters_select_across_binaries() {
+        let listed = [exe("api", &["hello", "login", "checkout"]), exe("admin", &["hello_admin"])];
+        let all = select(&listed, &Filter::default()).expect("all");
+        assert_eq!(names(&all), ["api/hello", "api/login", "api/checkout", "admin/hello_admin"]);
+        let some = select(&listed, &Filter::new(vec!["hello".into()], false)).expect("substring");
+        assert_eq!(names(&some), ["api/hello", "admin/hello_admin"]);
+        let exact = select(&listed, &Filter::new(vec!["hello".into(), "login".into()], true)).expect("exact");
+        assert_eq!(names(&exact), ["api/hello", "api/login"]);
+    }
+
+    #[test]
+    fn a_filter_matching_nothing_lists_what_exists() {
+        let listed = [exe("api", &["login", "hello"]), exe("admin", &["hello"])];
+        let err = select(&listed, &Filter::new(vec!["xyz".into()], false)).expect_err("no match");
+        assert_eq!(err.to_string(), "no scenario matches `xyz`; available: hello, login");
+    }
+
+    #[test]
+    fn binaries_without_scenarios_are_an_error() {
+        let listed = [exe("api", &[])];
+        let err = select(&listed, &Filter::default()).expect_err("no scenarios");
+        assert_eq!(err.to_string(), "no #[loadbench::scenario] functions in shop/api");
+        let err = select(&[], &Filter::default()).expect_err("no loadbench binaries");
+        assert_eq!(err.to_string(), "no #[loadbench::scenario] functions in any bench target");
+    }
+}

@@ -1,0 +1,163 @@
+//! The tail every command shares once it has results, whether from a workspace's bench binaries
+//! ([`crate::dispatch::workspace`]) or from `cargo loadbench url` ([`crate::dispatch::url`]):
+//! thresholds → comparison with the first server (side by side) and with the baseline → outputs
+//! → saving the baseline → exit code.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use cargo_loadbench::Results;
+use loadbench::cli::interrupt;
+use loadbench::exit_code;
+use loadbench::report::MachineInfo;
+
+use crate::baseline::{Baseline, Baselines};
+use crate::cli::Args;
+use crate::gate::{self, GateResult};
+use crate::output::{self, Context, Format, OutputSpec};
+use crate::settings::{DEFAULT_NOISE_PERCENT, Settings};
+use crate::{compare, targets};
+
+/// Environment variable GitHub Actions sets to a file whose Markdown it shows on the run's
+/// summary page.
+const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
+
+/// The gating settings in force: the command line over `[workspace.metadata.loadbench]` over
+/// the defaults.
+#[derive(Debug)]
+pub struct Gating {
+    /// `--runs`.
+    pub runs: u32,
+    /// A fraction: 0.05 for 5 %.
+    noise: f64,
+    fail_on_regression: bool,
+    /// Where baselines are read and saved.
+    pub baselines: Baselines,
+}
+
+impl Gating {
+    /// The settings in force, with baselines under `target_dir` unless `--baseline-dir` is given.
+    pub fn resolve(args: &Args, target_dir: &Path, settings: &Settings) -> Gating {
+        let dir = args.baseline_dir.clone().unwrap_or_else(|| target_dir.join("loadbench").join("baselines"));
+        Gating {
+            runs: args.runs.or(settings.runs).unwrap_or(1),
+            noise: args.noise_threshold.or(settings.noise_threshold).unwrap_or(DEFAULT_NOISE_PERCENT) / 100.0,
+            fail_on_regression: match (args.fail_on_regression, args.no_fail_on_regression) {
+                (true, _) => true,
+                (_, true) => false,
+                _ => settings.fail_on_regression.unwrap_or(false),
+            },
+            baselines: Baselines::new(dir),
+        }
+    }
+}
+
+/// Thresholds → compare → outputs → save the baseline → the exit code, which is at least `code`.
+pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut report: Results, mut code: u8) -> u8 {
+    gate::apply_thresholds(&mut report, &args.thresholds);
+    if let Some(first) = targets::reference(&report).map(str::to_owned) {
+        targets::compare_with_first(&mut report, &first, gating.noise);
+    }
+    let mut notes = Vec::new();
+    if let Some(baseline) = baseline {
+        for scenario in &mut report.scenarios {
+            let old = baseline.scenario(scenario);
+            scenario.comparison = Some(compare::compare(scenario, old, &baseline.name, gating.noise));
+        }
+        notes.extend(machine_note(baseline, &report.machine));
+    }
+    let interrupted = interrupt::interrupted() || report.scenarios.iter().any(|s| s.interrupted);
+
+    let mut cx = Context::new(&report, gating.runs, args.baseline.as_deref(), gating.fail_on_regression);
+    cx.notes = notes;
+    code = code.max(write_outputs(args, &cx));
+
+    if let Some(name) = &args.save_baseline {
+        if interrupted {
+            eprintln!("note: baseline `{name}` not saved: the run was interrupted");
+        } else {
+            match gating.baselines.save(name, &report) {
+                Ok((path, n)) => {
+                    let noun = if n == 1 { "scenario" } else { "scenarios" };
+                    eprintln!("note: saved baseline `{name}` ({n} {noun}) to {}", path.display());
+                }
+                Err(err) => {
+                    eprintln!("error: cannot save baseline `{name}`: {err}");
+                    code = code.max(exit_code::USAGE);
+                }
+            }
+        }
+    }
+
+    let gate = GateResult::of(&report, &cx.labels);
+    if gate.failed(gating.fail_on_regression) {
+        eprintln!("error: {}", gate.describe(gating.fail_on_regression, args.baseline.as_deref()));
+        code = code.max(exit_code::GATE_FAILED);
+    } else if !gate.regressions.is_empty() {
+        eprintln!(
+            "note: regressed against baseline `{}`: {}; add --fail-on-regression to fail the run on it",
+            args.baseline.as_deref().unwrap_or_default(),
+            gate.regressions.join(", ")
+        );
+    }
+    if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
+        code = code.max(exit_code::SCENARIO_FAILED);
+    }
+    if interrupted {
+        code = exit_code::INTERRUPTED;
+    }
+    code
+}
+
+/// Prints the `--format` output, writes every `--output` (and `--json`) file and appends the
+/// Markdown summary to `GITHUB_STEP_SUMMARY` when it is set. Returns [`exit_code::USAGE`] if
+/// anything could not be written (each failure is one `error:` line), else [`exit_code::OK`].
+fn write_outputs(args: &Args, cx: &Context) -> u8 {
+    let mut code = exit_code::OK;
+    match output::render(args.format, cx) {
+        // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
+        Ok(text) => {
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        }
+        Err(err) => {
+            eprintln!("error: cannot render the results as {:?}: {err}", args.format);
+            code = exit_code::USAGE;
+        }
+    }
+    let json = args.json.iter().map(|path| OutputSpec { format: Format::Json, path: path.clone() });
+    for spec in args.outputs.iter().cloned().chain(json) {
+        let written = output::render(spec.format, cx)
+            .and_then(|text| loadbench::report::write_atomic(&spec.path, text.as_bytes()).map_err(|e| e.to_string()));
+        if let Err(err) = written {
+            eprintln!("error: cannot write {}: {err}", spec.path.display());
+            code = exit_code::USAGE;
+        }
+    }
+    if let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()).map(PathBuf::from) {
+        let written = output::render(Format::Markdown, cx)
+            .and_then(|markdown| output::append(&path, &markdown).map_err(|e| e.to_string()));
+        if let Err(err) = written {
+            eprintln!("error: cannot append to {STEP_SUMMARY_ENV} ({}): {err}", path.display());
+            code = exit_code::USAGE;
+        }
+    }
+    code
+}
+
+/// A note when the baseline was recorded on a machine that differs in what matters for speed.
+fn machine_note(baseline: &Baseline, now: &MachineInfo) -> Option<String> {
+    let then = &baseline.report.machine;
+    let describe = |m: &MachineInfo| {
+        format!("{} {}, {} CPUs, host {}", m.os, m.arch, m.cpus, m.hostname.as_deref().unwrap_or("unknown"))
+    };
+    let same =
+        (then.os == now.os) && (then.arch == now.arch) && (then.cpus == now.cpus) && then.hostname == now.hostname;
+    (!same).then(|| {
+        format!(
+            "Baseline `{}` was recorded on another machine ({}; now {}): differences may not be the code's.",
+            baseline.name,
+            describe(then),
+            describe(now)
+        )
+    })
+}

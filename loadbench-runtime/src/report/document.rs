@@ -1,0 +1,130 @@
+//! The document a run writes: its header (the schema version, the tool, the machine, the start)
+//! around one entry per scenario, and the list of scenarios a bench binary holds (`--list`).
+//!
+//! These types are the contract between a bench binary, `cargo loadbench` and any tool that reads
+//! the files; they change only together with [`SCHEMA_VERSION`].
+
+use serde::{Deserialize, Serialize};
+
+use super::scenario::{ConfigReport, ScenarioReport, rfc3339};
+
+/// Version of the JSON layout of [`RunReport`] and [`ScenarioList`].
+///
+/// Bumped on any change that an older reader would misread; readers should refuse a version they
+/// do not know rather than guess.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one run produced: one entry per scenario, plus where and when it ran.
+///
+/// A bench binary's entries are [`ScenarioReport`]s. `cargo loadbench` writes the same document
+/// with entries of its own type, which add what only it knows (the bench target, comparisons with
+/// a baseline) to each scenario's report; hence the type parameter.
+///
+/// ```
+/// let json = r#"{"schema_version":1,"tool":{"name":"loadbench","version":"0.1.0"},
+///   "started_at":"2026-01-01T00:00:00Z","machine":{"os":"linux","arch":"x86_64","cpus":2,
+///   "hostname":null,"kernel":null},"scenarios":[]}"#;
+/// let report: loadbench::report::RunReport = serde_json::from_str(json).unwrap();
+/// assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport<S = ScenarioReport> {
+    /// Always [`SCHEMA_VERSION`] when written by this version.
+    pub schema_version: u32,
+    /// The program that wrote the file.
+    pub tool: ToolInfo,
+    /// Wall-clock start of the run, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The machine the generator ran on.
+    pub machine: MachineInfo,
+    /// One entry per scenario, in the order they ran.
+    pub scenarios: Vec<S>,
+}
+
+impl<S> RunReport<S> {
+    /// An empty report of this tool on this machine, started at `started_at`.
+    pub fn new(started_at: std::time::SystemTime) -> RunReport<S> {
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
+            started_at: rfc3339(started_at),
+            machine: MachineInfo::current(),
+            scenarios: Vec::new(),
+        }
+    }
+
+    /// The same header with `scenarios` as its entries.
+    pub fn with_scenarios<T>(self, scenarios: Vec<T>) -> RunReport<T> {
+        RunReport {
+            schema_version: self.schema_version,
+            tool: self.tool,
+            started_at: self.started_at,
+            machine: self.machine,
+            scenarios,
+        }
+    }
+}
+
+/// Name and version of the writer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// `loadbench`.
+    pub name: String,
+    /// The crate version of the runtime that measured.
+    pub version: String,
+}
+
+/// A description of the generator's machine, so results from different machines are not
+/// compared unknowingly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// `std::env::consts::OS`.
+    pub os: String,
+    /// `std::env::consts::ARCH`.
+    pub arch: String,
+    /// Logical CPUs available to the process.
+    pub cpus: usize,
+    /// Host name, when it could be read.
+    pub hostname: Option<String>,
+    /// Kernel release, when it could be read.
+    pub kernel: Option<String>,
+}
+
+impl MachineInfo {
+    /// The machine this process runs on.
+    pub fn current() -> MachineInfo {
+        let read =
+            |path: &str| std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        MachineInfo {
+            os: std::env::consts::OS.to_owned(),
+            arch: std::env::consts::ARCH.to_owned(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            hostname: read("/proc/sys/kernel/hostname"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+        }
+    }
+}
+
+/// The scenarios a bench binary holds, as `--list` writes them for `cargo loadbench`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioList {
+    /// Always [`SCHEMA_VERSION`] when written by this version.
+    pub schema_version: u32,
+    /// The scenarios, sorted by name.
+    pub scenarios: Vec<ScenarioInfo>,
+}
+
+/// One registered scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioInfo {
+    /// The scenario's name.
+    pub name: String,
+    /// Rust module that defines it.
+    pub module_path: String,
+    /// Source file that defines it.
+    pub file: String,
+    /// Line of the attribute.
+    pub line: u32,
+    /// The load from the attribute (before command-line overrides).
+    pub config: ConfigReport,
+}
