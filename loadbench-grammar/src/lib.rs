@@ -29,3 +29,6 @@ mod threshold;
 pub use duration::{DurationError, MAX_DURATION, RangeError, parse_duration, parse_duration_range, total_duration};
 pub use rate::{Rate, RateError};
 pub use threshold::{Metric, MetricKind, Op, Threshold, ThresholdError};
+
+#[doc(hidden)]
+pub mod agreement;

@@ -4,14 +4,13 @@
 //! command line is parsed.
 
 use clap::Parser;
+use loadbench_grammar::agreement::{self, Kind};
 
 use super::Cargo;
 
-const TABLE: &str = include_str!("../../../loadbench-grammar/tests/agreement.txt");
-
 /// Every command line that writes `text` as a `kind`, as `--flag=TEXT` so that a text starting
 /// with `-` is a value, as it would be for a user.
-fn command_lines(kind: &str, text: &str) -> Vec<Vec<String>> {
+fn command_lines(kind: Kind, text: &str) -> Vec<Vec<String>> {
     let line = |words: &[&str], flag: &str| {
         let mut args: Vec<String> = ["cargo", "loadbench"].iter().chain(words).map(|w| (*w).to_owned()).collect();
         args.push(format!("{flag}={text}"));
@@ -20,35 +19,24 @@ fn command_lines(kind: &str, text: &str) -> Vec<Vec<String>> {
     let url = ["url", "http://127.0.0.1:9/"];
     match kind {
         // Before and after the subcommand: the flag is global.
-        "threshold" => vec![line(&[], "--threshold"), line(&url, "--threshold")],
-        "rate" => vec![line(&url, "--rate")],
-        "duration" => vec![line(&url, "--duration"), line(&url, "--timeout")],
-        other => panic!("unknown kind `{other}`"),
+        Kind::Threshold => vec![line(&[], "--threshold"), line(&url, "--threshold")],
+        Kind::Rate => vec![line(&url, "--rate")],
+        Kind::Duration => vec![line(&url, "--duration"), line(&url, "--timeout")],
     }
 }
 
 #[test]
 fn the_command_line_judges_every_line_of_the_table_as_it_says() {
     let mut checked = 0;
-    for line in TABLE.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let mut words = line.splitn(3, ' ');
-        let (kind, outcome, text) = match (words.next(), words.next(), words.next()) {
-            (Some(kind), Some(outcome), Some(text)) => (kind, outcome, text.trim()),
-            _ => panic!("malformed line: {line}"),
-        };
-        let expected = match outcome {
-            "ok" => true,
-            "err" => false,
-            other => panic!("unknown outcome `{other}` in: {line}"),
-        };
-        for args in command_lines(kind, text) {
-            match (expected, Cargo::try_parse_from(&args)) {
+    for case in agreement::cases().unwrap_or_else(|e| panic!("{e}")) {
+        for args in command_lines(case.kind, case.text) {
+            match (case.ok, Cargo::try_parse_from(&args)) {
                 (true, Ok(_)) => checked += 1,
                 // Refused for the value, not for anything else on the command line.
                 (false, Err(e)) if e.kind() == clap::error::ErrorKind::ValueValidation => checked += 1,
-                (true, Err(e)) => panic!("`{text}` ({kind}) was refused by {args:?}: {e}"),
-                (false, Err(e)) => panic!("`{text}` ({kind}) was refused by {args:?} for another reason: {e}"),
-                (false, Ok(_)) => panic!("`{text}` ({kind}) was accepted by {args:?}"),
+                (true, Err(e)) => panic!("{case:?} was refused by {args:?}: {e}"),
+                (false, Err(e)) => panic!("{case:?} was refused by {args:?} for another reason: {e}"),
+                (false, Ok(_)) => panic!("{case:?} was accepted by {args:?}"),
             }
         }
     }

@@ -3,12 +3,11 @@
 //! must accept it when the table says `ok` and refuse it when it says `err`. The macro adds
 //! token syntax on top of the grammar; this is what keeps that syntax from changing a verdict.
 
+use loadbench_grammar::agreement::{self, Kind};
 use proc_macro2::{Literal, TokenStream, TokenTree};
 use quote::quote;
 
 use super::ScenarioArgs;
-
-const TABLE: &str = include_str!("../../../loadbench-grammar/tests/agreement.txt");
 
 /// `text` as Rust tokens, if it lexes as such.
 fn lex(text: &str) -> Option<TokenStream> {
@@ -26,11 +25,11 @@ fn is_one_literal(tokens: &TokenStream) -> bool {
 }
 
 /// Every attribute that writes `text` as a `kind`, each described for the failure message.
-fn attributes(kind: &str, text: &str) -> Vec<(String, TokenStream)> {
+fn attributes(kind: Kind, text: &str) -> Vec<(String, TokenStream)> {
     let string = Literal::string(text);
     let mut forms = Vec::new();
     match kind {
-        "threshold" => {
+        Kind::Threshold => {
             if let Some(tokens) = lex(text) {
                 forms.push(quote!(count = 1, thresholds(#tokens)));
             }
@@ -42,17 +41,16 @@ fn attributes(kind: &str, text: &str) -> Vec<(String, TokenStream)> {
                 forms.push(quote!(count = 1, thresholds(#metric #op #limit)));
             }
         }
-        "rate" => {
+        Kind::Rate => {
             forms.push(quote!(rate = #string, count = 1));
             if let Some(tokens) = lex(text).filter(is_one_literal) {
                 forms.push(quote!(rate = #tokens, count = 1));
             }
         }
-        "duration" => {
+        Kind::Duration => {
             forms.push(quote!(duration = #string));
             forms.push(quote!(count = 1, timeout = #string));
         }
-        other => panic!("unknown kind `{other}`"),
     }
     forms.into_iter().map(|tokens| (tokens.to_string(), tokens)).collect()
 }
@@ -60,24 +58,14 @@ fn attributes(kind: &str, text: &str) -> Vec<(String, TokenStream)> {
 #[test]
 fn the_attribute_judges_every_line_of_the_table_as_it_says() {
     let mut checked = 0;
-    for line in TABLE.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let mut words = line.splitn(3, ' ');
-        let (kind, outcome, text) = match (words.next(), words.next(), words.next()) {
-            (Some(kind), Some(outcome), Some(text)) => (kind, outcome, text.trim()),
-            _ => panic!("malformed line: {line}"),
-        };
-        let expected = match outcome {
-            "ok" => true,
-            "err" => false,
-            other => panic!("unknown outcome `{other}` in: {line}"),
-        };
-        let forms = attributes(kind, text);
-        assert!(!forms.is_empty(), "`{text}` ({kind}) cannot be written in the attribute");
+    for case in agreement::cases().unwrap_or_else(|e| panic!("{e}")) {
+        let forms = attributes(case.kind, case.text);
+        assert!(!forms.is_empty(), "{case:?} cannot be written in the attribute");
         for (attribute, tokens) in forms {
-            match (expected, ScenarioArgs::parse(tokens)) {
+            match (case.ok, ScenarioArgs::parse(tokens)) {
                 (true, Ok(_)) | (false, Err(_)) => checked += 1,
-                (true, Err(e)) => panic!("`{text}` ({kind}) was refused as #[scenario({attribute})]: {e}"),
-                (false, Ok(_)) => panic!("`{text}` ({kind}) was accepted as #[scenario({attribute})]"),
+                (true, Err(e)) => panic!("{case:?} was refused as #[scenario({attribute})]: {e}"),
+                (false, Ok(_)) => panic!("{case:?} was accepted as #[scenario({attribute})]"),
             }
         }
     }
@@ -88,11 +76,11 @@ fn the_attribute_judges_every_line_of_the_table_as_it_says() {
 fn a_line_is_written_every_way_the_attribute_allows() {
     let forms = |kind, text| attributes(kind, text).into_iter().map(|(a, _)| a).collect::<Vec<_>>();
     assert_eq!(
-        forms("threshold", "p50 >= 1s 500ms"),
+        forms(Kind::Threshold, "p50 >= 1s 500ms"),
         ["count = 1 , thresholds (p50 >= 1s 500ms)", "count = 1 , thresholds (p50 >= \"1s 500ms\")"]
     );
-    assert_eq!(forms("threshold", "p99 50ms"), ["count = 1 , thresholds (p99 50ms)"]);
-    assert_eq!(forms("rate", "-3"), ["rate = \"-3\" , count = 1", "rate = - 3 , count = 1"]);
-    assert_eq!(forms("rate", "120/m"), ["rate = \"120/m\" , count = 1"]);
-    assert_eq!(forms("duration", "1m 30s"), ["duration = \"1m 30s\"", "count = 1 , timeout = \"1m 30s\""]);
+    assert_eq!(forms(Kind::Threshold, "p99 50ms"), ["count = 1 , thresholds (p99 50ms)"]);
+    assert_eq!(forms(Kind::Rate, "-3"), ["rate = \"-3\" , count = 1", "rate = - 3 , count = 1"]);
+    assert_eq!(forms(Kind::Rate, "120/m"), ["rate = \"120/m\" , count = 1"]);
+    assert_eq!(forms(Kind::Duration, "1m 30s"), ["duration = \"1m 30s\"", "count = 1 , timeout = \"1m 30s\""]);
 }
