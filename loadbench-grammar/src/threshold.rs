@@ -1,6 +1,7 @@
 //! Thresholds: `METRIC OP LIMIT`, such as `p99 < 50ms`, `error_rate <= 1%` or `rps > 1000`.
 
 use std::fmt;
+use std::ops::Range;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -289,15 +290,34 @@ impl Threshold {
     /// limit)`, each trimmed. The attribute and the command line both split here, so they agree on
     /// where a metric ends.
     pub fn split(text: &str) -> Result<(&str, &str, &str), ThresholdError> {
+        let [metric, op, limit] = Threshold::locate(text)?;
+        Ok((&text[metric], &text[op], &text[limit]))
+    }
+
+    /// Where [`Threshold::split`]'s parts lie in `text`, as byte ranges: for pointing at the part
+    /// a mistake is in.
+    ///
+    /// ```
+    /// let [metric, op, limit] = loadbench_grammar::Threshold::locate("p99 <= 5ms").unwrap();
+    /// assert_eq!((metric, op, limit), (0..3, 4..6, 7..10));
+    /// ```
+    pub fn locate(text: &str) -> Result<[Range<usize>; 3], ThresholdError> {
         let at = text.find(Op::CHARS).ok_or(ThresholdError::Shape)?;
-        let (metric, rest) = (text[..at].trim(), &text[at..]);
-        let op_len = rest.find(|c: char| !Op::CHARS.contains(&c)).unwrap_or(rest.len());
-        let (op, limit) = (&rest[..op_len], rest[op_len..].trim());
+        let op_end = text[at..].find(|c: char| !Op::CHARS.contains(&c)).map_or(text.len(), |len| at + len);
+        let metric = trimmed(text, 0..at);
+        let limit = trimmed(text, op_end..text.len());
         if metric.is_empty() || limit.is_empty() {
             return Err(ThresholdError::Shape);
         }
-        Ok((metric, op, limit))
+        Ok([metric, at..op_end, limit])
     }
+}
+
+/// `range` of `text` without the white space at its ends.
+fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
+    let part = &text[range.clone()];
+    let start = range.start + (part.len() - part.trim_start().len());
+    start..start + part.trim().len()
 }
 
 impl FromStr for Threshold {

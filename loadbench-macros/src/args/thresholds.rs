@@ -83,8 +83,8 @@ fn judge(chunk: Vec<TokenTree>) -> Result<Threshold, Refusal> {
         return Err(refuse(after.token.clone().into(), &"expected `,` between thresholds"));
     }
     // Where the grammar sees the metric, the comparison and the limit, in tokens.
-    let (metric, op, limit) = match Threshold::split(&text) {
-        Ok((metric, op, limit)) => (range_in(&text, metric), range_in(&text, op), range_in(&text, limit)),
+    let [metric, op, limit] = match Threshold::locate(&text) {
+        Ok(parts) => parts,
         Err(e) => return Err(refuse(all(&pieces), &e)),
     };
     if let Some(string) = pieces.last().filter(|p| p.string) {
@@ -155,12 +155,6 @@ fn flatten(tokens: impl IntoIterator<Item = TokenTree>) -> Vec<TokenTree> {
         }
     }
     flat
-}
-
-/// Where `part`, a slice of `text` (as [`Threshold::split`] returns), lies in it.
-fn range_in(text: &str, part: &str) -> Range<usize> {
-    let start = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
-    start..start + part.len()
 }
 
 /// The tokens whose text overlaps `range` of the threshold's text, to point an error at; every
