@@ -27,7 +27,7 @@ use syn::{Expr, Token, token};
 use self::key::Key;
 pub(crate) use self::value::Load;
 use self::value::{
-    concurrency, count, duration, group, hook, name, rate, stages, strip_groups, target, think_time, warmup,
+    concurrency, count, duration, hook, non_empty, rate, stages, strip_groups, target, think_time, warmup,
 };
 use crate::errors::Errors;
 
@@ -209,8 +209,8 @@ impl Builder {
             Key::Count => store(&mut self.count, errors.check(count(value)), span),
             Key::Duration => store(&mut self.duration, errors.check(duration(key, value)), span),
             Key::Timeout => store(&mut self.timeout, errors.check(duration(key, value)), span),
-            Key::Name => store(&mut self.name, errors.check(name(value)), span),
-            Key::Group => store(&mut self.group, errors.check(group(value)), span),
+            Key::Name => store(&mut self.name, errors.check(non_empty(key, value)), span),
+            Key::Group => store(&mut self.group, errors.check(non_empty(key, value)), span),
             Key::Target => store(&mut self.target, errors.check(target(value)), span),
             Key::Thresholds => {} // handled above: a list, not `= value`
         }

@@ -188,22 +188,14 @@ pub(super) fn duration(key: Key, value: &Expr) -> syn::Result<Duration> {
     loadbench_grammar::parse_duration(&lit.value()).map_err(|e| grammar_error(key, lit, e))
 }
 
-pub(super) fn name(value: &Expr) -> syn::Result<String> {
-    let lit = string_literal(Key::Name, value)?;
-    let name = lit.value();
-    if name.trim().is_empty() {
-        return Err(error_at(lit, "`name` must not be empty"));
+/// `name = "checkout"`, `group = "shop"`: a string with something in it.
+pub(super) fn non_empty(key: Key, value: &Expr) -> syn::Result<String> {
+    let lit = string_literal(key, value)?;
+    let text = lit.value();
+    if text.trim().is_empty() {
+        return Err(error_at(lit, format!("`{key}` must not be empty")));
     }
-    Ok(name)
-}
-
-pub(super) fn group(value: &Expr) -> syn::Result<String> {
-    let lit = string_literal(Key::Group, value)?;
-    let group = lit.value();
-    if group.trim().is_empty() {
-        return Err(error_at(lit, "`group` must not be empty"));
-    }
-    Ok(group)
+    Ok(text)
 }
 
 pub(super) fn target(value: &Expr) -> syn::Result<String> {

@@ -3,7 +3,8 @@
 //! warmup, the start gate), with the virtual users' loop, the measurements, the generator's
 //! self-check and progress.
 //!
-//! Uses `http` (each user's `Ctx`), `config` and the report's schema types; the harness above
+//! Uses `http` (each user's `Ctx`), `config`, the report's schema types and `cli`'s scenario
+//! filter; the harness above
 //! drives it, and nothing below it depends on it.
 
 mod arrivals;

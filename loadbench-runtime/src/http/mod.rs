@@ -2,7 +2,7 @@
 //! (`connection`, wire format in `h1`), the request timer, the last request and the [`Target`]
 //! URL. TLS and HTTP/2 join here.
 //!
-//! Uses only the ground floor (`error`, `config`): the engine above creates each user's `Ctx` and
+//! Uses only the ground floor (`error`): the engine above creates each user's `Ctx` and
 //! receives its named steps through [`StepSink`], which the engine implements.
 
 mod connection;
