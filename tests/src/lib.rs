@@ -19,6 +19,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 pub mod cli;
+pub mod timing;
 
 /// How the test server answers. Request numbers start at 1, in order of arrival.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use loadbench_tests::timing::{LATE, assert_count, assert_ran_for, assert_rate};
 use loadbench_tests::{Behavior, TestServer, run_scenario as run};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -35,18 +36,19 @@ fn an_open_model_applies_the_rate_it_was_asked_for() {
         rate.achieved, report.iterations, report.dropped, report.duration_us
     );
     assert_eq!(rate.requested, 2_000.0);
-    assert!((rate.achieved - 2_000.0).abs() <= 60.0, "achieved {:.1}/s of 2000/s (±3%)", rate.achieved);
+    assert_rate(rate.achieved, 2_000.0, "steady_2000");
     assert_eq!(report.config.rate, Some(2_000.0));
     // What the server saw, not what loadbench believes it did.
     assert_eq!(server.requests(), report.iterations);
-    assert!(report.iterations.abs_diff(10_000) <= 300, "{} iterations of 10,000 (±3%)", report.iterations);
+    assert_count(report.iterations, 10_000, "iterations of 5 s at 2000/s");
     assert_eq!(report.iterations + report.dropped, 10_000, "every arrival is run or dropped");
-    assert!(report.duration_us.abs_diff(5_000_000) <= 100_000, "ran {}µs for 5s", report.duration_us);
+    assert_ran_for(report.duration_us, Duration::from_secs(5), "steady_2000");
 
-    // Steady from second to second, not bursty: every full second after the first within ±10 %.
+    // Steady from second to second, not bursty: no full second after the first more than 10 %
+    // above the rate (arrivals a busy moment made late run in the next second), none 20 % below.
     assert!(per_second.len() >= 5, "{per_second:?}");
     for (second, &n) in per_second.iter().enumerate().take(5).skip(1) {
-        assert!(n.abs_diff(2_000) <= 200, "second {second}: {n} iterations; timeline {per_second:?}");
+        assert!((1_600..=2_200).contains(&n), "second {second}: {n} iterations; timeline {per_second:?}");
     }
     assert_eq!(per_second.iter().sum::<u64>(), report.iterations);
     assert!(report.timeline[1].p50_us.is_some_and(|p| p >= 1_000.0), "{:?}", report.timeline[1]);
@@ -95,11 +97,13 @@ fn an_open_model_bounded_by_count_is_exact_under_errors() {
     assert_eq!(server.requests(), report.iterations);
     assert_eq!(report.errors.status, report.iterations / 10);
     assert_eq!(report.ok + report.failed, report.iterations);
-    assert_eq!(report.dropped, 0, "50 users for 1,000/s of instant responses are plenty");
+    // 50 users for 1,000/s of instant responses are plenty: none dropped on an idle machine, a
+    // few where the process was not scheduled for 50 ms.
+    assert!(report.dropped <= 50, "dropped {} of 500", report.dropped);
     // 500 arrivals at 1,000/s take half a second.
-    assert!(report.duration_us.abs_diff(500_000) <= 100_000, "ran {}µs", report.duration_us);
+    assert_ran_for(report.duration_us, Duration::from_millis(500), "open_counted");
     let rate = report.rate.expect("rate");
-    assert!((rate.achieved - 1_000.0).abs() <= 30.0, "{rate:?}");
+    assert_rate(rate.achieved, 1_000.0, "open_counted");
 }
 
 // Warmups. The server is slow at first (a cold cache); what the warmup covers must be absent
@@ -129,8 +133,8 @@ fn a_warmup_count_runs_first_and_is_left_out() {
     // Requests 10, 20, …, 100 failed; request 105 is measured too, but not a multiple of 10.
     assert_eq!(report.failed, 10, "{:?}", report.errors);
     let latency = report.latency_us.expect("latency");
-    assert!(latency.max < 80_000.0, "a 100 ms warmup request leaked into the figures: {latency:?}");
-    assert!(report.duration_us < 400_000, "the measured part excludes the 0.5 s warmup: {}µs", report.duration_us);
+    assert!(latency.max < 100_000.0, "a 100 ms warmup request leaked into the figures: {latency:?}");
+    assert!(report.duration_us < 500_000, "the measured part excludes the 0.5 s warmup: {}µs", report.duration_us);
 }
 
 #[test]
@@ -146,8 +150,8 @@ fn a_warmup_time_runs_first_and_is_left_out() {
     assert!(report.warmup_iterations > 0);
     assert_eq!(server.requests(), report.iterations + report.warmup_iterations);
     let latency = report.latency_us.expect("latency");
-    assert!(latency.max < 150_000.0, "a 200 ms warmup request leaked into the figures: {latency:?}");
-    assert!(report.duration_us.abs_diff(1_000_000) <= 100_000, "measured {}µs of 1s", report.duration_us);
+    assert!(latency.max < 200_000.0, "a 200 ms warmup request leaked into the figures: {latency:?}");
+    assert_ran_for(report.duration_us, Duration::from_secs(1), "warmup_time's measured part");
     assert_eq!(report.config.warmup_ms, Some(300));
     assert_eq!(report.timeline.iter().map(|s| s.requests).sum::<u64>(), report.iterations);
 }
@@ -163,10 +167,10 @@ fn an_open_model_warmup_is_the_first_arrivals() {
     assert_eq!(server.requests(), report.iterations + report.warmup_iterations);
     assert!(report.warmup_iterations >= 20, "{}", report.warmup_iterations);
     let latency = report.latency_us.expect("latency");
-    assert!(latency.max < 80_000.0, "a 100 ms warmup request leaked into the figures: {latency:?}");
-    assert!(report.duration_us.abs_diff(300_000) <= 100_000, "measured {}µs of 0.3 s", report.duration_us);
+    assert!(latency.max < 100_000.0, "a 100 ms warmup request leaked into the figures: {latency:?}");
+    assert_ran_for(report.duration_us, Duration::from_millis(300), "warmup_open's measured part");
     let rate = report.rate.expect("rate");
-    assert!((rate.achieved - 1_000.0).abs() <= 30.0, "{rate:?}");
+    assert_rate(rate.achieved, 1_000.0, "warmup_open");
 }
 
 // Think time: each user pauses between iterations; the pause is in no latency.
@@ -187,9 +191,9 @@ fn think_time_paces_users_and_stays_out_of_the_latency() {
     assert_eq!(report.iterations, 20);
     // Each user runs 10 iterations with 9 pauses of 50 ms between them.
     assert!(report.duration_us >= 450_000, "ran {}µs", report.duration_us);
-    assert!(report.duration_us < 800_000, "ran {}µs", report.duration_us);
+    assert!(report.duration_us < 450_000 + LATE.as_micros() as u64, "ran {}µs", report.duration_us);
     let latency = report.latency_us.expect("latency");
-    assert!(latency.p50 < 25_000.0, "the pause is not latency: {latency:?}");
+    assert!(latency.p50 < 50_000.0, "the 50 ms pause is not latency: {latency:?}");
     assert_eq!(report.config.think_time_ms, Some((50, 50)));
 
     let server = TestServer::start(Behavior::default());
@@ -197,9 +201,9 @@ fn think_time_paces_users_and_stays_out_of_the_latency() {
     // Pauses average 100 ms: about 10 iterations per user in the second, 20 in all.
     assert!((12..=30).contains(&server.requests()), "{} requests", server.requests());
     assert_eq!(server.requests(), report.iterations);
-    assert!(report.duration_us.abs_diff(1_000_000) <= 100_000, "ran {}µs of 1s", report.duration_us);
+    assert_ran_for(report.duration_us, Duration::from_secs(1), "think_range");
     let latency = report.latency_us.expect("latency");
-    assert!(latency.p50 < 25_000.0, "the pause is not latency: {latency:?}");
+    assert!(latency.p50 < 50_000.0, "the pause of 50 ms or more is not latency: {latency:?}");
 }
 
 // Ramps.
@@ -229,7 +233,7 @@ fn a_user_ramp_reaches_its_target_and_comes_back_down() {
     // iterations of 20 ms (a user joins as the line passes its number, and ends its iteration
     // when it leaves, so a few more), where 20 users for the whole 1.3 s would run 1,300.
     assert!((600..=1_100).contains(&report.iterations), "{} iterations", report.iterations);
-    assert!(report.duration_us.abs_diff(1_300_000) <= 100_000, "ran {}µs of 1.3s", report.duration_us);
+    assert_ran_for(report.duration_us, Duration::from_millis(1_300), "user_ramp");
     assert_eq!(report.config.stages, [(300, 20), (700, 20), (300, 0)]);
 }
 
@@ -247,10 +251,10 @@ fn a_rate_ramp_schedules_the_arrivals_under_its_line() {
         "rate_ramp: {} run, {} dropped, per second {per_second:?}, {:?}",
         report.iterations, report.dropped, report.rate
     );
-    assert!(per_second.first().is_some_and(|&n| n.abs_diff(100) <= 15), "{per_second:?}");
-    assert!(per_second.get(1).is_some_and(|&n| n.abs_diff(200) <= 20), "{per_second:?}");
+    assert!(per_second.first().is_some_and(|&n| (80..=115).contains(&n)), "{per_second:?}");
+    assert!(per_second.get(1).is_some_and(|&n| (170..=220).contains(&n)), "{per_second:?}");
     let rate = report.rate.expect("an open model");
     assert_eq!(rate.requested, 150.0);
-    assert!((rate.achieved - 150.0).abs() <= 5.0, "{rate:?}");
-    assert!(report.duration_us.abs_diff(2_000_000) <= 100_000, "ran {}µs of 2s", report.duration_us);
+    assert_rate(rate.achieved, 150.0, "rate_ramp");
+    assert_ran_for(report.duration_us, Duration::from_secs(2), "rate_ramp");
 }

@@ -45,6 +45,17 @@ impl BurnServer {
     }
 }
 
+/// CPU time (user + system) process `pid` has used, from its `/proc/PID/stat` (in clock ticks of
+/// 1/100 s, as on every Linux the suite runs on).
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's stat");
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    ticks as f64 / 100.0
+}
+
 impl Drop for BurnServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -74,7 +85,16 @@ fn a_busy_server_shows_its_cpu_and_memory() {
     assert_eq!((app.name.as_str(), app.pid.to_string()), ("app", server.pid()));
     assert!(app.note.is_none(), "{app:?}");
     let cpu = app.cpu_avg_percent.expect("CPU average");
-    assert!((50.0..=110.0).contains(&cpu), "one busy core is about 100%: {app:?}");
+    // One thread that spins: at most one core (exact, less sampling noise), and what the server
+    // itself says it used over the run (the kernel's own count, which a busy machine lowers
+    // along with the figure under test).
+    assert!(cpu <= 110.0, "one thread is at most one core: {app:?}");
+    let used = cpu_seconds(&server.pid());
+    let watched = cpu / 100.0 * hello.duration_us as f64 / 1e6;
+    assert!(
+        watched >= used * 0.6 - 0.05 && watched <= used * 1.3 + 0.05,
+        "watched {watched:.2} s of CPU, the server used {used:.2} s: {app:?}"
+    );
     assert!(app.cpu_peak_percent.is_some_and(|peak| peak >= cpu), "{app:?}");
     let mib = |b: Option<u64>| b.expect("RSS") as f64 / (1024.0 * 1024.0);
     assert!((64.0..200.0).contains(&mib(app.rss_peak_bytes)), "64 MiB held: {app:?}");
@@ -140,8 +160,9 @@ fn a_default_target_process_is_started_watched_and_stopped_by_the_bench() {
     assert_eq!(app.name, "app");
     assert!(burn.config.target.as_deref().is_some_and(|t| t.starts_with("http://127.0.0.1:")), "{burn:#?}");
     assert!(app.note.is_none(), "{app:?}");
-    // 2 ms of CPU per request, 500 requests: a second of one core, whatever the run's length.
-    assert!(app.cpu_avg_percent.is_some_and(|cpu| cpu > 30.0), "{app:?}");
+    // 2 ms of spinning per request, 500 requests: about a second of one core over a run of a few
+    // seconds, which a busy machine stretches; a process not measured at all would show 0.
+    assert!(app.cpu_avg_percent.is_some_and(|cpu| cpu > 10.0), "{app:?}");
     let mib = app.rss_peak_bytes.expect("RSS") as f64 / (1024.0 * 1024.0);
     assert!((64.0..200.0).contains(&mib), "64 MiB held: {app:?}");
     assert!(!Path::new(&format!("/proc/{}", app.pid)).exists(), "the server outlived the run: {app:?}");
