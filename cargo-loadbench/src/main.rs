@@ -15,6 +15,7 @@ mod error;
 mod finish;
 mod gate;
 mod output;
+mod plausible;
 mod rounds;
 mod run;
 mod settings;

@@ -19,7 +19,7 @@ pub struct RunSample {
     pub iterations: u64,
     /// Iterations that failed.
     pub failed: u64,
-    /// Finished iterations per second of wall time.
+    /// Successful iterations per second of wall time (see `ScenarioReport::rps`).
     pub rps: f64,
     /// Latency of this run's successful iterations; `None` when none succeeded.
     pub latency_us: Option<LatencyReport>,
