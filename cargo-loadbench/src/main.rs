@@ -16,6 +16,8 @@ mod finish;
 mod gate;
 mod output;
 mod plausible;
+#[cfg(test)]
+mod readers_fuzz;
 mod rounds;
 mod run;
 mod settings;
