@@ -273,6 +273,7 @@ pub(crate) mod tests {
                 duration_us: 1_000,
                 iterations: 100,
                 failed: 0,
+                ok: None,
                 rps,
                 latency_us: Some(LatencyReport {
                     mean: latency,
