@@ -26,7 +26,7 @@ const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p9
 /// +=========================================================================================+
 /// | hello        |   10,000 |     12 | 12,345 | 812µs | 1.24ms | 3.10ms | 15.2ms | 210.0 kB |
 /// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
-/// hello: 12 of 10,000 iterations failed: status 12; 12,361 attempts/s (req/s counts successes); HTTP status 200 ×9,988, 500 ×12
+/// hello: 12 of 10,000 iterations failed: status 12; 12,360 attempts/s (req/s counts successes); HTTP status 200 ×9,988, 500 ×12
 /// ```
 pub fn render(report: &RunReport) -> String {
     let rows: Vec<(&ScenarioReport, &str)> = report.scenarios.iter().map(|s| (s, s.name.as_str())).collect();
