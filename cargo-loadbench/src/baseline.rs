@@ -13,6 +13,7 @@ use cargo_loadbench::{Results, ScenarioResult};
 use loadbench::report;
 
 use crate::error::Error;
+use crate::plausible;
 use crate::versioned::{self, ReadError};
 
 /// The file in a baseline's directory.
@@ -53,7 +54,8 @@ impl Baselines {
 
     /// Reads baseline `name`. A missing baseline is an error (naming where it was looked for),
     /// never a silent "nothing to compare with": a CI job whose baseline step failed must not
-    /// pass every pull request.
+    /// pass every pull request. So is one whose figures no run could have measured, or whose
+    /// success rate is below [`plausible::SUCCESS_FLOOR`] (see [`plausible::check_baseline`]).
     pub fn load(&self, name: &str) -> Result<Baseline, Error> {
         let path = self.path(name);
         if !self.dir.join(name).is_dir() {
@@ -69,6 +71,10 @@ impl Baselines {
             };
             Error::BaselineUnreadable { name: name.to_owned(), path: path.clone(), reason }
         })?;
+        if let Some(problem) = plausible::check_baseline(&report) {
+            let reason = format!("{problem}; save it again from a healthy run");
+            return Err(Error::BaselineUnreadable { name: name.to_owned(), path, reason });
+        }
         Ok(Baseline { name: name.to_owned(), report })
     }
 
@@ -118,7 +124,7 @@ mod tests {
         let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config));
         s.package = Some("shop".into());
         s.bench = Some("api".into());
-        s.rps = rps;
+        (s.iterations, s.ok, s.rps, s.attempts_per_sec) = (1, 1, rps, rps);
         s
     }
 

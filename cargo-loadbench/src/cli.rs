@@ -28,15 +28,18 @@ pub enum Cargo {
 const AFTER_HELP: &str = "\
 Scenarios run one bench binary at a time, in the binary's package directory, like `cargo bench`.
 
-A regression is a change of req/s, p50, p99 or success rate beyond --noise-threshold (three
-times it for p99). With
---runs 2 or more on both sides, its whole 95% bootstrap confidence interval must lie beyond it.
+A regression is a change of req/s (successful requests per second), p50, p99 or success rate
+beyond --noise-threshold (three times it for p99); a lower success rate is a regression whatever
+the speed. With --runs 2 or more on both sides, its whole 95% bootstrap confidence interval must
+lie beyond it. A baseline is saved only when every scenario succeeded in at least 50% of its
+iterations.
 
 Exit codes:
   0    every selected scenario ran (failed requests are counted in the results, not fatal)
   1    a gate failed: a threshold, or a regression with --fail-on-regression
   2    usage, configuration or build error, a filter that matches nothing, a bad threshold,
-       or a missing or unreadable baseline
+       an output file that cannot be written, a missing, unreadable or untrustworthy
+       baseline, or one not saved for too few successes
   3    some scenario could not run (its setup failed or its bench binary crashed)
   130  interrupted by Ctrl-C (the results so far are still printed and written)";
 
@@ -199,8 +202,9 @@ whose path and query are sent to every target (its host and port are not used). 
 --target is refused: URL names the server.
 
 Exit codes: 0 the run completed (failed requests are counted, not fatal), 1 a threshold failed or
-a regression with --fail-on-regression, 2 a bad flag, URL, header or body file, 3 the run could
-not start (the host does not resolve), 130 interrupted by Ctrl-C.";
+a regression with --fail-on-regression, 2 a bad flag, URL (port 1 to 65535), header or body
+file, an output file that cannot be written or a baseline refused, 3 the run could not start (the
+host does not resolve), 130 interrupted by Ctrl-C.";
 
 /// Arguments of `cargo loadbench url`.
 #[derive(Debug, clap::Args)]

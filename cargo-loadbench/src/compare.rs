@@ -187,9 +187,15 @@ fn judge(metric: ComparedMetric, low: f64, high: f64, noise: f64) -> Verdict {
     }
 }
 
-/// Regressed if any metric regressed (a faster median does not excuse a slower tail), else
-/// improved if any improved, else no change.
+/// The success rate first: a run whose success rate dropped regressed, whatever its speed (a
+/// server that fails fast looks quick, and req/s and latencies then describe fewer, different
+/// iterations). Then regressed if any other metric regressed (a faster median does not excuse a
+/// slower tail), else improved if any improved, else no change.
 fn overall(metrics: &[MetricChange]) -> Verdict {
+    let success = metrics.iter().find(|m| m.metric == ComparedMetric::SuccessRate);
+    if success.is_some_and(|m| m.verdict == Verdict::Regressed) {
+        return Verdict::Regressed;
+    }
     if metrics.iter().any(|m| m.verdict == Verdict::Regressed) {
         Verdict::Regressed
     } else if metrics.iter().any(|m| m.verdict == Verdict::Improved) {
@@ -267,6 +273,7 @@ pub(crate) mod tests {
                 duration_us: 1_000,
                 iterations: 100,
                 failed: 0,
+                ok: None,
                 rps,
                 latency_us: Some(LatencyReport {
                     mean: latency,
@@ -397,6 +404,21 @@ pub(crate) mod tests {
             run.failed = 90;
         }
         let c = compare(&new, Some(&old), "main", 0.05);
+        assert_eq!(metric(&c, ComparedMetric::SuccessRate).verdict, Verdict::Regressed);
+        assert_eq!(c.verdict, Verdict::Regressed, "{c:#?}");
+    }
+
+    #[test]
+    fn a_lower_success_rate_is_a_regression_whatever_the_speed() {
+        // Every other figure better: more successes per second, lower latency.
+        let old = scenario(&[(1000.0, 1000.0), (1000.0, 1000.0)]);
+        let mut new = scenario(&[(3000.0, 100.0), (3000.0, 100.0)]);
+        for run in &mut new.runs {
+            run.failed = 30;
+        }
+        let c = compare(&new, Some(&old), "main", 0.05);
+        assert_eq!(metric(&c, ComparedMetric::Rps).verdict, Verdict::Improved);
+        assert_eq!(metric(&c, ComparedMetric::P50).verdict, Verdict::Improved);
         assert_eq!(metric(&c, ComparedMetric::SuccessRate).verdict, Verdict::Regressed);
         assert_eq!(c.verdict, Verdict::Regressed, "{c:#?}");
     }

@@ -9,7 +9,8 @@ pub struct Comparison {
     /// The baseline's name (`--baseline NAME`); in [`ScenarioResult::side_by_side`](crate::ScenarioResult::side_by_side), the
     /// name of the first target, which the others are compared with.
     pub baseline: String,
-    /// The overall verdict: [`Verdict::Regressed`] when any metric regressed, else
+    /// The overall verdict, the success rate first: [`Verdict::Regressed`] when the success
+    /// rate regressed, whatever the speed, or when any other metric regressed, else
     /// [`Verdict::Improved`] when any improved, else [`Verdict::NoChange`]; or why there is no
     /// verdict.
     pub verdict: Verdict,
@@ -74,7 +75,7 @@ pub enum Method {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ComparedMetric {
-    /// Iterations per second; higher is better.
+    /// Successful iterations per second; higher is better.
     Rps,
     /// Median latency; lower is better.
     P50,

@@ -162,6 +162,16 @@ pub enum Error {
         /// The selected scenario names.
         selected: String,
     },
+
+    /// A result or baseline file could not be written where it was asked for; found before the
+    /// run, so that a typo costs no load-test time.
+    #[error("cannot write {}: {reason}", .path.display())]
+    Output {
+        /// The file asked for.
+        path: PathBuf,
+        /// Why it cannot be written.
+        reason: String,
+    },
 }
 
 impl Error {

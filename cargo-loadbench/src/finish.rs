@@ -13,10 +13,11 @@ use loadbench::report::MachineInfo;
 
 use crate::baseline::{Baseline, Baselines};
 use crate::cli::Args;
+use crate::error::Error;
 use crate::gate::{self, GateResult};
 use crate::output::{self, Context, Format, OutputSpec};
 use crate::settings::{DEFAULT_NOISE_PERCENT, Settings};
-use crate::{compare, targets};
+use crate::{compare, plausible, targets};
 
 /// Environment variable GitHub Actions sets to a file whose Markdown it shows on the run's
 /// summary page.
@@ -52,6 +53,17 @@ impl Gating {
     }
 }
 
+/// Checks, before any build or load, that every file the run will write can be written: each
+/// `--output` and `--json` file, and the baseline `--save-baseline` saves.
+pub fn check_outputs(args: &Args, gating: &Gating) -> Result<(), Error> {
+    let outputs = args.outputs.iter().map(|o| o.path.clone()).chain(args.json.iter().cloned());
+    let baseline = args.save_baseline.as_deref().map(|name| gating.baselines.path(name));
+    for path in outputs.chain(baseline) {
+        loadbench::report::check_writable(&path).map_err(|reason| Error::Output { path, reason })?;
+    }
+    Ok(())
+}
+
 /// Thresholds → compare → outputs → save the baseline → the exit code, which is at least `code`.
 pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut report: Results, mut code: u8) -> u8 {
     gate::apply_thresholds(&mut report, &args.thresholds);
@@ -75,6 +87,10 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
     if let Some(name) = &args.save_baseline {
         if interrupted {
             eprintln!("note: baseline `{name}` not saved: the run was interrupted");
+        } else if let Some(why) = plausible::below_success_floor(&report) {
+            // Every later verdict would be judged against a failing server.
+            eprintln!("error: baseline `{name}` not saved: {why}");
+            code = code.max(exit_code::USAGE);
         } else {
             match gating.baselines.save(name, &report) {
                 Ok((path, n)) => {

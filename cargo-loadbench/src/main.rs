@@ -15,6 +15,9 @@ mod error;
 mod finish;
 mod gate;
 mod output;
+mod plausible;
+#[cfg(test)]
+mod readers_fuzz;
 mod rounds;
 mod run;
 mod settings;

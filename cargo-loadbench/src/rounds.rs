@@ -75,6 +75,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
 
     let samples: Vec<RunSample> = ran.iter().map(|s| RunSample::of(s)).collect();
     let rps = median(&ran.iter().map(|s| s.rps).collect::<Vec<_>>());
+    let attempts_per_sec = median(&ran.iter().map(|s| s.attempts_per_sec).collect::<Vec<_>>());
     let steps = merge_steps(&ran);
     let achieved = median(&ran.iter().filter_map(|s| s.rate.map(|r| r.achieved)).collect::<Vec<_>>());
     let latency = median_latency(ran.iter().filter_map(|s| s.latency_us.as_ref()));
@@ -101,6 +102,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
     }
     merged.steps = steps;
     merged.rps = rps.unwrap_or(0.0);
+    merged.attempts_per_sec = attempts_per_sec.unwrap_or(0.0);
     // The open model's achieved rate is a rate like req/s: the median of the runs. (The
     // timeline stays the first run's: seconds of different runs do not line up.)
     if let (Some(rate), Some(achieved)) = (&mut merged.rate, achieved) {

@@ -19,7 +19,11 @@ pub struct RunSample {
     pub iterations: u64,
     /// Iterations that failed.
     pub failed: u64,
-    /// Finished iterations per second of wall time.
+    /// Iterations that succeeded; absent in files from before it was kept, where it is taken as
+    /// `iterations - failed`.
+    #[serde(default)]
+    pub ok: Option<u64>,
+    /// Successful iterations per second of wall time (see `ScenarioReport::rps`).
     pub rps: f64,
     /// Latency of this run's successful iterations; `None` when none succeeded.
     pub latency_us: Option<LatencyReport>,
@@ -33,14 +37,17 @@ impl RunSample {
             duration_us: scenario.duration_us,
             iterations: scenario.iterations,
             failed: scenario.failed,
+            ok: Some(scenario.ok),
             rps: scenario.rps,
             latency_us: scenario.latency_us,
         }
     }
 
-    /// Successful iterations as a fraction of finished ones; `None` when none finished.
+    /// Successful iterations as a fraction of those that succeeded or failed (an iteration
+    /// cancelled at the end of a run is neither); `None` when none did.
     pub fn success_rate(&self) -> Option<f64> {
-        (self.iterations > 0)
-            .then(|| (self.iterations - self.failed.min(self.iterations)) as f64 / self.iterations as f64)
+        let ok = self.ok.unwrap_or(self.iterations.saturating_sub(self.failed));
+        let attempts = ok.saturating_add(self.failed);
+        (attempts > 0).then(|| ok as f64 / attempts as f64)
     }
 }

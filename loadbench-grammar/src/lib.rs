@@ -3,9 +3,9 @@
 //! The `#[scenario]` attribute parses its values with these functions at compile time; bench
 //! binaries and `cargo loadbench` parse their flags and environment variables with the same
 //! functions at run time. A rate, a duration or a threshold is therefore accepted or refused alike
-//! wherever it is written, for the same reason, and every limit (a duration fits in about 584
-//! years of nanoseconds, a rate is at least 1, a fraction lies from 0 to 1) is checked here and
-//! nowhere else.
+//! wherever it is written, for the same reason, and every limit (a duration is at least 1 ms and
+//! fits in about 584 years of nanoseconds, a rate is at least 1, a fraction lies from 0 to 1) is
+//! checked here and nowhere else.
 //!
 //! It depends on nothing but humantime (and serde, behind a feature, for the runtime's JSON), so
 //! the proc macro stays quick to build. Use it through `loadbench`, which re-exports what users
@@ -26,7 +26,9 @@ mod number;
 mod rate;
 mod threshold;
 
-pub use duration::{DurationError, MAX_DURATION, RangeError, parse_duration, parse_duration_range, total_duration};
+pub use duration::{
+    DurationError, MAX_DURATION, MIN_DURATION, RangeError, parse_duration, parse_duration_range, total_duration,
+};
 pub use rate::{Rate, RateError};
 pub use threshold::{Metric, MetricKind, Op, Threshold, ThresholdError};
 

@@ -108,7 +108,7 @@ impl Metric {
         let text = text.trim();
         let bad = |expected| ThresholdError::Limit { metric: self, expected, limit: text.to_owned() };
         match self.kind() {
-            MetricKind::Latency => match duration::parse_duration(text) {
+            MetricKind::Latency => match duration::parse_positive(text) {
                 Ok(limit) => Ok(limit.as_nanos() as f64 / 1_000.0),
                 // A latency is never zero: `p99 < 0s` could not be met, `p99 <= 0s` only by nothing.
                 Err(DurationError::Zero) => Err(bad("takes a duration above zero, such as 50ms")),

@@ -19,8 +19,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use loadbench_tests::cli::{
-    Output, cargo_loadbench, cargo_loadbench_path, cargo_loadbench_with_env, fixture, fixture_target_dir, read_report,
-    row, run_fixture, scenario,
+    Output, cargo_loadbench, cargo_loadbench_in, cargo_loadbench_path, cargo_loadbench_with_env, fixture,
+    fixture_target_dir, read_report, row, run_fixture, scenario,
 };
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
 
@@ -305,4 +305,167 @@ fn a_build_error_is_shown_as_cargo_shows_it() {
     // …then our one line.
     assert_eq!(out.errors().last(), Some(&"error: build failed"), "{}", out.stderr);
     assert_eq!(out.stdout, "");
+}
+
+/// `cargo loadbench ARGS…` run by `sh -c "SETUP && exec cargo-loadbench loadbench ARGS…"` in
+/// `dir`, for what only a shell sets up: `ulimit -n`, `umask`.
+#[cfg(unix)]
+fn under_shell(setup: &str, dir: &std::path::Path, args: &[&str]) -> Output {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{setup} && exec \"$0\" loadbench \"$@\""))
+        .arg(cargo_loadbench_path())
+        .args(args)
+        .current_dir(dir)
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run cargo-loadbench under sh");
+    Output {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_port_out_of_range_is_refused_before_any_load() {
+    for (args, message) in [
+        (
+            &["url", "http://127.0.0.1:99999/", "-c", "2", "-n", "100"][..],
+            "port 99999 is out of range; give one from 1 to 65535",
+        ),
+        (&["url", "http://127.0.0.1:0/", "-n", "1"], "port 0 is not a port a server listens on"),
+        (&["url", "http://:8080/", "-n", "1"], "it has no host"),
+        (&["url", "ftp://127.0.0.1/", "-n", "1"], "the scheme must be http://"),
+        (&["--target", "http://127.0.0.1:65536"], "port 65536 is out of range"),
+        (&["--target", "fast=http://127.0.0.1:70000/api"], "port 70000 is out of range"),
+    ] {
+        let started = Instant::now();
+        let out = cargo_loadbench(args);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:#?}");
+        let errors = out.errors();
+        assert_eq!(errors.len(), 1, "{args:?}: {out:#?}");
+        assert!(errors[0].contains(message), "{args:?}: {}", errors[0]);
+        assert_eq!(out.stdout, "", "{args:?}: no table, nothing ran");
+        // Refused while parsing the command line: no build, no run.
+        assert!(started.elapsed() < Duration::from_secs(30), "{args:?} took {:?}", started.elapsed());
+    }
+}
+
+#[test]
+fn an_unwritable_output_path_is_refused_before_any_load() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    let under_file = file.join("out.csv");
+    let under_file = under_file.to_str().expect("UTF-8 path");
+    let url = server.url();
+    for (args, message) in [
+        (
+            vec!["url", &url, "-n", "50", "--json", "/proc/x.json"],
+            "error: cannot write /proc/x.json: cannot create files in /proc: ".to_owned(),
+        ),
+        (
+            vec!["url", &url, "-n", "50", "--output", under_file],
+            format!("error: cannot write {under_file}: {} is not a directory", file.display()),
+        ),
+        (
+            vec!["url", &url, "-n", "50", "--save-baseline", "main", "--baseline-dir", "/proc/baselines"],
+            "error: cannot write /proc/baselines/main/report.json: cannot create files in /proc: ".to_owned(),
+        ),
+    ] {
+        let out = cargo_loadbench_in(dir.path(), &args);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:#?}");
+        let errors = out.errors();
+        assert_eq!(errors.len(), 1, "{args:?}: {out:#?}");
+        assert!(errors[0].starts_with(&message), "{args:?}: {}", errors[0]);
+    }
+    // A workspace's scenarios: refused before the build.
+    let out = run_basic(&["--target", &url, "--json", "/proc/x.json"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert!(out.errors().iter().any(|e| e.starts_with("error: cannot write /proc/x.json: ")), "{out:#?}");
+    assert_eq!(server.requests(), 0, "no load was sent");
+}
+
+#[test]
+fn a_duration_under_a_millisecond_is_refused() {
+    let server = TestServer::start(Behavior::default());
+    for args in [["url", &server.url(), "-d", "1ns"], ["url", &server.url(), "--timeout", "500us"]] {
+        let out = cargo_loadbench(&args);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:#?}");
+        let errors = out.errors();
+        assert_eq!(errors.len(), 1, "{args:?}: {out:#?}");
+        assert!(errors[0].contains("expected a time of at least 1ms"), "{args:?}: {}", errors[0]);
+    }
+    assert_eq!(server.requests(), 0);
+}
+
+#[test]
+fn req_per_second_counts_successes_and_attempts_are_apart() {
+    // Every 4th request gets a 500: a quarter fail.
+    let server = TestServer::start(Behavior { fail_every: Some(4), ..Behavior::default() });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let out = cargo_loadbench_in(
+        dir.path(),
+        &["url", &server.url(), "-n", "400", "-c", "4", "--quiet", "--json", json.to_str().expect("UTF-8 path")],
+    );
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let report = read_report(&json);
+    let s = &report.scenarios[0];
+    assert_eq!((s.iterations, s.ok, s.failed), (400, 300, 100), "{s:#?}");
+    // The JSON's duration is rounded to microseconds; the rates were computed before that.
+    let seconds = s.duration_us as f64 / 1e6;
+    assert!((s.rps - 300.0 / seconds).abs() <= 1e-3 * s.rps, "rps is ok / duration: {s:#?}");
+    assert!((s.attempts_per_sec - 400.0 / seconds).abs() <= 1e-3 * s.attempts_per_sec, "{s:#?}");
+    assert!((s.attempts_per_sec / s.rps - 4.0 / 3.0).abs() < 1e-9, "{s:#?}");
+    let table_rps = row(&out.stdout, &s.name)[3].replace(',', "");
+    assert_eq!(table_rps, loadbench::report::units::rate(s.rps).replace(',', ""), "{}", out.stdout);
+    assert!(out.stdout.contains(" attempts/s (req/s counts successes)"), "{}", out.stdout);
+}
+
+#[cfg(unix)]
+#[test]
+fn the_open_files_estimate_counts_only_what_this_process_holds() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let json = json.to_str().expect("UTF-8 path");
+    let out = under_shell(
+        "ulimit -n 256",
+        dir.path(),
+        &["url", &server.url(), "-c", "150", "-n", "300", "--quiet", "--json", json],
+    );
+    assert_eq!(out.code, Some(0), "150 connections fit under 256 open files: {out:#?}");
+    let report = read_report(std::path::Path::new(json));
+    assert_eq!((report.scenarios[0].ok, server.requests()), (300, 300), "{out:#?}");
+
+    let out = under_shell("ulimit -n 64", dir.path(), &["url", &server.url(), "-c", "150", "-n", "300", "--quiet"]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(out.stdout.contains("did not run: concurrency 150 needs about "), "{}", out.stdout);
+    assert!(out.stdout.contains("but the limit is 64"), "{}", out.stdout);
+    assert!(!out.stdout.contains("server's side"), "the server is elsewhere: {}", out.stdout);
+    assert_eq!(server.requests(), 300, "nothing more was sent");
+}
+
+#[cfg(unix)]
+#[test]
+fn result_and_baseline_files_get_the_umasks_mode() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let args = ["url", &server.url(), "-n", "20", "-c", "2", "--quiet", "--json", json.to_str().expect("UTF-8 path")];
+    let args = [&args[..], &["--save-baseline", "main", "--baseline-dir", "baselines"]].concat();
+    let mode = |path: &std::path::Path| std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).ok();
+    for (umask, expected) in [("022", 0o644), ("027", 0o640)] {
+        let out = under_shell(&format!("umask {umask}"), dir.path(), &args);
+        assert_eq!(out.code, Some(0), "{out:#?}");
+        assert_eq!(mode(&json), Some(expected), "umask {umask}");
+        assert_eq!(mode(&dir.path().join("baselines/main/report.json")), Some(expected), "umask {umask}");
+    }
 }

@@ -60,6 +60,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
 
     let (target_dir, settings) = workspace_defaults()?;
     let gating = Gating::resolve(args, &target_dir, &settings);
+    finish::check_outputs(args, &gating)?;
     // Before the run: a missing baseline should cost nothing.
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
 

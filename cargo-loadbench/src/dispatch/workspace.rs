@@ -31,6 +31,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     let manifest_path = args.manifest_path.as_deref();
     let workspace = discover::discover(manifest_path, &args.packages, &args.benches)?;
     let gating = Gating::resolve(args, &workspace.target_dir, &workspace.settings);
+    finish::check_outputs(args, &gating)?;
     // Before building: a missing or broken baseline should cost seconds, not a build and a run.
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
     let executables = build::build(manifest_path, &workspace.targets)?;

@@ -220,10 +220,14 @@ fn comparison_row(scenario: &ScenarioResult, label: &str) -> Option<Vec<String>>
     Some(row)
 }
 
-/// `regressed (p99, req/s)`, `improved (p50)`, `no change`, `new`, `not comparable`.
+/// `regressed (p99, req/s)`, `improved (p50)`, `no change`, `new`, `not comparable`. The
+/// success rate is named first, as the verdict weighs it first.
 fn verdict_cell(comparison: &Comparison) -> String {
     let named = |verdict: Verdict| {
-        comparison.metrics.iter().filter(|m| m.verdict == verdict).map(|m| m.metric.label()).collect::<Vec<_>>()
+        let mut metrics: Vec<ComparedMetric> =
+            comparison.metrics.iter().filter(|m| m.verdict == verdict).map(|m| m.metric).collect();
+        metrics.sort_by_key(|&m| m != ComparedMetric::SuccessRate);
+        metrics.into_iter().map(ComparedMetric::label).collect::<Vec<_>>()
     };
     match comparison.verdict {
         v @ (Verdict::Regressed | Verdict::Improved) => format!("{} ({})", v.label(), named(v).join(", ")),

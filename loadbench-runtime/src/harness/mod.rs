@@ -243,6 +243,13 @@ impl Harness {
             };
         }
 
+        // Before any load: a result file that cannot be written should cost nothing.
+        for path in output.iter().chain(args.json.iter()) {
+            if let Err(reason) = report::check_writable(path) {
+                eprintln!("error: cannot write results to {}: {reason}", path.display());
+                return ExitCode::from(exit_code::USAGE);
+            }
+        }
         // A handler of the embedding program's own stays in charge; this harness then stops
         // only when that program sets no flag, as before it had one.
         if interrupt::install(true).is_ok() {
@@ -319,6 +326,7 @@ impl Harness {
             progress: self.progress,
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),
+            server_here: resolved.started_here,
             stop: Arc::clone(&self.stop),
         };
         let mut scenarios = Vec::with_capacity(selected.len());

@@ -157,10 +157,10 @@ impl Request {
             Some(s) => return Err(invalid(&format!("the scheme must be http://, not {s}://"))),
             None => return Err(invalid("it needs a scheme and a host, as in http://127.0.0.1:8080/")),
         }
-        let authority = uri.authority().filter(|a| !a.host().is_empty()).ok_or_else(|| invalid("it has no host"))?;
-        if authority.as_str().contains('@') {
-            return Err(invalid("user info in the URL is not supported"));
-        }
+        let authority = uri.authority().ok_or_else(|| invalid("it has no host"))?;
+        // The same host and port rules as every target: an out-of-range port is refused here,
+        // before any load, rather than sent to port 80.
+        crate::http::Target::check_authority(authority).map_err(|reason| invalid(&reason))?;
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
         let path = if path.is_empty() { "/" } else { path };
         Ok(Request {
@@ -378,6 +378,8 @@ impl OneShot {
             progress: self.progress,
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),
+            // The request goes to a server of its own, never one in this process.
+            server_here: None,
             stop: Arc::clone(&self.stop),
         };
         let mut report = settings.run(&workload, &config, &self.request.origin);

@@ -22,6 +22,9 @@ pub(crate) struct RunSettings {
     pub(crate) worker_threads: Option<usize>,
     /// The open-file limit in force, which bounds the users a run can have.
     pub(crate) file_limit: Option<u64>,
+    /// The URL of a server started in this process (`Harness::default_target`), whose sockets
+    /// count against the same limit.
+    pub(crate) server_here: Option<String>,
     pub(crate) stop: Arc<AtomicBool>,
 }
 
@@ -31,7 +34,12 @@ impl RunSettings {
     pub(crate) fn run(&self, workload: &Workload, config: &ScenarioConfig, url: &str) -> ScenarioReport {
         let plan = LoadPlan::new(config, self.sizing);
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
-        if let Err(needed) = limits::check_concurrency(plan.concurrency, self.file_limit) {
+        let threads = match self.worker_threads {
+            Some(n) => n.min(plan.concurrency.max(1) as usize),
+            None => engine::worker_threads(plan.concurrency),
+        };
+        let server_here = self.server_here.as_deref() == Some(url);
+        if let Err(needed) = limits::check_concurrency(plan.concurrency, threads, server_here, self.file_limit) {
             report.setup_error = Some(needed);
             return report;
         }
@@ -42,14 +50,7 @@ impl RunSettings {
                 return report;
             }
         };
-        let placement = Placement {
-            target,
-            threads: match self.worker_threads {
-                Some(n) => n.min(plan.concurrency.max(1) as usize),
-                None => engine::worker_threads(plan.concurrency),
-            },
-            show_progress: self.progress,
-        };
+        let placement = Placement { target, threads, show_progress: self.progress };
         let run = match engine::execute(workload, &plan, &placement, &self.stop) {
             Ok(run) => run,
             Err(err) => {
@@ -67,7 +68,10 @@ impl RunSettings {
         report.errors = stats.errors;
         report.latency_us = stats.latency_report();
         report.http = stats.http.clone();
-        report.rps = if run.wall.is_zero() { 0.0 } else { report.iterations as f64 / run.wall.as_secs_f64() };
+        let per_second = |n: u64| if run.wall.is_zero() { 0.0 } else { n as f64 / run.wall.as_secs_f64() };
+        // req/s is what the server delivered: a server failing fast must not look fast.
+        report.rps = per_second(report.ok);
+        report.attempts_per_sec = per_second(report.ok + report.failed);
         report.dropped = stats.dropped;
         report.warmup_iterations = run.warmup_iterations;
         report.timeline = stats.timeline_report();

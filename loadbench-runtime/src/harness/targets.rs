@@ -25,6 +25,9 @@ pub(super) enum DefaultTarget {
 pub(super) struct Resolved {
     pub(super) urls: Vec<String>,
     pub(super) server: Option<(ServerProcess, Watch)>,
+    /// The URL of the default target when it was started in this process
+    /// ([`DefaultTarget::Start`]), whose sockets share this process's open-file limit.
+    pub(super) started_here: Option<String>,
 }
 
 /// Decides the URL of every selected scenario: `given` (`--target` or [`super::Harness::target`])
@@ -38,6 +41,7 @@ pub(super) fn resolve(
     let mut default = default;
     let mut fallback: Option<String> = None;
     let mut server = None;
+    let mut started_here = None;
     let mut urls = Vec::with_capacity(selected.len());
     for entry in selected {
         let url = match (given.or(env.as_deref()), entry.config.target) {
@@ -45,7 +49,9 @@ pub(super) fn resolve(
             (None, None) => match (&fallback, default.take()) {
                 (Some(url), _) => url.clone(),
                 (None, Some(DefaultTarget::Start(start))) => {
-                    fallback.insert(start().map_err(HarnessError::DefaultTarget)?).clone()
+                    let url = start().map_err(HarnessError::DefaultTarget)?;
+                    started_here = Some(url.clone());
+                    fallback.insert(url).clone()
                 }
                 (None, Some(DefaultTarget::Process { name, command })) => {
                     let process = ServerProcess::start(*command).map_err(HarnessError::DefaultTarget)?;
@@ -60,5 +66,5 @@ pub(super) fn resolve(
         Target::check_syntax(&url)?;
         urls.push(url);
     }
-    Ok(Resolved { urls, server })
+    Ok(Resolved { urls, server, started_here })
 }

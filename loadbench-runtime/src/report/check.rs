@@ -18,7 +18,13 @@ pub fn measure(metric: Metric, scenario: &ScenarioReport) -> Option<f64> {
         Metric::P999 => latency.map(|l| l.p99_9),
         Metric::Max => latency.map(|l| l.max),
         Metric::Mean => latency.map(|l| l.mean),
-        Metric::ErrorRate => (scenario.iterations > 0).then(|| scenario.failed as f64 / scenario.iterations as f64),
+        // Of the iterations that ended in success or failure: one cancelled at the end of the run
+        // is neither.
+        Metric::ErrorRate => {
+            let attempts = scenario.ok + scenario.failed;
+            (attempts > 0).then(|| scenario.failed as f64 / attempts as f64)
+        }
+        // Successful iterations per second: `rps > 1000` is not met by a server failing fast.
         Metric::Rps => Some(scenario.rps),
         Metric::Failed => Some(scenario.failed as f64),
         // The grammar's list is non-exhaustive; a metric this runtime cannot measure fails.

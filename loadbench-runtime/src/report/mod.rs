@@ -14,7 +14,7 @@ pub mod table;
 pub mod units;
 
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
-pub use json::{write_atomic, write_json_atomic};
+pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use scenario::{
     ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, ScenarioReport,
     StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,

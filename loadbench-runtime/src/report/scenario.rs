@@ -41,8 +41,14 @@ pub struct ScenarioReport {
     pub http: HttpReport,
     /// Latency of successful iterations; `None` when no iteration succeeded.
     pub latency_us: Option<LatencyReport>,
-    /// Finished iterations per second of wall time.
+    /// Successful iterations per second of wall time (`ok / duration`): what the server
+    /// delivered. Failed iterations are not in it, so a server that fails fast does not look
+    /// fast; thresholds on `rps` and baseline verdicts use this figure.
     pub rps: f64,
+    /// Attempted iterations per second of wall time (`(ok + failed) / duration`): the load
+    /// offered, failures included. Equal to [`ScenarioReport::rps`] when nothing failed.
+    #[serde(default)]
+    pub attempts_per_sec: f64,
     /// How loaded the generator itself was; `None` when the scenario did not run.
     #[serde(default)]
     pub generator: Option<GeneratorReport>,
@@ -198,6 +204,7 @@ impl ScenarioReport {
             http: HttpReport::default(),
             latency_us: None,
             rps: 0.0,
+            attempts_per_sec: 0.0,
             generator: None,
             watched: Vec::new(),
             thresholds: Vec::new(),

@@ -26,7 +26,7 @@ const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p9
 /// +=========================================================================================+
 /// | hello        |   10,000 |     12 | 12,345 | 812µs | 1.24ms | 3.10ms | 15.2ms | 210.0 kB |
 /// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
-/// hello: 12 of 10,000 iterations failed: status 12; HTTP status 200 ×9,988, 500 ×12
+/// hello: 12 of 10,000 iterations failed: status 12; 12,360 attempts/s (req/s counts successes); HTTP status 200 ×9,988, 500 ×12
 /// ```
 pub fn render(report: &RunReport) -> String {
     let rows: Vec<(&ScenarioReport, &str)> = report.scenarios.iter().map(|s| (s, s.name.as_str())).collect();
@@ -291,7 +291,8 @@ pub fn step_row(s: &ScenarioReport, step: &StepReport) -> Vec<String> {
     ]
 }
 
-/// `12 of 500 iterations failed: connect 10, status 2; HTTP status 200 ×488, 500 ×2`, or `None`
+/// `12 of 500 iterations failed: connect 10, status 2; 512 attempts/s (req/s counts successes);
+/// HTTP status 200 ×488, 500 ×2`, or `None`
 /// when every iteration succeeded with a 2xx response.
 fn failure_line(s: &ScenarioReport) -> Option<String> {
     let non_2xx = s.http.status.keys().any(|code| !(200..300).contains(code));
@@ -314,6 +315,8 @@ fn failure_line(s: &ScenarioReport) -> Option<String> {
         .collect::<Vec<_>>()
         .join(", ");
         let _ = write!(line, "{} of {} iterations failed: {kinds}", thousands(s.failed), thousands(s.iterations));
+        // req/s counts successes only; the offered load is worth seeing beside it.
+        let _ = write!(line, "; {} attempts/s (req/s counts successes)", rate(s.attempts_per_sec));
     }
     if non_2xx {
         if !line.is_empty() {
@@ -484,11 +487,13 @@ mod tests {
         s.failed = 20;
         s.errors = ErrorCounts { connect: 3, timeout: 0, status: 15, io: 2, scenario: 0 };
         s.http.status = [(200, 480), (503, 15)].into_iter().collect();
+        (s.rps, s.attempts_per_sec) = (480.0, 500.0);
         let out = render(&report(vec![scenario("hello"), s]));
-        assert_eq!(cells(&out, "checkout")[1..3], ["500", "20"]);
+        assert_eq!(cells(&out, "checkout")[1..4], ["500", "20", "480"], "req/s counts successes");
         assert!(
             out.contains(
-                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 2; HTTP status 200 ×480, 503 ×15"
+                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 2; 500 attempts/s (req/s counts \
+                 successes); HTTP status 200 ×480, 503 ×15"
             ),
             "{out}"
         );
