@@ -75,8 +75,16 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)?;
-        if let Some(source) = &self.source {
+        // The whole chain, as anyhow's `{:#}` prints it: the OS cause of an `io` error ("Connection
+        // reset by peer (os error 104)") is usually the innermost source, and the one that says
+        // what happened.
+        let mut next: Option<&(dyn std::error::Error + 'static)> = match &self.source {
+            Some(source) => Some(source.as_ref()),
+            None => None,
+        };
+        while let Some(source) = next {
             write!(f, ": {source}")?;
+            next = source.source();
         }
         Ok(())
     }

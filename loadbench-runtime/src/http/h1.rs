@@ -18,7 +18,7 @@ const MAX_HEADERS: usize = 100;
 /// Why a response could not be understood.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ProtocolError {
-    #[error("malformed response head: {0}")]
+    #[error("malformed response head")]
     Parse(#[from] httparse::Error),
     #[error("response head larger than {MAX_HEAD_BYTES} bytes")]
     HeadTooLarge,

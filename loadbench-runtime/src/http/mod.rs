@@ -17,3 +17,6 @@ pub(crate) use ctx::HttpCounters;
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub(crate) use steps::StepSink;
 pub use target::{Target, TargetError};
+
+#[cfg(test)]
+mod tests;
