@@ -16,6 +16,9 @@ pub enum ErrorKind {
     Io,
     /// The scenario body failed for a reason of its own.
     Scenario,
+    /// A response body was longer than the most a request keeps (`max_body`, 16 MiB by
+    /// default); a body the request discards is never too large.
+    BodyTooLarge,
 }
 
 /// The error type of scenario bodies.
