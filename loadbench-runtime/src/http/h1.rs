@@ -377,4 +377,15 @@ mod tests {
         let mut input = BytesMut::from(&b"5\r\nhelloXX"[..]);
         assert!(decode_chunked(Chunked::Size, &mut input, keep(&mut BytesMut::new())).is_err());
     }
+
+    #[test]
+    fn an_endless_chunk_size_line_is_an_error() {
+        let mut line = b"5;ext=".to_vec();
+        line.resize(MAX_CHUNK_LINE, b'a');
+        let mut input = BytesMut::from(&line[..]);
+        let state = decode_chunked(Chunked::Size, &mut input, keep(&mut BytesMut::new())).unwrap();
+        assert_eq!(state, Chunked::Size, "a long line, still within the limit, waits for more");
+        input.extend_from_slice(b"a");
+        assert!(decode_chunked(Chunked::Size, &mut input, keep(&mut BytesMut::new())).is_err());
+    }
 }
