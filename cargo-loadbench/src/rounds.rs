@@ -95,6 +95,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         merged.http.responses += other.http.responses;
         merged.http.bytes_received += other.http.bytes_received;
         merged.http.connections += other.http.connections;
+        merged.http.retries += other.http.retries;
         merged.dropped += other.dropped;
         for (code, n) in &other.http.status {
             *merged.http.status.entry(*code).or_default() += n;

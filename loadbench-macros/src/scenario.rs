@@ -205,6 +205,13 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         }
         None => quote!(::core::option::Option::None),
     };
+    let max_body = match args.max_body {
+        Some((bytes, span)) => {
+            let bytes = literal(Literal::u64_unsuffixed(bytes), span);
+            quote!(::core::option::Option::Some(#bytes))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let target = match &args.target {
         Some((url, span)) => {
             let url = literal(Literal::string(url), *span);
@@ -276,6 +283,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                         group: #group,
                         load: #load,
                         timeout: #timeout,
+                        max_body: #max_body,
                         target: #target,
                         thresholds: &[#(#thresholds),*],
                     },

@@ -11,6 +11,13 @@ use loadbench_grammar::Threshold;
 /// stalled server from holding a run for a minute while leaving room for slow endpoints).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Most bytes of a response body a request keeps when neither the attribute (`max_body = N`) nor
+/// the request ([`RequestBuilder::max_body`](crate::RequestBuilder::max_body)) sets it: larger
+/// than any page or API answer a load test reads, small enough that a thousand users cannot
+/// exhaust memory together by accident. A longer body fails the request with
+/// [`ErrorKind::BodyTooLarge`](crate::ErrorKind::BodyTooLarge).
+pub const DEFAULT_MAX_BODY: u64 = 16 * 1024 * 1024;
+
 /// How long a scenario runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Load {
@@ -77,6 +84,8 @@ pub struct ScenarioConfig {
     pub load: Load,
     /// Per-request timeout; [`DEFAULT_TIMEOUT`] when `None`.
     pub timeout: Option<Duration>,
+    /// Most bytes of a response body kept (`max_body = N`); [`DEFAULT_MAX_BODY`] when `None`.
+    pub max_body: Option<u64>,
     /// Base URL from the attribute; the command line and `LOADBENCH_TARGET` take precedence.
     pub target: Option<&'static str>,
     /// `thresholds(…)` from the attribute: conditions checked after a full run.
@@ -87,5 +96,10 @@ impl ScenarioConfig {
     /// The per-request timeout in force.
     pub fn timeout(&self) -> Duration {
         self.timeout.unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// The most bytes of a response body kept, in force.
+    pub fn max_body(&self) -> u64 {
+        self.max_body.unwrap_or(DEFAULT_MAX_BODY)
     }
 }

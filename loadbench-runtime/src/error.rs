@@ -16,6 +16,9 @@ pub enum ErrorKind {
     Io,
     /// The scenario body failed for a reason of its own.
     Scenario,
+    /// A response body was longer than the most a request keeps (`max_body`, 16 MiB by
+    /// default); a body the request discards is never too large.
+    BodyTooLarge,
 }
 
 /// The error type of scenario bodies.
@@ -75,8 +78,16 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)?;
-        if let Some(source) = &self.source {
+        // The whole chain, as anyhow's `{:#}` prints it: the OS cause of an `io` error ("Connection
+        // reset by peer (os error 104)") is usually the innermost source, and the one that says
+        // what happened.
+        let mut next: Option<&(dyn std::error::Error + 'static)> = match &self.source {
+            Some(source) => Some(source.as_ref()),
+            None => None,
+        };
+        while let Some(source) = next {
             write!(f, ": {source}")?;
+            next = source.source();
         }
         Ok(())
     }

@@ -27,7 +27,7 @@ use syn::{Expr, Token, token};
 use self::key::Key;
 pub(crate) use self::value::Load;
 use self::value::{
-    concurrency, count, duration, hook, non_empty, rate, stages, strip_groups, target, think_time, warmup,
+    concurrency, duration, hook, non_empty, positive_u64, rate, stages, strip_groups, target, think_time, warmup,
 };
 use crate::errors::Errors;
 
@@ -43,6 +43,8 @@ pub(crate) struct ScenarioArgs {
     pub(crate) load: (Load, Span),
     /// `timeout = "…"`.
     pub(crate) timeout: Option<(Duration, Span)>,
+    /// `max_body = N`: the most bytes of a response body a request keeps.
+    pub(crate) max_body: Option<(u64, Span)>,
     /// `name = "…"`; the function's name when absent.
     pub(crate) name: Option<(String, Span)>,
     /// `target = "http://…"`.
@@ -91,6 +93,7 @@ impl ScenarioArgs {
             concurrency: None,
             load: (Load::Count(1), Span::call_site()),
             timeout: None,
+            max_body: None,
             name: None,
             target: None,
             thresholds: Vec::new(),
@@ -119,6 +122,7 @@ struct Builder {
     count: Option<(u64, Span)>,
     duration: Option<(Duration, Span)>,
     timeout: Option<(Duration, Span)>,
+    max_body: Option<(u64, Span)>,
     name: Option<(String, Span)>,
     target: Option<(String, Span)>,
     thresholds: Vec<(Threshold, Span)>,
@@ -206,7 +210,8 @@ impl Builder {
                     self.teardown = Some(path);
                 }
             }
-            Key::Count => store(&mut self.count, errors.check(count(value)), span),
+            Key::Count => store(&mut self.count, errors.check(positive_u64(key, value)), span),
+            Key::MaxBody => store(&mut self.max_body, errors.check(positive_u64(key, value)), span),
             Key::Duration => store(&mut self.duration, errors.check(duration(key, value)), span),
             Key::Timeout => store(&mut self.timeout, errors.check(duration(key, value)), span),
             Key::Name => store(&mut self.name, errors.check(non_empty(key, value)), span),
@@ -281,6 +286,7 @@ impl Builder {
             concurrency: self.concurrency,
             load,
             timeout: self.timeout,
+            max_body: self.max_body,
             name: self.name,
             target: self.target,
             thresholds: self.thresholds,

@@ -56,6 +56,10 @@ fn integers() {
         ["`concurrency` is a `u32`: write `8` without the `u8` suffix"]
     );
     assert_eq!(errors(quote!(count = 0)), ["`count` must be at least 1"]);
+    assert_eq!(parse(quote!(count = 1, max_body = 1_048_576)).max_body.map(|(n, _)| n), Some(1_048_576));
+    assert_eq!(errors(quote!(count = 1, max_body = 0)), ["`max_body` must be at least 1"]);
+    assert_eq!(errors(quote!(count = 1, max_body = "1MB")), ["expected an integer such as `1_048_576`"]);
+    assert_eq!(errors(quote!(count = 1, max_body = -1)), ["`max_body` must be at least 1"]);
     assert_eq!(parse(quote!(count = 18_446_744_073_709_551_615)).load.0, Load::Count(u64::MAX));
 }
 
@@ -118,7 +122,7 @@ fn combinations() {
 
 #[test]
 fn unknown_keys_and_malformed_values() {
-    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`";
+    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`";
     assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
     assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
     assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);

@@ -41,8 +41,8 @@ pub(super) fn concurrency(key: Key, value: &Expr) -> syn::Result<u32> {
     Ok(n)
 }
 
-pub(super) fn count(value: &Expr) -> syn::Result<u64> {
-    let key = Key::Count;
+/// `count = N`, `max_body = N`: a `u64` of at least 1.
+pub(super) fn positive_u64(key: Key, value: &Expr) -> syn::Result<u64> {
     let lit = int_literal(key, value, "u64")?;
     let n: u64 = lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u64::MAX)))?;
     if n == 0 {

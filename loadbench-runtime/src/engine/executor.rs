@@ -90,6 +90,7 @@ pub(crate) fn execute(
                 users,
                 target: placement.target.clone(),
                 timeout: plan.timeout,
+                max_body: plan.max_body,
                 arrivals: Arrivals::for_worker(plan, &warmup, index, threads),
                 start_line: gate.line(),
             };
@@ -167,6 +168,8 @@ struct WorkerThread {
     users: Vec<u32>,
     target: Target,
     timeout: Duration,
+    /// Most bytes of a response body a request keeps.
+    max_body: u64,
     arrivals: Option<Arrivals>,
     start_line: StartLine,
 }
@@ -175,7 +178,7 @@ impl WorkerThread {
     /// Sets up this thread's users, waits at the start line, runs them (and, in the open model,
     /// its scheduler) to the end, tears them down and hands back what it measured.
     fn run(self, runtime: tokio::runtime::Runtime, worker: Worker) -> WorkerDone {
-        let WorkerThread { workload, users, target, timeout, mut arrivals, start_line } = self;
+        let WorkerThread { workload, users, target, timeout, max_body, mut arrivals, start_line } = self;
         let local = tokio::task::LocalSet::new();
         let lag = Rc::new(RefCell::new(selfcheck::lag_histogram()));
         let probe_lag = Rc::clone(&lag);
@@ -184,7 +187,7 @@ impl WorkerThread {
         let worker = Rc::clone(&shared);
         let (schedule_end, cpu_at_start) = local.block_on(&runtime, async move {
             let probe = tokio::task::spawn_local(selfcheck::probe_lag(probe_lag));
-            let ready = set_up(&workload, users, &target, timeout, &worker).await;
+            let ready = set_up(&workload, users, &target, (timeout, max_body), &worker).await;
             // Everyone is set up (or failed to be): the run starts now, on every worker at once.
             let start = tokio::task::spawn_blocking(move || start_line.pass()).await.unwrap_or_else(|_| Instant::now());
             worker.borrow_mut().rebase(start);
@@ -267,11 +270,13 @@ async fn set_up(
     workload: &Workload,
     users: Vec<u32>,
     target: &Rc<Target>,
-    timeout: Duration,
+    (timeout, max_body): (Duration, u64),
     worker: &Rc<RefCell<Worker>>,
 ) -> Vec<Ctx> {
     let sink: Rc<dyn StepSink> = Rc::clone(worker) as Rc<dyn StepSink>;
-    let ctxs = users.into_iter().map(|user| Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink))));
+    let ctxs = users
+        .into_iter()
+        .map(|user| Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink))).with_max_body(max_body));
     let Some(setup) = workload.setup else {
         return ctxs.collect();
     };
@@ -296,6 +301,7 @@ async fn set_up(
             ctx.counters.responses = 0;
             ctx.counters.bytes_received = 0;
             ctx.counters.status.clear();
+            ctx.counters.retries = 0;
             ready.push(ctx);
         }
     }

@@ -45,6 +45,8 @@ pub(crate) struct LoadPlan {
     pub(crate) think_time: Option<ThinkTime>,
     /// Per-request timeout.
     pub(crate) timeout: Duration,
+    /// Most bytes of a response body a request keeps.
+    pub(crate) max_body: u64,
     /// The factor the declared load was reduced by, if it was.
     pub(crate) scale: Option<f64>,
 }
@@ -63,6 +65,7 @@ impl LoadPlan {
             warmup: config.warmup,
             think_time: config.think_time,
             timeout: config.timeout(),
+            max_body: config.max_body(),
             scale: None,
         };
         match sizing {
@@ -197,6 +200,7 @@ mod tests {
             group: None,
             load: Load::Count(7_500),
             timeout: None,
+            max_body: None,
             target: None,
             thresholds: &[],
         }

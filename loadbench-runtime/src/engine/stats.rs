@@ -190,6 +190,7 @@ impl WorkerStats {
                     ErrorKind::Status => (&mut self.errors.status, "status"),
                     ErrorKind::Io => (&mut self.errors.io, "io"),
                     ErrorKind::Scenario => (&mut self.errors.scenario, "scenario"),
+                    ErrorKind::BodyTooLarge => (&mut self.errors.body_too_large, "body_too_large"),
                 };
                 *slot += 1;
                 self.first_errors.entry(name).or_insert_with(|| err.to_string());
@@ -201,6 +202,7 @@ impl WorkerStats {
         self.http.responses += counters.responses;
         self.http.bytes_received += counters.bytes_received;
         self.http.connections += counters.connections;
+        self.http.retries += counters.retries;
         for (code, n) in counters.status.iter() {
             *self.http.status.entry(code).or_default() += n;
         }
@@ -215,6 +217,7 @@ impl WorkerStats {
         self.http.responses += other.http.responses;
         self.http.bytes_received += other.http.bytes_received;
         self.http.connections += other.http.connections;
+        self.http.retries += other.http.retries;
         for (code, n) in other.http.status {
             *self.http.status.entry(code).or_default() += n;
         }

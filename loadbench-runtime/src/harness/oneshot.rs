@@ -239,7 +239,9 @@ impl Prepared {
     }
 
     async fn send(&self, ctx: &mut Ctx) -> Result<()> {
-        let mut request = ctx.request(self.method.clone(), &self.path);
+        // Only the status is looked at: the body is counted and dropped as it arrives, so that
+        // memory stays flat however large the server's answers are.
+        let mut request = ctx.request(self.method.clone(), &self.path).discard_body();
         for (name, value) in &self.headers {
             request = request.typed_header(name.clone(), value.clone());
         }
@@ -369,6 +371,7 @@ impl OneShot {
             group: None,
             load: self.load,
             timeout: Some(self.timeout),
+            max_body: None,
             target: None,
             // Thresholds of a registered scenario are `'static`; these are added to the report.
             thresholds: &[],

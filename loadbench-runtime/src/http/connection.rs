@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use http::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
@@ -31,6 +31,20 @@ const READ_CHUNK: usize = 4 * 1024;
 /// an absurd `Content-Length` cannot make us allocate it up front.
 const MAX_RESERVE: usize = 1024 * 1024;
 
+/// Room made for each read of a body that is dropped as it arrives: few system calls per
+/// megabyte, and a bounded buffer per connection whatever the body's size.
+const DISCARD_CHUNK: usize = 64 * 1024;
+
+/// What becomes of a response's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyPolicy {
+    /// Kept for the scenario, up to this many bytes: a longer body fails the exchange with
+    /// [`ExchangeError::BodyTooLarge`] as soon as it is known to be longer.
+    Keep(u64),
+    /// Counted and dropped as it arrives.
+    Discard,
+}
+
 /// An open keep-alive connection.
 #[derive(Debug)]
 pub(crate) struct Http1Connection {
@@ -42,6 +56,11 @@ pub(crate) struct Http1Connection {
     phase: Phase,
     /// A chunked body being decoded.
     chunks: BytesMut,
+    /// What the current exchange does with the body.
+    policy: BodyPolicy,
+    /// Whether any byte of the current exchange's response has arrived: until one has, a
+    /// request on a reused connection that meets its end may be retried.
+    received_any: bool,
 }
 
 /// A response as read off the wire.
@@ -50,7 +69,10 @@ pub(crate) struct RawResponse {
     pub(crate) status: StatusCode,
     /// The head's bytes, kept for [`crate::Response::headers`].
     pub(crate) head: Bytes,
+    /// The body, or nothing when it was discarded.
     pub(crate) body: Bytes,
+    /// The body's length as received, kept or not.
+    pub(crate) body_len: u64,
 }
 
 /// Why an exchange failed. All of them leave the connection unusable.
@@ -62,8 +84,27 @@ pub(crate) enum ExchangeError {
     Read(#[source] std::io::Error),
     #[error("the server closed the connection before the response was complete")]
     Closed,
+    #[error("the response body is larger than the limit of {limit} bytes (`max_body`)")]
+    BodyTooLarge { limit: u64 },
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
+}
+
+impl ExchangeError {
+    /// Whether this is how a reused keep-alive connection ends when the server closed it just
+    /// as the request went out: the end of the stream, or a reset, before any byte of the
+    /// response. Then the server cannot have begun to answer, and an idempotent request can
+    /// be sent again on a new connection.
+    pub(crate) fn is_stale_connection(&self) -> bool {
+        use std::io::ErrorKind as Io;
+        match self {
+            ExchangeError::Closed => true,
+            ExchangeError::Write(e) | ExchangeError::Read(e) => {
+                matches!(e.kind(), Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof)
+            }
+            ExchangeError::BodyTooLarge { .. } | ExchangeError::Protocol(_) => false,
+        }
+    }
 }
 
 impl Http1Connection {
@@ -77,6 +118,8 @@ impl Http1Connection {
             reusable: true,
             phase: Phase::Idle,
             chunks: BytesMut::new(),
+            policy: BodyPolicy::Discard,
+            received_any: false,
         })
     }
 
@@ -104,15 +147,28 @@ impl Http1Connection {
 
     /// Sends `request` (a whole encoded request) and reads the whole response to it.
     #[cfg(test)]
-    pub(crate) async fn exchange(&mut self, request: &[u8], method: &Method) -> Result<RawResponse, ExchangeError> {
-        self.begin();
+    pub(crate) async fn exchange(
+        &mut self,
+        request: &[u8],
+        method: &Method,
+        policy: BodyPolicy,
+    ) -> Result<RawResponse, ExchangeError> {
+        self.begin(policy);
         std::future::poll_fn(|cx| self.poll_exchange(cx, request, method)).await
     }
 
     /// Starts a new exchange; then [`poll_exchange`](Self::poll_exchange) until it is ready.
-    pub(crate) fn begin(&mut self) {
+    pub(crate) fn begin(&mut self, policy: BodyPolicy) {
         self.reusable = false; // until a complete response says otherwise
         self.phase = Phase::Write { written: 0 };
+        self.policy = policy;
+        self.received_any = false;
+    }
+
+    /// Whether a failed exchange may be sent again on a new connection: nothing of its response
+    /// arrived, and `err` is how a connection the server had closed fails.
+    pub(crate) fn may_retry(&self, err: &ExchangeError) -> bool {
+        !self.received_any && self.read.is_empty() && err.is_stale_connection()
     }
 
     /// Drives the exchange [`begin`](Self::begin) started: writes `request`, reads the head,
@@ -158,38 +214,75 @@ impl Http1Connection {
                         }
                     }
                     Ok(Some(head)) => {
-                        let head_bytes = self.read.split_to(head.len).freeze();
-                        // 100 Continue, 103 Early Hints: the final response follows.
-                        self.phase = if head.status.is_informational() && head.status != StatusCode::SWITCHING_PROTOCOLS
+                        // 100 Continue, 103 Early Hints: the final response follows. Dropped in
+                        // place, so that a server sending them forever costs no memory.
+                        if head.status.is_informational() && head.status != StatusCode::SWITCHING_PROTOCOLS {
+                            self.read.advance(head.len);
+                            self.phase = Phase::Head;
+                            continue;
+                        }
+                        if let (BodyLength::Fixed(len), BodyPolicy::Keep(limit)) = (head.body, self.policy)
+                            && len > limit
                         {
-                            Phase::Head
-                        } else {
-                            Phase::Body { head, head_bytes, chunked: Chunked::Size }
-                        };
+                            // Refused before a byte of it is read or a byte allocated for it.
+                            return Poll::Ready(Err(ExchangeError::BodyTooLarge { limit }));
+                        }
+                        let head_bytes = self.read.split_to(head.len).freeze();
+                        self.phase = Phase::Body { head, head_bytes, chunked: Chunked::Size, received: 0 };
                     }
                 },
-                Phase::Body { head, head_bytes, mut chunked } => {
-                    let want = match head.body {
-                        BodyLength::Empty => return self.done(head, head_bytes, Bytes::new()),
-                        BodyLength::Fixed(len) => {
+                Phase::Body { head, head_bytes, mut chunked, mut received } => {
+                    let want = match (head.body, self.policy) {
+                        (BodyLength::Empty, _) => return self.done(head, head_bytes, Bytes::new(), 0),
+                        (BodyLength::Fixed(len), BodyPolicy::Keep(_)) => {
+                            // At most the limit, checked when the head arrived.
                             let len = usize::try_from(len).map_err(|_| ProtocolError::ContentLength)?;
                             if self.read.len() >= len {
                                 let body = self.read.split_to(len).freeze();
-                                return self.done(head, head_bytes, body);
+                                return self.done(head, head_bytes, body, len as u64);
                             }
                             (len - self.read.len()).min(MAX_RESERVE)
                         }
-                        BodyLength::Chunked => {
-                            chunked = h1::decode_chunked(chunked, &mut self.read, &mut self.chunks)?;
+                        (BodyLength::Fixed(len), BodyPolicy::Discard) => {
+                            let take = usize::try_from(len - received).unwrap_or(usize::MAX).min(self.read.len());
+                            self.read.advance(take);
+                            received += take as u64;
+                            if received == len {
+                                return self.done(head, head_bytes, Bytes::new(), len);
+                            }
+                            usize::try_from(len - received).unwrap_or(usize::MAX).min(DISCARD_CHUNK)
+                        }
+                        (BodyLength::Chunked, policy) => {
+                            let chunks = &mut self.chunks;
+                            chunked = h1::decode_chunked(chunked, &mut self.read, |data| {
+                                received += data.len() as u64;
+                                if let BodyPolicy::Keep(limit) = policy {
+                                    if received > limit {
+                                        return Err(ExchangeError::BodyTooLarge { limit });
+                                    }
+                                    chunks.extend_from_slice(data);
+                                }
+                                Ok(())
+                            })?;
                             if chunked == Chunked::Done {
                                 let body = self.chunks.split().freeze();
-                                return self.done(head, head_bytes, body);
+                                return self.done(head, head_bytes, body, received);
+                            }
+                            if policy == BodyPolicy::Discard { DISCARD_CHUNK } else { READ_CHUNK }
+                        }
+                        (BodyLength::UntilClose, BodyPolicy::Keep(limit)) => {
+                            if self.read.len() as u64 > limit {
+                                return Poll::Ready(Err(ExchangeError::BodyTooLarge { limit }));
                             }
                             READ_CHUNK
                         }
-                        BodyLength::UntilClose => READ_CHUNK,
+                        (BodyLength::UntilClose, BodyPolicy::Discard) => {
+                            received += self.read.len() as u64;
+                            self.read.clear();
+                            DISCARD_CHUNK
+                        }
                     };
-                    self.phase = Phase::Body { head, head_bytes, chunked };
+                    self.phase = Phase::Body { head, head_bytes, chunked, received };
                     match self.poll_fill(cx, want) {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
@@ -198,8 +291,10 @@ impl Http1Connection {
                                 Phase::Body { head_bytes, .. } => head_bytes,
                                 _ => Bytes::new(),
                             };
+                            // Discarding, everything read was counted before this read.
                             let body = self.read.split().freeze();
-                            return self.done(head, head_bytes, body);
+                            let len = received + body.len() as u64;
+                            return self.done(head, head_bytes, body, len);
                         }
                         Poll::Ready(Ok(0)) => return Poll::Ready(Err(ExchangeError::Closed)),
                         Poll::Ready(Ok(_)) => {}
@@ -209,9 +304,15 @@ impl Http1Connection {
         }
     }
 
-    fn done(&mut self, head: Head, head_bytes: Bytes, body: Bytes) -> Poll<Result<RawResponse, ExchangeError>> {
+    fn done(
+        &mut self,
+        head: Head,
+        head_bytes: Bytes,
+        body: Bytes,
+        body_len: u64,
+    ) -> Poll<Result<RawResponse, ExchangeError>> {
         self.reusable = head.keep_alive;
-        Poll::Ready(Ok(RawResponse { status: head.status, head: head_bytes, body }))
+        Poll::Ready(Ok(RawResponse { status: head.status, head: head_bytes, body, body_len }))
     }
 
     /// Reads once into the buffer, with at least `want` bytes of room; 0 at end of stream.
@@ -221,7 +322,11 @@ impl Http1Connection {
         }
         // `read_buf`'s future holds nothing but its two references, so one made for each poll
         // loses nothing when dropped while pending.
-        pin!(self.stream.read_buf(&mut self.read)).poll(cx).map_err(ExchangeError::Read)
+        let read = pin!(self.stream.read_buf(&mut self.read)).poll(cx).map_err(ExchangeError::Read);
+        if let Poll::Ready(Ok(n)) = read {
+            self.received_any |= n > 0;
+        }
+        read
     }
 }
 
@@ -235,9 +340,13 @@ enum Phase {
     Write { written: usize },
     /// Reading the response head.
     Head,
-    /// Reading the body of the response with this head.
-    Body { head: Head, head_bytes: Bytes, chunked: Chunked },
+    /// Reading the body of the response with this head; `received` bytes of it so far, where
+    /// they are not simply the buffer's length (a body dropped or decoded as it arrives).
+    Body { head: Head, head_bytes: Bytes, chunked: Chunked, received: u64 },
 }
+
+#[cfg(test)]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {
@@ -266,7 +375,10 @@ mod tests {
             // Closing ends a body delimited by the end of the connection.
             drop(server);
         };
-        let (result, ()) = tokio::join!(conn.exchange(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n", &method), serve);
+        let (result, ()) = tokio::join!(
+            conn.exchange(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n", &method, BodyPolicy::Keep(1 << 20)),
+            serve
+        );
         (result, conn.reusable)
     }
 

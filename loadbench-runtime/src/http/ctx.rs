@@ -13,11 +13,12 @@ use http::uri::PathAndQuery;
 use http::{Method, StatusCode};
 
 use super::StepSink;
-use super::connection::Http1Connection;
+use super::connection::{BodyPolicy, ExchangeError, Http1Connection};
 use super::h1;
 use super::last_request::LastRequest;
 use super::request_timer::RequestTimer;
 use super::target::Target;
+use crate::config::DEFAULT_MAX_BODY;
 use crate::error::{Error, ErrorKind, Result};
 
 /// One virtual user's view of the run: an HTTP/1.1 client bound to the target, with a keep-alive
@@ -44,6 +45,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub struct Ctx {
     target: Rc<Target>,
     timeout: Duration,
+    /// Most bytes of a response body kept, unless a request says otherwise.
+    max_body: u64,
     user: u32,
     conn: Option<Http1Connection>,
     /// The path of the request being built, and whether `wire` already holds the request.
@@ -66,6 +69,8 @@ pub(crate) struct HttpCounters {
     pub(crate) responses: u64,
     pub(crate) bytes_received: u64,
     pub(crate) connections: u64,
+    /// Requests sent again on a new connection after their reused one turned out closed.
+    pub(crate) retries: u64,
     pub(crate) status: StatusCounts,
 }
 
@@ -113,6 +118,7 @@ impl Ctx {
         Ctx {
             target,
             timeout,
+            max_body: DEFAULT_MAX_BODY,
             user,
             conn: None,
             last: LastRequest::default(),
@@ -123,6 +129,13 @@ impl Ctx {
             steps,
             measuring: true,
         }
+    }
+
+    /// Keeps at most `bytes` of each response body (the scenario's `max_body`), unless a request
+    /// says otherwise.
+    pub(crate) fn with_max_body(mut self, bytes: u64) -> Ctx {
+        self.max_body = bytes;
+        self
     }
 
     /// This virtual user's own value of type `T`, made with `T::default()` on first use and kept
@@ -190,7 +203,8 @@ impl Ctx {
     /// Starts a request with any method.
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
         let error = self.set_path(path).err();
-        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), error }
+        let policy = BodyPolicy::Keep(self.max_body);
+        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), policy, error }
     }
 
     fn set_path(&mut self, path: &str) -> Result<()> {
@@ -205,47 +219,72 @@ impl Ctx {
     }
 
     /// Sends the request encoded in `wire` and reads the whole response, within the timeout.
-    async fn execute(&mut self, prepared: Result<()>, method: Method) -> Result<Response> {
+    ///
+    /// An idempotent request whose reused connection turns out to have been closed by the server
+    /// (the end of the stream or a reset before any byte of the response) is sent once more on
+    /// a new connection, within the same deadline, as hyper's pooled client and browsers do: a
+    /// server may close an idle keep-alive connection at any moment, and the request that meets
+    /// the close has not been seen by it.
+    async fn execute(&mut self, prepared: Result<()>, method: Method, policy: BodyPolicy) -> Result<Response> {
         prepared?;
         let deadline = tokio::time::Instant::now() + self.timeout;
         let Ctx { target, conn, wire, timer, counters, .. } = self;
         if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
             *conn = None;
         }
-        let open = match conn {
-            Some(open) => open,
-            None => {
-                // Boxed: connecting is rare, and its future would otherwise be part of (and
-                // copied with) every request's future.
-                let addr = target.addr();
-                let opened = match timer.within(deadline, Box::pin(Http1Connection::open(addr))).await {
-                    Some(Ok(opened)) => opened,
-                    Some(Err(e)) => {
-                        return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
+        // A fresh connection is never retried: its failure is the server's answer.
+        let mut may_retry = conn.is_some() && method.is_idempotent();
+        loop {
+            let open = match conn {
+                Some(open) => open,
+                None => {
+                    // Boxed: connecting is rare, and its future would otherwise be part of (and
+                    // copied with) every request's future.
+                    let addr = target.addr();
+                    let opened = match timer.within(deadline, Box::pin(Http1Connection::open(addr))).await {
+                        Some(Ok(opened)) => opened,
+                        Some(Err(e)) => {
+                            return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
+                        }
+                        None => return Err(timed_out(self.timeout)),
+                    };
+                    counters.connections += 1;
+                    conn.insert(opened)
+                }
+            };
+            open.begin(policy);
+            let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, &method));
+            match timer.within(deadline, exchange).await {
+                Some(Ok(raw)) => {
+                    counters.responses += 1;
+                    counters.status.count(raw.status);
+                    counters.bytes_received += raw.body_len;
+                    return Ok(Response {
+                        status: raw.status,
+                        head: raw.head,
+                        headers: OnceLock::new(),
+                        body: raw.body,
+                    });
+                }
+                Some(Err(err)) => {
+                    let retry = may_retry && open.may_retry(&err);
+                    *conn = None;
+                    if retry {
+                        may_retry = false;
+                        counters.retries += 1;
+                        continue;
                     }
-                    None => return Err(timed_out(self.timeout)),
-                };
-                counters.connections += 1;
-                conn.insert(opened)
-            }
-        };
-        open.begin();
-        let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, &method));
-        match timer.within(deadline, exchange).await {
-            Some(Ok(raw)) => {
-                counters.responses += 1;
-                counters.status.count(raw.status);
-                counters.bytes_received += raw.body.len() as u64;
-                Ok(Response { status: raw.status, head: raw.head, headers: OnceLock::new(), body: raw.body })
-            }
-            Some(Err(err)) => {
-                *conn = None;
-                Err(Error::with_source(ErrorKind::Io, "request failed", err))
-            }
-            None => {
-                // The connection is mid-exchange: its state is unknown, so it cannot be reused.
-                *conn = None;
-                Err(timed_out(self.timeout))
+                    let kind = match err {
+                        ExchangeError::BodyTooLarge { .. } => ErrorKind::BodyTooLarge,
+                        _ => ErrorKind::Io,
+                    };
+                    return Err(Error::with_source(kind, "request failed", err));
+                }
+                None => {
+                    // The connection is mid-exchange: its state is unknown, so it cannot be reused.
+                    *conn = None;
+                    return Err(timed_out(self.timeout));
+                }
             }
         }
     }
@@ -263,6 +302,7 @@ pub struct RequestBuilder<'a> {
     method: Method,
     headers: HeaderMap,
     body: Bytes,
+    policy: BodyPolicy,
     error: Option<Error>,
 }
 
@@ -293,6 +333,29 @@ impl<'a> RequestBuilder<'a> {
         self
     }
 
+    /// Keeps at most `bytes` of this response's body instead of the scenario's `max_body`
+    /// ([`DEFAULT_MAX_BODY`](crate::DEFAULT_MAX_BODY), 16 MiB, unless the attribute sets it): a
+    /// longer body fails the request with [`ErrorKind::BodyTooLarge`], at once when its
+    /// `Content-Length` says so, otherwise as soon as it grows past the limit.
+    pub fn max_body(mut self, bytes: u64) -> Self {
+        self.policy = BodyPolicy::Keep(bytes);
+        self
+    }
+
+    /// Drops this response's body as it arrives, whatever its size: it is counted in the bytes
+    /// received, and [`Response::bytes`] is empty. For requests whose body the scenario does not
+    /// read, memory then stays flat however large the server's answers are.
+    ///
+    /// ```no_run
+    /// # async fn body(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    /// ctx.get("/export.csv").discard_body().send().await?.expect_status(200)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn discard_body(mut self) -> Self {
+        self.policy = BodyPolicy::Discard;
+        self
+    }
+
     /// Sends the request and reads the whole response, within the scenario's timeout.
     ///
     /// Any status is a successful exchange here; use [`Response::expect_status`] to turn an
@@ -302,7 +365,7 @@ impl<'a> RequestBuilder<'a> {
     // byte of a request's future is copied as it moves up through the awaits).
     #[allow(clippy::manual_async_fn)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
-        let RequestBuilder { ctx, method, headers, body, error } = self;
+        let RequestBuilder { ctx, method, headers, body, policy, error } = self;
         let plain = headers.is_empty() && body.is_empty();
         let prepared = match (error, ctx.last.joined()) {
             (Some(error), _) => Err(error),
@@ -316,7 +379,7 @@ impl<'a> RequestBuilder<'a> {
                 Ok(())
             }
         };
-        ctx.execute(prepared, method)
+        ctx.execute(prepared, method, policy)
     }
 }
 

@@ -18,7 +18,7 @@ const MAX_HEADERS: usize = 100;
 /// Why a response could not be understood.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ProtocolError {
-    #[error("malformed response head: {0}")]
+    #[error("malformed response head")]
     Parse(#[from] httparse::Error),
     #[error("response head larger than {MAX_HEAD_BYTES} bytes")]
     HeadTooLarge,
@@ -202,17 +202,21 @@ pub(crate) enum Chunked {
     Done,
 }
 
-/// Decodes as much of a chunked body as `input` holds, moving the data to `body` and consuming
-/// what it used from `input`. Returns the new state; call again with more input until it is
-/// [`Chunked::Done`].
-pub(crate) fn decode_chunked(
+/// Longest chunk-size line accepted, extensions included (hyper allows 16 KiB of extensions per
+/// body): a server sending one forever must not grow the buffer without end.
+pub(crate) const MAX_CHUNK_LINE: usize = 16 * 1024;
+
+/// Decodes as much of a chunked body as `input` holds, handing each piece of data to `body` (which
+/// keeps, counts or refuses it) and consuming what it used from `input`. Returns the new state;
+/// call again with more input until it is [`Chunked::Done`].
+pub(crate) fn decode_chunked<E: From<ProtocolError>>(
     mut state: Chunked,
     input: &mut BytesMut,
-    body: &mut BytesMut,
-) -> Result<Chunked, ProtocolError> {
+    mut body: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<Chunked, E> {
     loop {
         state = match state {
-            Chunked::Size => match httparse::parse_chunk_size(input).map_err(|_| ProtocolError::Chunked)? {
+            Chunked::Size => match httparse::parse_chunk_size(input).map_err(|_| E::from(ProtocolError::Chunked))? {
                 httparse::Status::Complete((used, 0)) => {
                     input.advance(used);
                     Chunked::Trailers
@@ -221,6 +225,7 @@ pub(crate) fn decode_chunked(
                     input.advance(used);
                     Chunked::Data(size)
                 }
+                httparse::Status::Partial if input.len() > MAX_CHUNK_LINE => return Err(ProtocolError::Chunked.into()),
                 httparse::Status::Partial => return Ok(state),
             },
             Chunked::Data(left) => {
@@ -228,7 +233,7 @@ pub(crate) fn decode_chunked(
                     return Ok(state);
                 }
                 let take = usize::try_from(left).unwrap_or(usize::MAX).min(input.len());
-                body.extend_from_slice(&input[..take]);
+                body(&input[..take])?;
                 input.advance(take);
                 match left - take as u64 {
                     0 => Chunked::DataEnd,
@@ -240,7 +245,7 @@ pub(crate) fn decode_chunked(
                     return Ok(state);
                 }
                 if &input[..2] != b"\r\n" {
-                    return Err(ProtocolError::Chunked);
+                    return Err(ProtocolError::Chunked.into());
                 }
                 input.advance(2);
                 Chunked::Size
@@ -248,7 +253,7 @@ pub(crate) fn decode_chunked(
             Chunked::Trailers => {
                 let Some(end) = input.windows(2).position(|w| w == b"\r\n") else {
                     if input.len() > MAX_HEAD_BYTES {
-                        return Err(ProtocolError::HeadTooLarge);
+                        return Err(ProtocolError::HeadTooLarge.into());
                     }
                     return Ok(state);
                 };
@@ -263,6 +268,13 @@ pub(crate) fn decode_chunked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn keep(body: &mut BytesMut) -> impl FnMut(&[u8]) -> Result<(), ProtocolError> + '_ {
+        |data| {
+            body.extend_from_slice(data);
+            Ok(())
+        }
+    }
 
     fn head(text: &str) -> Head {
         parse_head(text.as_bytes(), &Method::GET).unwrap().unwrap()
@@ -354,7 +366,7 @@ mod tests {
         let mut body = BytesMut::new();
         for &b in wire.iter() {
             input.extend_from_slice(&[b]);
-            state = decode_chunked(state, &mut input, &mut body).unwrap();
+            state = decode_chunked(state, &mut input, keep(&mut body)).unwrap();
             if state == Chunked::Done {
                 break;
             }
@@ -363,6 +375,17 @@ mod tests {
         assert_eq!(&body[..], b"hello world");
         assert!(input.is_empty(), "stops right after the body, before the next response");
         let mut input = BytesMut::from(&b"5\r\nhelloXX"[..]);
-        assert!(decode_chunked(Chunked::Size, &mut input, &mut BytesMut::new()).is_err());
+        assert!(decode_chunked(Chunked::Size, &mut input, keep(&mut BytesMut::new())).is_err());
+    }
+
+    #[test]
+    fn an_endless_chunk_size_line_is_an_error() {
+        let mut line = b"5;ext=".to_vec();
+        line.resize(MAX_CHUNK_LINE, b'a');
+        let mut input = BytesMut::from(&line[..]);
+        let state = decode_chunked(Chunked::Size, &mut input, keep(&mut BytesMut::new())).unwrap();
+        assert_eq!(state, Chunked::Size, "a long line, still within the limit, waits for more");
+        input.extend_from_slice(b"a");
+        assert!(decode_chunked(Chunked::Size, &mut input, keep(&mut BytesMut::new())).is_err());
     }
 }

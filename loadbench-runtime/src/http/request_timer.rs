@@ -61,16 +61,26 @@ impl RequestTimer {
             if let Poll::Ready(out) = work.as_mut().poll(cx) {
                 return Poll::Ready(Some(out));
             }
+            // The clock, not the timer, decides: a server that keeps sending (a trickle, endless
+            // 1xx heads, an endless body) wakes this task again and again, and tokio's task
+            // budget, spent by those reads, would keep a due `Sleep` from ever reporting ready.
+            // One clock read per pending poll (a vDSO call) is what the check below made anyway.
+            let now = Instant::now();
+            if now >= deadline {
+                return Poll::Ready(None);
+            }
             // The timer wakes this task when due; until then there is no need to look at it.
-            if armed.polled && Instant::now() < armed.due {
+            if armed.polled && now < armed.due {
                 return Poll::Pending;
             }
-            while armed.sleep.as_mut().poll(cx).is_ready() {
-                if Instant::now() >= deadline {
-                    return Poll::Ready(None);
-                }
+            if now >= armed.due {
                 // Armed for an earlier request: move on to this one's deadline.
                 armed.reset(deadline);
+            }
+            // Unconstrained: with the task's budget spent, a `Sleep` returns pending without
+            // registering its waker, and a server that then goes silent would never be timed out.
+            if pin!(tokio::task::coop::unconstrained(armed.sleep.as_mut())).poll(cx).is_ready() {
+                return Poll::Ready(None);
             }
             armed.polled = true;
             Poll::Pending
@@ -96,6 +106,26 @@ mod tests {
         let out = timer.within(began + Duration::from_millis(100), std::future::pending::<()>()).await;
         assert_eq!(out, None);
         assert_eq!(Instant::now() - began, Duration::from_millis(100));
+    }
+
+    /// Work that is always ready to go on (a server that keeps sending) spends the task's whole
+    /// budget on every poll; the deadline must hold all the same.
+    #[tokio::test]
+    async fn busy_work_still_times_out() {
+        let mut timer = RequestTimer::default();
+        let busy = async {
+            loop {
+                tokio::task::coop::consume_budget().await;
+            }
+        };
+        let began = Instant::now();
+        let deadline = began + Duration::from_millis(100);
+        // `timeout` polls its own timer outside the budget: a guard, so that a failure is a
+        // failure and not a test that never ends.
+        let out = tokio::time::timeout(Duration::from_secs(5), timer.within(deadline, busy)).await;
+        assert_eq!(out, Ok(None), "the request outlived its deadline");
+        let took = Instant::now() - began;
+        assert!(took < Duration::from_millis(100 + 700), "timed out after {took:?} for a 100 ms deadline");
     }
 
     #[tokio::test(start_paused = true)]

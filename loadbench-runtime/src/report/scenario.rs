@@ -295,12 +295,15 @@ pub struct ErrorCounts {
     pub io: u64,
     /// The scenario body returned an error of its own.
     pub scenario: u64,
+    /// A response body was longer than the request keeps (`max_body`).
+    #[serde(default)]
+    pub body_too_large: u64,
 }
 
 impl ErrorCounts {
     /// The total over all kinds.
     pub fn total(&self) -> u64 {
-        self.connect + self.timeout + self.status + self.io + self.scenario
+        self.connect + self.timeout + self.status + self.io + self.scenario + self.body_too_large
     }
 
     /// The count of `kind`.
@@ -311,6 +314,7 @@ impl ErrorCounts {
             ErrorKind::Status => &mut self.status,
             ErrorKind::Io => &mut self.io,
             ErrorKind::Scenario => &mut self.scenario,
+            ErrorKind::BodyTooLarge => &mut self.body_too_large,
         }
     }
 
@@ -321,6 +325,7 @@ impl ErrorCounts {
         self.status += other.status;
         self.io += other.io;
         self.scenario += other.scenario;
+        self.body_too_large += other.body_too_large;
     }
 }
 
@@ -336,6 +341,10 @@ pub struct HttpReport {
     pub status: BTreeMap<u16, u64>,
     /// TCP connections opened (the first one per virtual user, plus reconnects).
     pub connections: u64,
+    /// Requests sent a second time, on a new connection, because the reused connection they
+    /// were sent on turned out closed before any byte of the response (a keep-alive race).
+    #[serde(default)]
+    pub retries: u64,
 }
 
 /// Reads [`HttpReport::status`], whose keys JSON writes as strings (`"200"`), also where serde

@@ -308,6 +308,7 @@ fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("status", e.status),
             ("io", e.io),
             ("scenario", e.scenario),
+            ("body too large", e.body_too_large),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -354,6 +355,7 @@ mod tests {
             bytes_received: 250_000,
             status: [(200, 12_500)].into_iter().collect(),
             connections: 20,
+            retries: 0,
         };
         s.latency_us = Some(LatencyReport {
             mean: 900.0,
@@ -485,15 +487,15 @@ mod tests {
         s.iterations = 500;
         s.ok = 480;
         s.failed = 20;
-        s.errors = ErrorCounts { connect: 3, timeout: 0, status: 15, io: 2, scenario: 0 };
+        s.errors = ErrorCounts { connect: 3, timeout: 0, status: 15, io: 1, scenario: 0, body_too_large: 1 };
         s.http.status = [(200, 480), (503, 15)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (480.0, 500.0);
         let out = render(&report(vec![scenario("hello"), s]));
         assert_eq!(cells(&out, "checkout")[1..4], ["500", "20", "480"], "req/s counts successes");
         assert!(
             out.contains(
-                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 2; 500 attempts/s (req/s counts \
-                 successes); HTTP status 200 ×480, 503 ×15"
+                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 1, body too large 1; 500 attempts/s \
+                 (req/s counts successes); HTTP status 200 ×480, 503 ×15"
             ),
             "{out}"
         );
