@@ -198,6 +198,13 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         }
         None => quote!(::core::option::Option::None),
     };
+    let grace = match args.grace {
+        Some((duration, span)) => {
+            let duration = duration_expr(duration, span);
+            quote!(::core::option::Option::Some(#duration))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let group = match &args.group {
         Some((group, span)) => {
             let group = literal(Literal::string(group), *span);
@@ -276,6 +283,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                         group: #group,
                         load: #load,
                         timeout: #timeout,
+                        grace: #grace,
                         target: #target,
                         thresholds: &[#(#thresholds),*],
                     },

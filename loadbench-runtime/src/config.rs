@@ -11,6 +11,11 @@ use loadbench_grammar::Threshold;
 /// stalled server from holding a run for a minute while leaving room for slow endpoints).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long in-flight iterations may go on once a run is over (its duration reached, or the first
+/// Ctrl-C or SIGTERM) before they are cancelled, when neither `--grace` nor `grace = "…"` says
+/// (k6's `gracefulStop` is 30 s; 5 s lets most slow requests end without holding a stopped run).
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
 /// How long a scenario runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Load {
@@ -77,6 +82,10 @@ pub struct ScenarioConfig {
     pub load: Load,
     /// Per-request timeout; [`DEFAULT_TIMEOUT`] when `None`.
     pub timeout: Option<Duration>,
+    /// `grace = "…"`: how long in-flight iterations may finish after the run's end or the first
+    /// stop signal before they are cancelled; [`DEFAULT_GRACE`] when `None` (`--grace` overrides
+    /// it).
+    pub grace: Option<Duration>,
     /// Base URL from the attribute; the command line and `LOADBENCH_TARGET` take precedence.
     pub target: Option<&'static str>,
     /// `thresholds(…)` from the attribute: conditions checked after a full run.
@@ -87,5 +96,10 @@ impl ScenarioConfig {
     /// The per-request timeout in force.
     pub fn timeout(&self) -> Duration {
         self.timeout.unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// The grace period declared, else [`DEFAULT_GRACE`].
+    pub fn grace(&self) -> Duration {
+        self.grace.unwrap_or(DEFAULT_GRACE)
     }
 }

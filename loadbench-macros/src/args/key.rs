@@ -10,6 +10,7 @@ pub(super) enum Key {
     Count,
     Duration,
     Timeout,
+    Grace,
     Name,
     Target,
     Thresholds,
@@ -25,11 +26,12 @@ pub(super) enum Key {
 }
 
 impl Key {
-    pub(super) const ALL: [Key; 16] = [
+    pub(super) const ALL: [Key; 17] = [
         Key::Concurrency,
         Key::Count,
         Key::Duration,
         Key::Timeout,
+        Key::Grace,
         Key::Name,
         Key::Target,
         Key::Thresholds,
@@ -50,6 +52,7 @@ impl Key {
             Key::Count => "count",
             Key::Duration => "duration",
             Key::Timeout => "timeout",
+            Key::Grace => "grace",
             Key::Name => "name",
             Key::Target => "target",
             Key::Thresholds => "thresholds",
@@ -72,6 +75,7 @@ impl Key {
             Key::Count => "10_000",
             Key::Duration => "\"30s\"",
             Key::Timeout => "\"5s\"",
+            Key::Grace => "\"2s\"",
             Key::Name => "\"checkout\"",
             Key::Target => "\"http://127.0.0.1:8080\"",
             Key::Thresholds => "(p99 < \"50ms\", error_rate < 0.01)",

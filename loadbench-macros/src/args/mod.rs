@@ -43,6 +43,8 @@ pub(crate) struct ScenarioArgs {
     pub(crate) load: (Load, Span),
     /// `timeout = "…"`.
     pub(crate) timeout: Option<(Duration, Span)>,
+    /// `grace = "…"`: how long in-flight iterations may finish after the end or a stop.
+    pub(crate) grace: Option<(Duration, Span)>,
     /// `name = "…"`; the function's name when absent.
     pub(crate) name: Option<(String, Span)>,
     /// `target = "http://…"`.
@@ -91,6 +93,7 @@ impl ScenarioArgs {
             concurrency: None,
             load: (Load::Count(1), Span::call_site()),
             timeout: None,
+            grace: None,
             name: None,
             target: None,
             thresholds: Vec::new(),
@@ -119,6 +122,7 @@ struct Builder {
     count: Option<(u64, Span)>,
     duration: Option<(Duration, Span)>,
     timeout: Option<(Duration, Span)>,
+    grace: Option<(Duration, Span)>,
     name: Option<(String, Span)>,
     target: Option<(String, Span)>,
     thresholds: Vec<(Threshold, Span)>,
@@ -209,6 +213,7 @@ impl Builder {
             Key::Count => store(&mut self.count, errors.check(count(value)), span),
             Key::Duration => store(&mut self.duration, errors.check(duration(key, value)), span),
             Key::Timeout => store(&mut self.timeout, errors.check(duration(key, value)), span),
+            Key::Grace => store(&mut self.grace, errors.check(duration(key, value)), span),
             Key::Name => store(&mut self.name, errors.check(non_empty(key, value)), span),
             Key::Group => store(&mut self.group, errors.check(non_empty(key, value)), span),
             Key::Target => store(&mut self.target, errors.check(target(value)), span),
@@ -281,6 +286,7 @@ impl Builder {
             concurrency: self.concurrency,
             load,
             timeout: self.timeout,
+            grace: self.grace,
             name: self.name,
             target: self.target,
             thresholds: self.thresholds,

@@ -45,6 +45,8 @@ pub(crate) struct LoadPlan {
     pub(crate) think_time: Option<ThinkTime>,
     /// Per-request timeout.
     pub(crate) timeout: Duration,
+    /// How long in-flight iterations may finish after the end or a stop before being cancelled.
+    pub(crate) grace: Duration,
     /// The factor the declared load was reduced by, if it was.
     pub(crate) scale: Option<f64>,
 }
@@ -63,6 +65,7 @@ impl LoadPlan {
             warmup: config.warmup,
             think_time: config.think_time,
             timeout: config.timeout(),
+            grace: config.grace(),
             scale: None,
         };
         match sizing {
@@ -135,6 +138,7 @@ impl LoadPlan {
                 Load::Duration(d) => Some(millis(d)),
             },
             timeout_ms: millis(self.timeout),
+            grace_ms: millis(self.grace),
             think_time_ms: self.think_time.map(|t| (millis(t.min), millis(t.max))),
             stages: self.stages.iter().map(|s| (millis(s.duration), s.target)).collect(),
             rate_stages: self.rate_stages.iter().map(|s| (millis(s.duration), s.rate)).collect(),
@@ -197,6 +201,7 @@ mod tests {
             group: None,
             load: Load::Count(7_500),
             timeout: None,
+            grace: None,
             target: None,
             thresholds: &[],
         }

@@ -107,6 +107,7 @@ mod tests {
             group: None,
             load: Load::Count(100),
             timeout: None,
+            grace: None,
             target: None,
             thresholds: &[],
         };

@@ -2,13 +2,12 @@
 //! [`ScenarioReport`]: the one path from a load to a report, for registered scenarios and one-shot
 //! runs alike.
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use super::limits;
 use crate::config::ScenarioConfig;
 use crate::engine::registry::Workload;
-use crate::engine::{self, LoadPlan, Placement, Sizing};
+use crate::engine::{self, LoadPlan, Placement, Sizing, StopFlags};
 use crate::http::Target;
 use crate::report::{RateReport, ScenarioReport};
 
@@ -22,14 +21,20 @@ pub(crate) struct RunSettings {
     pub(crate) worker_threads: Option<usize>,
     /// The open-file limit in force, which bounds the users a run can have.
     pub(crate) file_limit: Option<u64>,
-    pub(crate) stop: Arc<AtomicBool>,
+    /// What stops the runs: the first signal's flag and the second's.
+    pub(crate) stop: StopFlags,
+    /// `--grace`: replaces every scenario's own grace period.
+    pub(crate) grace: Option<Duration>,
 }
 
 impl RunSettings {
     /// Runs `workload` with the load of `config`, sized by these settings, against `url`, and
     /// reports it. A run that cannot start comes back with [`ScenarioReport::setup_error`] set.
     pub(crate) fn run(&self, workload: &Workload, config: &ScenarioConfig, url: &str) -> ScenarioReport {
-        let plan = LoadPlan::new(config, self.sizing);
+        let mut plan = LoadPlan::new(config, self.sizing);
+        if let Some(grace) = self.grace {
+            plan.grace = grace;
+        }
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
         if let Err(needed) = limits::check_concurrency(plan.concurrency, self.file_limit) {
             report.setup_error = Some(needed);
@@ -63,11 +68,13 @@ impl RunSettings {
         report.generator = Some(run.generator);
         report.failed = stats.errors.total();
         report.ok = stats.ok;
-        report.iterations = stats.ok + report.failed;
+        report.cancelled = stats.cancelled;
+        report.iterations = stats.ok + report.failed + stats.cancelled;
         report.errors = stats.errors;
         report.latency_us = stats.latency_report();
         report.http = stats.http.clone();
-        report.rps = if run.wall.is_zero() { 0.0 } else { report.iterations as f64 / run.wall.as_secs_f64() };
+        let finished = stats.ok + report.failed;
+        report.rps = if run.wall.is_zero() { 0.0 } else { finished as f64 / run.wall.as_secs_f64() };
         report.dropped = stats.dropped;
         report.warmup_iterations = run.warmup_iterations;
         report.timeline = stats.timeline_report();
