@@ -57,7 +57,7 @@ impl Silent {
     /// reset.
     fn open(&self) -> usize {
         let mut buf = [0; 4096];
-        let mut still_open = |s: &mut TcpStream| loop {
+        let still_open = |s: &mut TcpStream| loop {
             match s.read(&mut buf) {
                 Ok(0) => return false,
                 Ok(_) => {}
@@ -66,7 +66,7 @@ impl Silent {
                 Err(_) => return false,
             }
         };
-        self.connections.lock().unwrap().iter_mut().map(|s| still_open(s)).filter(|open| *open).count()
+        self.connections.lock().unwrap().iter_mut().map(still_open).filter(|open| *open).count()
     }
 }
 

@@ -89,14 +89,10 @@ fn on_signal(signal: i32, announce: bool) {
     drop(state);
     STOP.store(true, Ordering::SeqCst);
     match count {
-        1 => {
-            if announce {
-                eprintln!(
-                    "interrupted: no new iteration starts; those in flight get the grace period, then are \
-                     cancelled; signal again (Ctrl-C) to stop at once"
-                );
-            }
-        }
+        1 if announce => eprintln!(
+            "interrupted: no new iteration starts; those in flight get the grace period, then are \
+             cancelled; signal again (Ctrl-C) to stop at once"
+        ),
         2 => {
             CANCEL.store(true, Ordering::SeqCst);
             if announce {
