@@ -284,3 +284,36 @@ fn a_duration_run_ends_at_its_duration_plus_the_grace_period() {
     assert_eq!(run.config.grace_ms, 500);
     assert!(run.latency_us.is_none(), "a cancelled request has no latency");
 }
+
+/// In the open model the scheduler sleeps until the next arrival is due: a stop must end that
+/// sleep at once, and the arrival in flight is cancelled after the grace period (here, in this
+/// process, through the flag a first Ctrl-C sets).
+#[test]
+fn a_stop_ends_a_slow_schedule_at_once_and_cancels_what_is_in_flight() {
+    use loadbench::Method;
+    use loadbench::load::Load;
+    use loadbench::oneshot::{OneShot, Request};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let server = Silent::start();
+    let stop = Arc::new(AtomicBool::new(false));
+    let run = OneShot::new(Request::new(Method::GET, &format!("{}/", server.url)).expect("request"), Load::Count(5))
+        .concurrency(2)
+        // One arrival now, the next in a minute.
+        .rate(Some("1/m".parse().expect("rate")))
+        .grace(Duration::from_millis(300))
+        .progress(false)
+        .stop_flag(Arc::clone(&stop));
+    let flag = Arc::clone(&stop);
+    let accepted = Arc::clone(&server.connections);
+    std::thread::spawn(move || {
+        // Once the first arrival reached the server.
+        let _ = wait_for(PATIENCE, || !accepted.lock().unwrap().is_empty());
+        flag.store(true, Ordering::SeqCst);
+    });
+    let start = Instant::now();
+    let report = run.run();
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(report.interrupted);
+    assert_eq!((report.ok, report.failed, report.cancelled, report.iterations), (0, 0, 1, 1), "{report:#?}");
+}
