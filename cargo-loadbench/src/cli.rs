@@ -41,7 +41,12 @@ Exit codes:
        an output file that cannot be written, a missing, unreadable or untrustworthy
        baseline, or one not saved for too few successes
   3    some scenario could not run (its setup failed or its bench binary crashed)
-  130  interrupted by Ctrl-C (the results so far are still printed and written)";
+  130  interrupted by Ctrl-C (SIGINT): the results so far are still printed and written,
+       marked interrupted
+  143  stopped by SIGTERM, likewise
+
+A first Ctrl-C or SIGTERM stops starting iterations; those in flight get the grace period
+(--grace), then are cancelled. A second one cancels them at once and reports what was gathered.";
 
 impl Args {
     /// The first flag given that only applies to a workspace's scenarios, which `url` refuses
@@ -90,6 +95,12 @@ pub struct Args {
     /// Do not show progress while scenarios run.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// How long iterations in flight may go on after a duration-bound run's end, or after the
+    /// first Ctrl-C or SIGTERM, before they are cancelled (counted as `cancelled`, not failed)
+    /// [default: the scenario's `grace`, else 5s]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
+    pub grace: Option<Duration>,
 
     /// Sample this process and its children (CPU, resident memory) while each scenario runs,
     /// as NAME=PID (repeatable)
@@ -204,7 +215,7 @@ whose path and query are sent to every target (its host and port are not used). 
 Exit codes: 0 the run completed (failed requests are counted, not fatal), 1 a threshold failed or
 a regression with --fail-on-regression, 2 a bad flag, URL (port 1 to 65535), header or body
 file, an output file that cannot be written or a baseline refused, 3 the run could not start (the
-host does not resolve), 130 interrupted by Ctrl-C.";
+host does not resolve), 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM.";
 
 /// Arguments of `cargo loadbench url`.
 #[derive(Debug, clap::Args)]

@@ -78,7 +78,8 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
         }
         notes.extend(machine_note(baseline, &report.machine));
     }
-    let interrupted = interrupt::interrupted() || report.scenarios.iter().any(|s| s.interrupted);
+    let interrupted = interrupt::interrupted() || report.interrupted || report.scenarios.iter().any(|s| s.interrupted);
+    report.interrupted = interrupted;
 
     let mut cx = Context::new(&report, gating.runs, args.baseline.as_deref(), gating.fail_on_regression);
     cx.notes = notes;
@@ -120,7 +121,7 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
         code = code.max(exit_code::SCENARIO_FAILED);
     }
     if interrupted {
-        code = exit_code::INTERRUPTED;
+        code = interrupt::exit_code().unwrap_or(exit_code::INTERRUPTED);
     }
     code
 }

@@ -42,8 +42,10 @@ pub fn in_rounds(runs: u32, mut round: impl FnMut(u32) -> (Results, ControlFlow<
 /// report of every bench binary that ran in it; `rounds` must not be empty for the header (tool,
 /// machine, start) to come from a run, else `fallback` stands in.
 pub fn merge(rounds: Vec<Results>, fallback: Results) -> Results {
+    let interrupted = rounds.iter().any(|r| r.interrupted);
     let mut rounds = rounds.into_iter();
     let mut merged = rounds.next().unwrap_or(fallback);
+    merged.interrupted |= interrupted;
     // (package, bench, name, target) → every run's report, in order.
     let mut groups: Vec<Vec<ScenarioResult>> = merged.scenarios.drain(..).map(|s| vec![s]).collect();
     for round in rounds {
@@ -97,6 +99,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         merged.http.connections += other.http.connections;
         merged.http.retries += other.http.retries;
         merged.dropped += other.dropped;
+        merged.cancelled += other.cancelled;
         for (code, n) in &other.http.status {
             *merged.http.status.entry(*code).or_default() += n;
         }

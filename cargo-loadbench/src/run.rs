@@ -4,9 +4,11 @@
 //! output and for progress, and a binary that is not a loadbench bench (a criterion bench in the
 //! same package, say) simply never writes it.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
+use loadbench::cli::interrupt;
 use loadbench::exit_code;
 use loadbench::report::{RunReport, SCHEMA_VERSION, ScenarioList};
 use serde::de::DeserializeOwned;
@@ -22,6 +24,8 @@ pub struct RunOptions {
     pub target: Option<String>,
     /// `--quiet`.
     pub quiet: bool,
+    /// `--grace TIME`.
+    pub grace: Option<std::time::Duration>,
     /// `--watch` and `--watch-pid`: processes sampled while each scenario runs.
     pub watches: Vec<loadbench::watch::Watch>,
 }
@@ -64,9 +68,12 @@ pub fn list(exe: &Executable, output: &Path) -> Result<Option<ScenarioList>, Err
 
 /// Runs the scenarios `names` of `exe` (exact names, as [`list`] returned them).
 ///
-/// The binary inherits stderr (progress) and our process group (so Ctrl-C reaches it and it can
-/// stop and report partial results); its stdout goes to our stderr to keep our stdout for the
-/// table. A binary that cannot even start is one that could not run, like one that crashed.
+/// The binary inherits stderr (progress); its stdout goes to our stderr to keep our stdout for
+/// the table. It runs in a process group of its own, so that Ctrl-C in a terminal (sent to the
+/// foreground group) reaches it once, through us: every SIGINT or SIGTERM we get is forwarded to
+/// it ([`interrupt::forward_to`]), and it stops and reports partial results on its own. It dies
+/// with us if we are killed outright ([`interrupt::die_with_parent`]). A binary that cannot even
+/// start is one that could not run, like one that crashed.
 pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Path) -> Outcome {
     let mut command = bench_command(exe, output);
     command.args(["--bench", "--exact"]);
@@ -76,12 +83,23 @@ pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Pa
     if options.quiet {
         command.arg("--quiet");
     }
+    if let Some(grace) = options.grace {
+        command.arg("--grace").arg(format!("{}ms", grace.as_millis().max(1)));
+    }
     // `--` so that a scenario named `-x` (names can be any string) stays a name.
     command.arg("--").args(names);
     command.stdout(std::io::stderr()).stderr(Stdio::inherit());
-    match command.status() {
+    command.env(interrupt::PARENT_ENV, std::process::id().to_string()).process_group(0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => return Outcome::CouldNotRun(format!("its bench binary could not start: {err}")),
+    };
+    interrupt::forward_to(Some(child.id()));
+    let status = child.wait();
+    interrupt::forward_to(None);
+    match status {
         Ok(status) => outcome(status, output),
-        Err(err) => Outcome::CouldNotRun(format!("its bench binary could not start: {err}")),
+        Err(err) => Outcome::CouldNotRun(format!("its bench binary could not be waited for: {err}")),
     }
 }
 
@@ -89,17 +107,19 @@ fn outcome(status: ExitStatus, output: &Path) -> Outcome {
     let code = status.code().and_then(|c| u8::try_from(c).ok());
     match code {
         Some(exit_code::USAGE) => Outcome::UsageError,
-        // After one Ctrl-C the binary stops early, writes its partial results and exits 130; a
-        // missed attribute threshold is 1. Either way the results are there.
-        Some(exit_code::OK | exit_code::GATE_FAILED | exit_code::SCENARIO_FAILED | exit_code::INTERRUPTED)
-            if output.exists() =>
-        {
-            match read_json(output) {
-                Ok(report) => Outcome::Finished(report),
-                Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),
-            }
-        }
-        // A crash, a panic (101), a signal, or a second Ctrl-C (130 without a file): nothing
+        // After a signal the binary stops early, writes its partial results and exits 130 (SIGINT)
+        // or 143 (SIGTERM); a missed attribute threshold is 1. Either way the results are there.
+        Some(
+            exit_code::OK
+            | exit_code::GATE_FAILED
+            | exit_code::SCENARIO_FAILED
+            | exit_code::INTERRUPTED
+            | exit_code::TERMINATED,
+        ) if output.exists() => match read_json(output) {
+            Ok(report) => Outcome::Finished(report),
+            Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),
+        },
+        // A crash, a panic (101), a signal it did not handle, or an exit without a file: nothing
         // trustworthy was written, but the other binaries can still run.
         _ => Outcome::CouldNotRun(format!("its bench binary failed ({status})")),
     }

@@ -198,6 +198,13 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         }
         None => quote!(::core::option::Option::None),
     };
+    let grace = match args.grace {
+        Some((duration, span)) => {
+            let duration = duration_expr(duration, span);
+            quote!(::core::option::Option::Some(#duration))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let group = match &args.group {
         Some((group, span)) => {
             let group = literal(Literal::string(group), *span);
@@ -284,6 +291,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                         load: #load,
                         timeout: #timeout,
                         max_body: #max_body,
+                        grace: #grace,
                         target: #target,
                         thresholds: &[#(#thresholds),*],
                     },

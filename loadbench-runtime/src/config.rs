@@ -17,6 +17,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// exhaust memory together by accident. A longer body fails the request with
 /// [`ErrorKind::BodyTooLarge`](crate::ErrorKind::BodyTooLarge).
 pub const DEFAULT_MAX_BODY: u64 = 16 * 1024 * 1024;
+/// How long in-flight iterations may go on once a run is over (its duration reached, or the first
+/// Ctrl-C or SIGTERM) before they are cancelled, when neither `--grace` nor `grace = "…"` says
+/// (k6's `gracefulStop` is 30 s; 5 s lets most slow requests end without holding a stopped run).
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 
 /// How long a scenario runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +90,10 @@ pub struct ScenarioConfig {
     pub timeout: Option<Duration>,
     /// Most bytes of a response body kept (`max_body = N`); [`DEFAULT_MAX_BODY`] when `None`.
     pub max_body: Option<u64>,
+    /// `grace = "…"`: how long in-flight iterations may finish after the run's end or the first
+    /// stop signal before they are cancelled; [`DEFAULT_GRACE`] when `None` (`--grace` overrides
+    /// it).
+    pub grace: Option<Duration>,
     /// Base URL from the attribute; the command line and `LOADBENCH_TARGET` take precedence.
     pub target: Option<&'static str>,
     /// `thresholds(…)` from the attribute: conditions checked after a full run.
@@ -101,5 +109,10 @@ impl ScenarioConfig {
     /// The most bytes of a response body kept, in force.
     pub fn max_body(&self) -> u64 {
         self.max_body.unwrap_or(DEFAULT_MAX_BODY)
+    }
+
+    /// The grace period declared, else [`DEFAULT_GRACE`].
+    pub fn grace(&self) -> Duration {
+        self.grace.unwrap_or(DEFAULT_GRACE)
     }
 }

@@ -11,3 +11,6 @@ pub const SCENARIO_FAILED: u8 = 3;
 /// Stopped by Ctrl-C (128 + SIGINT, as shells expect); the partial results were still reported,
 /// with `interrupted: true`, so `cargo loadbench && deploy` does not go on after a stopped run.
 pub const INTERRUPTED: u8 = 130;
+/// Stopped by SIGTERM (128 + 15), as `timeout`, CI runners and service managers send it; like
+/// [`INTERRUPTED`], the partial results were still reported, with `interrupted: true`.
+pub const TERMINATED: u8 = 143;

@@ -49,7 +49,7 @@ pub use ::http::{Method, StatusCode};
 /// How much load a scenario applies, and the words for it, as the attribute and the command lines
 /// write them (the grammar is shared, so both accept and refuse the same strings).
 pub mod load {
-    pub use crate::config::{DEFAULT_TIMEOUT, Load, RateStage, Stage, ThinkTime};
+    pub use crate::config::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, RateStage, Stage, ThinkTime};
     pub use loadbench_grammar::{DurationError, MAX_DURATION, Rate, RateError, parse_duration};
 }
 

@@ -21,7 +21,9 @@ fn command_lines(kind: Kind, text: &str) -> Vec<Vec<String>> {
         // Before and after the subcommand: the flag is global.
         Kind::Threshold => vec![line(&[], "--threshold"), line(&url, "--threshold")],
         Kind::Rate => vec![line(&url, "--rate")],
-        Kind::Duration => vec![line(&url, "--duration"), line(&url, "--timeout")],
+        Kind::Duration => {
+            vec![line(&url, "--duration"), line(&url, "--timeout"), line(&[], "--grace"), line(&url, "--grace")]
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use cargo_loadbench::{Results, ScenarioResult};
 use cargo_metadata::MetadataCommand;
 use loadbench::cli::interrupt;
 use loadbench::exit_code;
-use loadbench::load::{DEFAULT_TIMEOUT, Load};
+use loadbench::load::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load};
 use loadbench::oneshot::{OneShot, Request};
 use loadbench::watch::Sampler;
 
@@ -78,7 +78,9 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
                 .rate(url.rate)
                 .timeout(url.timeout.unwrap_or(DEFAULT_TIMEOUT))
                 .progress(!args.quiet)
-                .stop_flag(interrupt::stop_flag());
+                .grace(args.grace.unwrap_or(DEFAULT_GRACE))
+                .stop_flag(interrupt::stop_flag())
+                .cancel_flag(interrupt::cancel_flag());
             let label = match &target {
                 Some(target) => format!("{} {} against {target} ({to})", url.method, url.location.path),
                 None => format!("{} {to}", url.method),
@@ -88,7 +90,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         .collect::<Result<Vec<_>, Error>>()?;
     // The request runs in this process: it stops on the flag, and says so, as a bench binary does.
     if let Err(err) = interrupt::install(true) {
-        eprintln!("warning: cannot handle Ctrl-C ({err}); an interrupted run will show no results");
+        eprintln!("warning: {err}; an interrupted run will show no results");
     }
 
     let watches = args.watched();

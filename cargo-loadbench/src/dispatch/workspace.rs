@@ -53,12 +53,13 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         return Ok(exit_code::OK);
     }
 
-    // The bench binaries are in our process group: they hear Ctrl-C too, stop and report on their
-    // own, so only they announce it; we stay alive to print what they measured.
+    // Signals are forwarded to the bench binary running (in a process group of its own), which
+    // stops and reports on its own, so only it announces them; we stay alive to print what it
+    // measured.
     if let Err(err) = interrupt::install(false) {
-        eprintln!("warning: cannot handle Ctrl-C ({err}); an interrupted run will show no results");
+        eprintln!("warning: {err}; an interrupted run will show no results");
     }
-    let options = RunOptions { target: None, quiet: args.quiet, watches: args.watched() };
+    let options = RunOptions { target: None, quiet: args.quiet, grace: args.grace, watches: args.watched() };
     let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
         return Ok(code);

@@ -50,6 +50,7 @@ fn attributes(kind: Kind, text: &str) -> Vec<(String, TokenStream)> {
         Kind::Duration => {
             forms.push(quote!(duration = #string));
             forms.push(quote!(count = 1, timeout = #string));
+            forms.push(quote!(count = 1, grace = #string));
         }
     }
     forms.into_iter().map(|tokens| (tokens.to_string(), tokens)).collect()
@@ -82,5 +83,8 @@ fn a_line_is_written_every_way_the_attribute_allows() {
     assert_eq!(forms(Kind::Threshold, "p99 50ms"), ["count = 1 , thresholds (p99 50ms)"]);
     assert_eq!(forms(Kind::Rate, "-3"), ["rate = \"-3\" , count = 1", "rate = - 3 , count = 1"]);
     assert_eq!(forms(Kind::Rate, "120/m"), ["rate = \"120/m\" , count = 1"]);
-    assert_eq!(forms(Kind::Duration, "1m 30s"), ["duration = \"1m 30s\"", "count = 1 , timeout = \"1m 30s\""]);
+    assert_eq!(
+        forms(Kind::Duration, "1m 30s"),
+        ["duration = \"1m 30s\"", "count = 1 , timeout = \"1m 30s\"", "count = 1 , grace = \"1m 30s\""]
+    );
 }

@@ -11,6 +11,7 @@ pub(super) enum Key {
     Duration,
     Timeout,
     MaxBody,
+    Grace,
     Name,
     Target,
     Thresholds,
@@ -26,12 +27,13 @@ pub(super) enum Key {
 }
 
 impl Key {
-    pub(super) const ALL: [Key; 17] = [
+    pub(super) const ALL: [Key; 18] = [
         Key::Concurrency,
         Key::Count,
         Key::Duration,
         Key::Timeout,
         Key::MaxBody,
+        Key::Grace,
         Key::Name,
         Key::Target,
         Key::Thresholds,
@@ -53,6 +55,7 @@ impl Key {
             Key::Duration => "duration",
             Key::Timeout => "timeout",
             Key::MaxBody => "max_body",
+            Key::Grace => "grace",
             Key::Name => "name",
             Key::Target => "target",
             Key::Thresholds => "thresholds",
@@ -76,6 +79,7 @@ impl Key {
             Key::Duration => "\"30s\"",
             Key::Timeout => "\"5s\"",
             Key::MaxBody => "1_048_576",
+            Key::Grace => "\"2s\"",
             Key::Name => "\"checkout\"",
             Key::Target => "\"http://127.0.0.1:8080\"",
             Key::Thresholds => "(p99 < \"50ms\", error_rate < 0.01)",

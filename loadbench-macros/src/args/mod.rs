@@ -45,6 +45,8 @@ pub(crate) struct ScenarioArgs {
     pub(crate) timeout: Option<(Duration, Span)>,
     /// `max_body = N`: the most bytes of a response body a request keeps.
     pub(crate) max_body: Option<(u64, Span)>,
+    /// `grace = "…"`: how long in-flight iterations may finish after the end or a stop.
+    pub(crate) grace: Option<(Duration, Span)>,
     /// `name = "…"`; the function's name when absent.
     pub(crate) name: Option<(String, Span)>,
     /// `target = "http://…"`.
@@ -94,6 +96,7 @@ impl ScenarioArgs {
             load: (Load::Count(1), Span::call_site()),
             timeout: None,
             max_body: None,
+            grace: None,
             name: None,
             target: None,
             thresholds: Vec::new(),
@@ -123,6 +126,7 @@ struct Builder {
     duration: Option<(Duration, Span)>,
     timeout: Option<(Duration, Span)>,
     max_body: Option<(u64, Span)>,
+    grace: Option<(Duration, Span)>,
     name: Option<(String, Span)>,
     target: Option<(String, Span)>,
     thresholds: Vec<(Threshold, Span)>,
@@ -214,6 +218,7 @@ impl Builder {
             Key::MaxBody => store(&mut self.max_body, errors.check(positive_u64(key, value)), span),
             Key::Duration => store(&mut self.duration, errors.check(duration(key, value)), span),
             Key::Timeout => store(&mut self.timeout, errors.check(duration(key, value)), span),
+            Key::Grace => store(&mut self.grace, errors.check(duration(key, value)), span),
             Key::Name => store(&mut self.name, errors.check(non_empty(key, value)), span),
             Key::Group => store(&mut self.group, errors.check(non_empty(key, value)), span),
             Key::Target => store(&mut self.target, errors.check(target(value)), span),
@@ -287,6 +292,7 @@ impl Builder {
             load,
             timeout: self.timeout,
             max_body: self.max_body,
+            grace: self.grace,
             name: self.name,
             target: self.target,
             thresholds: self.thresholds,

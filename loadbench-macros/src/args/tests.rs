@@ -34,12 +34,14 @@ fn every_key() {
         concurrency = 1000u32,
         duration = "1m 30s",
         timeout = "500ms",
+        grace = "2s",
         name = "checkout",
         target = "http://127.0.0.1:8080/api",
     ));
     assert_eq!(args.concurrency.map(|c| c.0), Some(1000));
     assert_eq!(args.load.0, Load::Duration(Duration::from_secs(90)));
     assert_eq!(args.timeout.map(|t| t.0), Some(Duration::from_millis(500)));
+    assert_eq!(args.grace.map(|t| t.0), Some(Duration::from_secs(2)));
     assert_eq!(args.name.map(|n| n.0).as_deref(), Some("checkout"));
     assert_eq!(args.target.map(|t| t.0).as_deref(), Some("http://127.0.0.1:8080/api"));
 }
@@ -67,6 +69,8 @@ fn integers() {
 fn durations() {
     assert_eq!(errors(quote!(duration = 30)), ["expected a string such as \"30s\""]);
     assert_eq!(errors(quote!(count = 1, timeout = "0s")), ["`timeout`: expected a time above zero"]);
+    assert_eq!(errors(quote!(count = 1, grace = "0s")), ["`grace`: expected a time above zero"]);
+    assert_eq!(errors(quote!(count = 1, grace = 2)), ["expected a string such as \"2s\""]);
     let bad = errors(quote!(duration = "30 parsecs"));
     assert_eq!(bad.len(), 1);
     assert!(
@@ -122,7 +126,7 @@ fn combinations() {
 
 #[test]
 fn unknown_keys_and_malformed_values() {
-    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`";
+    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`";
     assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
     assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
     assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);

@@ -5,15 +5,17 @@
 //! `u` on thread `u % threads`) and its own [`Worker`] state, so nothing on the per-iteration path
 //! crosses threads but the shared count and the stop flag (see `worker`). Every user's setup runs
 //! before the start; the workers and this thread then meet at the [`StartGate`], and the run's
-//! time counts from there.
+//! time counts from there. A duration-bound run, or one stopped by a signal, ends at most its
+//! grace period later: what is still in flight then is cancelled (see `halt`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use super::arrivals::{self, Arrivals};
+use super::halt::{self, Halt, Phase, StopFlags};
 use super::plan::LoadPlan;
 use super::progress::{Progress, WorkerProgress};
 use super::registry::Workload;
@@ -53,12 +55,13 @@ pub(crate) struct Executed {
 }
 
 /// Runs `workload` as `plan` says, where `placement` says, until the plan's load is done or `stop`
-/// is set. Fails only when the worker runtimes cannot be built.
+/// says (then within the plan's grace period). Fails only when the worker runtimes cannot be
+/// built.
 pub(crate) fn execute(
     workload: &Workload,
     plan: &LoadPlan,
     placement: &Placement,
-    stop: &Arc<AtomicBool>,
+    stop: &StopFlags,
 ) -> std::io::Result<Executed> {
     let threads = placement.threads.max(1);
     let runtimes = (0..threads)
@@ -78,7 +81,7 @@ pub(crate) fn execute(
             let users: Vec<u32> = (0..plan.concurrency).filter(|u| *u as usize % threads == index).collect();
             let worker = Worker::new(WorkerSetup {
                 work: WorkSource::new(plan.load, &remaining, plan.concurrency),
-                stop: Arc::clone(stop),
+                stop: Arc::clone(&stop.graceful),
                 progress: Arc::clone(&progress_slots[index]),
                 origin_offset: warmup.origin_offset,
                 warmup: warmup.for_worker(index, threads),
@@ -91,6 +94,8 @@ pub(crate) fn execute(
                 target: placement.target.clone(),
                 timeout: plan.timeout,
                 max_body: plan.max_body,
+                stop: stop.clone(),
+                grace: plan.grace,
                 arrivals: Arrivals::for_worker(plan, &warmup, index, threads),
                 start_line: gate.line(),
             };
@@ -145,7 +150,7 @@ pub(crate) fn execute(
         // The workers' CPU time is counted from the start, warmup included: so is the time here.
         generator: selfcheck::assess(&loads, last_end.saturating_duration_since(start)),
         wall: last_end.saturating_duration_since(measured_from),
-        interrupted: stop.load(Ordering::Relaxed),
+        interrupted: stop.any(),
         warmup_iterations,
         schedule: plan.is_open().then(|| arrivals::schedule_length(plan, &warmup, origin, schedule_end)),
     })
@@ -170,6 +175,8 @@ struct WorkerThread {
     timeout: Duration,
     /// Most bytes of a response body a request keeps.
     max_body: u64,
+    stop: StopFlags,
+    grace: Duration,
     arrivals: Option<Arrivals>,
     start_line: StartLine,
 }
@@ -178,7 +185,7 @@ impl WorkerThread {
     /// Sets up this thread's users, waits at the start line, runs them (and, in the open model,
     /// its scheduler) to the end, tears them down and hands back what it measured.
     fn run(self, runtime: tokio::runtime::Runtime, worker: Worker) -> WorkerDone {
-        let WorkerThread { workload, users, target, timeout, max_body, mut arrivals, start_line } = self;
+        let WorkerThread { workload, users, target, timeout, max_body, stop, grace, mut arrivals, start_line } = self;
         let local = tokio::task::LocalSet::new();
         let lag = Rc::new(RefCell::new(selfcheck::lag_histogram()));
         let probe_lag = Rc::clone(&lag);
@@ -187,32 +194,56 @@ impl WorkerThread {
         let worker = Rc::clone(&shared);
         let (schedule_end, cpu_at_start) = local.block_on(&runtime, async move {
             let probe = tokio::task::spawn_local(selfcheck::probe_lag(probe_lag));
-            let ready = set_up(&workload, users, &target, (timeout, max_body), &worker).await;
+            // One slot per user, and the scheduler's after them.
+            let halt = Halt::new(users.len() + 1);
+            let supervisor = tokio::task::spawn_local(halt::supervise(Rc::clone(&halt), stop, grace));
+            let ready = set_up(&workload, users, &target, (timeout, max_body), &worker, &halt).await;
             // Everyone is set up (or failed to be): the run starts now, on every worker at once.
             let start = tokio::task::spawn_blocking(move || start_line.pass()).await.unwrap_or_else(|_| Instant::now());
             worker.borrow_mut().rebase(start);
+            // What a duration-bound run still has in flight at its end gets the grace period.
+            if let Some(deadline) = worker.borrow().deadline() {
+                halt.cancel_by(deadline + grace);
+            }
             // The self-check weighs CPU time against the run's time, which setups are not part of.
             let cpu_at_start = selfcheck::thread_cpu_time();
             if let Some(arrivals) = &mut arrivals {
                 arrivals.start = start;
             }
             let mut slots = Vec::new();
+            let scheduler_slot = ready.len();
             let tasks: Vec<_> = ready
                 .into_iter()
-                .map(|ctx| {
+                .enumerate()
+                .map(|(index, ctx)| {
                     let slot = arrivals.as_ref().map(|_| {
                         let slot = Rc::new(UserSlot::default());
                         slots.push(Rc::clone(&slot));
                         (slots.len() - 1, slot)
                     });
-                    tokio::task::spawn_local((workload.run)(VirtualUser { ctx, worker: Rc::clone(&worker), slot }))
+                    let halt = Rc::clone(&halt);
+                    let user = VirtualUser { ctx, worker: Rc::clone(&worker), slot, halt, index };
+                    tokio::task::spawn_local((workload.run)(user))
                 })
                 .collect();
             // Every user starts idle, the first user on top so that a light rate keeps reusing the
             // same few connections.
             worker.borrow_mut().idle = (0..slots.len()).rev().collect();
-            let scheduler = arrivals
-                .map(|arrivals| tokio::task::spawn_local(arrivals::schedule(arrivals, slots, Rc::clone(&worker))));
+            let scheduler = arrivals.map(|arrivals| {
+                let closing = slots.clone();
+                let schedule = arrivals::schedule(arrivals, slots, Rc::clone(&worker));
+                let halt = Rc::clone(&halt);
+                tokio::task::spawn_local(async move {
+                    // A stop ends the scheduler's sleep until the next arrival at once.
+                    let end = halt.until(scheduler_slot, Phase::Stopping, schedule).await;
+                    end.unwrap_or_else(|| {
+                        for slot in &closing {
+                            slot.close();
+                        }
+                        Instant::now()
+                    })
+                })
+            });
             let schedule_end = match scheduler {
                 Some(scheduler) => scheduler.await.ok(),
                 None => None,
@@ -232,16 +263,30 @@ impl WorkerThread {
                 }
             }
             if let Some(teardown) = workload.teardown {
+                // A user whose iteration was cancelled left its connection mid-exchange: it is
+                // not torn down. The others are, within what is left of the grace period.
                 let tasks: Vec<_> = finished
                     .into_iter()
-                    .map(|mut ctx| tokio::task::spawn_local(async move { teardown(&mut ctx).await }))
+                    .enumerate()
+                    .filter(|(_, ctx)| !worker.borrow().cancelled_users.contains(&ctx.user()))
+                    .map(|(index, mut ctx)| {
+                        let halt = Rc::clone(&halt);
+                        tokio::task::spawn_local(async move {
+                            halt.until(index, Phase::Cancelled, teardown(&mut ctx)).await
+                        })
+                    })
                     .collect();
                 for task in tasks {
-                    let outcome =
-                        task.await.unwrap_or_else(|_| Err(Error::new(ErrorKind::Scenario, "the teardown panicked")));
+                    let outcome = match task.await {
+                        Ok(Some(outcome)) => outcome,
+                        // Cut short by the end of the grace period: it did not finish.
+                        Ok(None) => continue,
+                        Err(_) => Err(Error::new(ErrorKind::Scenario, "the teardown panicked")),
+                    };
                     worker.borrow_mut().stats.teardown.record(&outcome);
                 }
             }
+            supervisor.abort();
             probe.abort();
             (schedule_end, cpu_at_start)
         });
@@ -272,6 +317,7 @@ async fn set_up(
     target: &Rc<Target>,
     (timeout, max_body): (Duration, u64),
     worker: &Rc<RefCell<Worker>>,
+    halt: &Rc<Halt>,
 ) -> Vec<Ctx> {
     let sink: Rc<dyn StepSink> = Rc::clone(worker) as Rc<dyn StepSink>;
     let ctxs = users
@@ -281,9 +327,12 @@ async fn set_up(
         return ctxs.collect();
     };
     let tasks: Vec<_> = ctxs
-        .map(|mut ctx| {
+        .enumerate()
+        .map(|(index, mut ctx)| {
+            let halt = Rc::clone(halt);
             tokio::task::spawn_local(async move {
-                let outcome = setup(&mut ctx).await;
+                // A stop during the setups cancels them with the run, after the grace period.
+                let outcome = halt.until(index, Phase::Cancelled, setup(&mut ctx)).await;
                 (ctx, outcome)
             })
         })
@@ -291,7 +340,8 @@ async fn set_up(
     let mut ready = Vec::with_capacity(tasks.len());
     for task in tasks {
         let (ctx, outcome) = match task.await {
-            Ok((ctx, outcome)) => (Some(ctx), outcome),
+            Ok((_, None)) => continue,
+            Ok((ctx, Some(outcome))) => (Some(ctx), outcome),
             Err(_) => (None, Err(Error::new(ErrorKind::Scenario, "the setup panicked"))),
         };
         worker.borrow_mut().stats.setup.record(&outcome);

@@ -1,7 +1,7 @@
 //! Running a load: the registry of scenarios, the load plan, and the executor that runs a plan on
 //! worker threads (per-worker state in `worker`, the open model's schedule in `arrivals`, the
-//! warmup, the start gate), with the virtual users' loop, the measurements, the generator's
-//! self-check and progress.
+//! warmup, the start gate, how a run stops in `halt`), with the virtual users' loop, the
+//! measurements, the generator's self-check and progress.
 //!
 //! Uses `http` (each user's `Ctx`), `config`, the report's schema types and `cli`'s scenario
 //! filter; the harness above
@@ -9,6 +9,7 @@
 
 mod arrivals;
 mod executor;
+mod halt;
 mod plan;
 mod progress;
 mod ramp;
@@ -21,5 +22,6 @@ mod warmup;
 mod worker;
 
 pub(crate) use executor::{Placement, execute};
+pub(crate) use halt::StopFlags;
 pub(crate) use plan::{LoadPlan, Sizing, parse_scale};
 pub(crate) use worker::worker_threads;

@@ -47,6 +47,8 @@ pub(crate) struct LoadPlan {
     pub(crate) timeout: Duration,
     /// Most bytes of a response body a request keeps.
     pub(crate) max_body: u64,
+    /// How long in-flight iterations may finish after the end or a stop before being cancelled.
+    pub(crate) grace: Duration,
     /// The factor the declared load was reduced by, if it was.
     pub(crate) scale: Option<f64>,
 }
@@ -66,6 +68,7 @@ impl LoadPlan {
             think_time: config.think_time,
             timeout: config.timeout(),
             max_body: config.max_body(),
+            grace: config.grace(),
             scale: None,
         };
         match sizing {
@@ -138,6 +141,7 @@ impl LoadPlan {
                 Load::Duration(d) => Some(millis(d)),
             },
             timeout_ms: millis(self.timeout),
+            grace_ms: millis(self.grace),
             think_time_ms: self.think_time.map(|t| (millis(t.min), millis(t.max))),
             stages: self.stages.iter().map(|s| (millis(s.duration), s.target)).collect(),
             rate_stages: self.rate_stages.iter().map(|s| (millis(s.duration), s.rate)).collect(),
@@ -201,6 +205,7 @@ mod tests {
             load: Load::Count(7_500),
             timeout: None,
             max_body: None,
+            grace: None,
             target: None,
             thresholds: &[],
         }

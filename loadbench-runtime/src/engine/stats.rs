@@ -22,6 +22,9 @@ pub(crate) struct WorkerStats {
     pub(crate) first_errors: BTreeMap<&'static str, String>,
     /// Open model: arrivals that found no idle virtual user and were not run.
     pub(crate) dropped: u64,
+    /// Measured iterations still in flight when the run was cut short (its grace period over, or
+    /// a second signal): their futures were dropped; neither failures nor latencies.
+    pub(crate) cancelled: u64,
     /// One entry per second of the run, by the second an iteration ended in (a dropped arrival:
     /// the second it was due in).
     pub(crate) timeline: Vec<SecondStats>,
@@ -103,6 +106,7 @@ impl WorkerStats {
             http: HttpReport::default(),
             first_errors: BTreeMap::new(),
             dropped: 0,
+            cancelled: 0,
             timeline: Vec::new(),
             steps: Vec::new(),
             setup: HookReport::default(),
@@ -225,6 +229,7 @@ impl WorkerStats {
             self.first_errors.entry(kind).or_insert(message);
         }
         self.dropped += other.dropped;
+        self.cancelled += other.cancelled;
         for (second, entry) in other.timeline.iter().enumerate() {
             self.second(second).merge(entry);
         }

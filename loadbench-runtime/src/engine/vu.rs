@@ -7,6 +7,7 @@ use std::rc::Rc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
+use super::halt::{Halt, Phase};
 use super::worker::Worker;
 use crate::config::ThinkTime;
 use crate::error::Result;
@@ -21,6 +22,9 @@ pub struct VirtualUser {
     /// the closed model, where the user starts its next iteration as soon as one ends.
     /// The index is the user's place among its worker's slots.
     pub(crate) slot: Option<(usize, Rc<UserSlot>)>,
+    /// How the run stops, shared by the worker's tasks; `index` is this user's slot in it.
+    pub(crate) halt: Rc<Halt>,
+    pub(crate) index: usize,
 }
 
 /// An idle user's mailbox in the open model: the scheduler puts a start time in it and wakes
@@ -110,21 +114,23 @@ async fn run<F>(user: VirtualUser, body: F) -> Ctx
 where
     F: AsyncFn(&mut Ctx) -> Result<()>,
 {
-    let VirtualUser { mut ctx, worker, slot } = user;
+    let VirtualUser { mut ctx, worker, slot, halt, index } = user;
     let (think_time, ramp) = {
         let worker = worker.borrow();
         (worker.think_time, worker.has_ramp())
     };
     let mut think = think_time.map(|t| Think::new(t, ctx.user()));
     let mut first = true;
-    loop {
+    'iterations: loop {
         if let Some(think) = &mut think
             && !std::mem::take(&mut first)
         {
             // Cut short at a duration-bound run's end, so that the run ends on time.
             let until = Instant::now() + think.next();
             let until = worker.borrow().deadline().map_or(until, |deadline| until.min(deadline));
-            tokio::time::sleep_until(until.into()).await;
+            if halt.until(index, Phase::Stopping, tokio::time::sleep_until(until.into())).await.is_none() {
+                break;
+            }
         }
         let (start, measured) = match &slot {
             None => {
@@ -132,9 +138,9 @@ where
                 if ramp {
                     loop {
                         let wait = worker.borrow().inactive_until(ctx.user());
-                        match wait {
-                            Some(until) => tokio::time::sleep_until(until.into()).await,
-                            None => break,
+                        let Some(until) = wait else { break };
+                        if halt.until(index, Phase::Stopping, tokio::time::sleep_until(until.into())).await.is_none() {
+                            break 'iterations;
                         }
                     }
                 }
@@ -145,14 +151,18 @@ where
             }
             // The scheduler's start time is the intended one (or the actual one, if the user
             // was woken early), so time the iteration spent waiting to start counts.
-            Some((_, slot)) => match slot.next().await {
+            Some((_, slot)) => match halt.until(index, Phase::Stopping, slot.next()).await.flatten() {
                 Some(start) => start,
                 None => break,
             },
         };
         // Steps of a warmup iteration are not counted.
         ctx.measuring = measured;
-        let outcome = body(&mut ctx).await;
+        // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
+        let Some(outcome) = halt.until(index, Phase::Cancelled, body(&mut ctx)).await else {
+            worker.borrow_mut().record_cancelled(ctx.user(), measured);
+            break;
+        };
         let end = Instant::now();
         let mut worker = worker.borrow_mut();
         worker.record(outcome, start, end, measured);

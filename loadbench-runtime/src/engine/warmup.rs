@@ -108,6 +108,7 @@ mod tests {
             load: Load::Count(100),
             timeout: None,
             max_body: None,
+            grace: None,
             target: None,
             thresholds: &[],
         };

@@ -75,6 +75,8 @@ pub(crate) struct Worker {
     /// puts itself back after each iteration. (Indices, not the slots: this struct is built
     /// before it moves to its thread, so it must be `Send`.)
     pub(crate) idle: Vec<usize>,
+    /// Users whose iteration was cancelled, which are not torn down.
+    pub(crate) cancelled_users: Vec<u32>,
 }
 
 /// What a worker starts with; the rest of its state starts empty.
@@ -111,6 +113,7 @@ impl Worker {
             think_time,
             stages,
             idle: Vec::new(),
+            cancelled_users: Vec::new(),
         }
     }
 
@@ -218,6 +221,18 @@ impl Worker {
         // Single writer: a plain store, read by the progress thread on its timer.
         self.progress.done.store(self.done, Ordering::Relaxed);
         self.last_end = Some(end);
+    }
+
+    /// Records that `user`'s iteration was cancelled (at the end of the grace period, or by a
+    /// second signal); `measured` is false for a warmup iteration, which is in no figure.
+    pub(crate) fn record_cancelled(&mut self, user: u32, measured: bool) {
+        self.cancelled_users.push(user);
+        if measured {
+            self.stats.cancelled += 1;
+            // The run lasted until then: the generator held the connection.
+            let now = Instant::now();
+            self.last_end = Some(self.last_end.map_or(now, |end| end.max(now)));
+        }
     }
 
     /// Records an iteration that never ended: its virtual user died in it (a panic).

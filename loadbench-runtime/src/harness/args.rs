@@ -2,6 +2,7 @@
 //! runs it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -31,6 +32,11 @@ pub(super) struct BenchArgs {
     /// the scaled load replaces the single smoke-test iteration.
     #[arg(long, value_name = "FACTOR", value_parser = parse_scale)]
     pub(super) scale: Option<f64>,
+    /// How long iterations in flight may go on after a duration-bound run's end, or after the
+    /// first Ctrl-C or SIGTERM, before they are cancelled, such as 2s [default: the scenario's
+    /// `grace`, else 5s]
+    #[arg(long, value_name = "TIME", value_parser = parse_grace)]
+    pub(super) grace: Option<Duration>,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub(super) json: Option<PathBuf>,
@@ -42,4 +48,9 @@ pub(super) struct BenchArgs {
     nocapture: bool,
     #[arg(long, hide = true)]
     show_output: bool,
+}
+
+/// A time such as `2s` or `500ms`, read by the grammar as every duration is.
+fn parse_grace(text: &str) -> Result<Duration, String> {
+    crate::load::parse_duration(text).map_err(|e| e.to_string())
 }

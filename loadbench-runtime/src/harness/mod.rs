@@ -20,8 +20,8 @@ pub mod watch;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime};
 
 use clap::Parser;
 
@@ -32,7 +32,7 @@ use self::targets::DefaultTarget;
 use self::watch::{Sampler, Watch};
 use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, SCALE_ENV, interrupt};
 use crate::engine::registry::{self, ScenarioEntry, Workload};
-use crate::engine::{LoadPlan, Sizing, parse_scale};
+use crate::engine::{LoadPlan, Sizing, StopFlags, parse_scale};
 use crate::exit_code;
 use crate::http::TargetError;
 use crate::report::{self, RunReport, ScenarioReport, WatchReport, check, table};
@@ -100,7 +100,8 @@ pub struct Harness {
     smoke: bool,
     progress: bool,
     worker_threads: Option<usize>,
-    stop: Arc<AtomicBool>,
+    grace: Option<Duration>,
+    stop: StopFlags,
 }
 
 impl std::fmt::Debug for Harness {
@@ -112,6 +113,7 @@ impl std::fmt::Debug for Harness {
             .field("smoke", &self.smoke)
             .field("scale", &self.scale)
             .field("watches", &self.watches)
+            .field("grace", &self.grace)
             .finish_non_exhaustive()
     }
 }
@@ -135,7 +137,8 @@ impl Harness {
             smoke: false,
             progress: true,
             worker_threads: None,
-            stop: Arc::new(AtomicBool::new(false)),
+            grace: None,
+            stop: StopFlags::default(),
         }
     }
 
@@ -206,6 +209,22 @@ impl Harness {
         self
     }
 
+    /// How long iterations in flight may go on after a duration-bound run's end, or after a
+    /// stop, before they are cancelled, for every scenario, as `--grace` gives it (which wins
+    /// over this); otherwise each scenario's `grace = "…"`, else 5 s.
+    pub fn grace(mut self, grace: Duration) -> Harness {
+        self.grace = Some(grace);
+        self
+    }
+
+    /// Stops the runs when `stop` is set, as a first Ctrl-C does (when the harness cannot
+    /// install its own handler, say because the program handles signals itself); `cancel`
+    /// cancels what is in flight at once, as a second one does.
+    pub fn stop_flags(mut self, stop: Arc<AtomicBool>, cancel: Arc<AtomicBool>) -> Harness {
+        self.stop = StopFlags { graceful: stop, now: cancel };
+        self
+    }
+
     /// Shows or hides progress output.
     pub fn progress(mut self, show: bool) -> Harness {
         self.progress = show;
@@ -215,8 +234,11 @@ impl Harness {
     /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
     /// scenario ran (request errors are counted, not fatal), 1 when a scenario missed one of its
     /// `thresholds(…)`, 2 for a usage or configuration error, 3 when a scenario could not run,
-    /// 130 when stopped by Ctrl-C (the partial results are still reported).
+    /// 130 when stopped by Ctrl-C (SIGINT), 143 by SIGTERM (the partial results are still
+    /// reported).
     pub fn run(mut self) -> ExitCode {
+        // Started by `cargo loadbench`: never outlive it.
+        interrupt::die_with_parent();
         let args = match BenchArgs::try_parse_from(std::env::args_os()) {
             Ok(args) => args,
             Err(err) => return cli::report_usage_error(&err),
@@ -230,6 +252,9 @@ impl Harness {
         }
         if args.scale.is_some() {
             self.scale = args.scale;
+        }
+        if args.grace.is_some() {
+            self.grace = args.grace;
         }
         let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
 
@@ -250,10 +275,11 @@ impl Harness {
                 return ExitCode::from(exit_code::USAGE);
             }
         }
-        // A handler of the embedding program's own stays in charge; this harness then stops
-        // only when that program sets no flag, as before it had one.
-        if interrupt::install(true).is_ok() {
-            self.stop = interrupt::stop_flag();
+        // Signals stop the run through the process's handler (one per process, see
+        // `cli::interrupt`); failing to install it, the flags given to `stop_flags` stay.
+        match interrupt::install(true) {
+            Ok(()) => self.stop = StopFlags { graceful: interrupt::stop_flag(), now: interrupt::cancel_flag() },
+            Err(err) => eprintln!("warning: {err}; a stopped run will show no results"),
         }
         let smoke = self.smoke;
         let report = match self.run_report() {
@@ -327,11 +353,12 @@ impl Harness {
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),
             server_here: resolved.started_here,
-            stop: Arc::clone(&self.stop),
+            stop: self.stop.clone(),
+            grace: self.grace,
         };
         let mut scenarios = Vec::with_capacity(selected.len());
         for batch in batches(selected.into_iter().zip(resolved.urls).collect()) {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.stop.any() {
                 break;
             }
             // Sampled per batch: the scenarios of a group share one server, busy with all of them.
@@ -355,6 +382,7 @@ impl Harness {
         // Stopped only now that every scenario has run.
         drop(server);
         let mut report = RunReport::new(started_at);
+        report.interrupted = self.stop.any();
         report.scenarios = scenarios;
         Ok(report)
     }

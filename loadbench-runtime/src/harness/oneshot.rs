@@ -30,10 +30,10 @@ use loadbench_grammar::Threshold;
 
 use super::limits;
 use super::runner::RunSettings;
-use crate::config::{DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
-use crate::engine::Sizing;
+use crate::config::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::vu::{VirtualUser, vu_future};
+use crate::engine::{Sizing, StopFlags};
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Ctx;
 use crate::report::{ScenarioReport, check};
@@ -271,7 +271,8 @@ pub struct OneShot {
     thresholds: Vec<Threshold>,
     progress: bool,
     worker_threads: Option<usize>,
-    stop: Arc<AtomicBool>,
+    grace: Duration,
+    stop: StopFlags,
 }
 
 impl OneShot {
@@ -288,7 +289,8 @@ impl OneShot {
             thresholds: Vec::new(),
             progress: true,
             worker_threads: None,
-            stop: Arc::new(AtomicBool::new(false)),
+            grace: DEFAULT_GRACE,
+            stop: StopFlags::default(),
         }
     }
 
@@ -335,10 +337,24 @@ impl OneShot {
         self
     }
 
-    /// A flag that stops the run when set: no new request starts, those in flight finish, and
-    /// the report says `interrupted`. Set it from a Ctrl-C handler.
+    /// How long requests in flight may go on after a duration-bound run's end, or after the
+    /// stop flag is set, before they are cancelled (counted in
+    /// [`ScenarioReport::cancelled`](crate::report::ScenarioReport::cancelled)). Default 5 s.
+    pub fn grace(mut self, grace: Duration) -> OneShot {
+        self.grace = grace;
+        self
+    }
+
+    /// A flag that stops the run when set: no new request starts, those in flight may finish
+    /// within the grace period, and the report says `interrupted`. Set it from a Ctrl-C handler.
     pub fn stop_flag(mut self, stop: Arc<AtomicBool>) -> OneShot {
-        self.stop = stop;
+        self.stop.graceful = stop;
+        self
+    }
+
+    /// A flag that cancels the requests in flight at once when set (a second Ctrl-C).
+    pub fn cancel_flag(mut self, cancel: Arc<AtomicBool>) -> OneShot {
+        self.stop.now = cancel;
         self
     }
 
@@ -372,6 +388,7 @@ impl OneShot {
             load: self.load,
             timeout: Some(self.timeout),
             max_body: None,
+            grace: Some(self.grace),
             target: None,
             // Thresholds of a registered scenario are `'static`; these are added to the report.
             thresholds: &[],
@@ -383,7 +400,8 @@ impl OneShot {
             file_limit: limits::raise_open_files(),
             // The request goes to a server of its own, never one in this process.
             server_here: None,
-            stop: Arc::clone(&self.stop),
+            stop: self.stop.clone(),
+            grace: None,
         };
         let mut report = settings.run(&workload, &config, &self.request.origin);
         report.config.target = Some(self.request.url.clone());

@@ -1,13 +1,16 @@
 //! What a finished run earns: its exit code, and under `cargo test --benches` (a smoke run)
 //! whether it passed as a test.
 
+use crate::cli::interrupt;
 use crate::exit_code;
 use crate::report::{RunReport, check};
 
-/// The exit code a finished run earns: 130 if it was interrupted, 3 if any scenario could not
-/// run, 1 if a threshold failed, else 0.
+/// The exit code a finished run earns: 130 if it was interrupted (143 by SIGTERM), 3 if any
+/// scenario could not run, 1 if a threshold failed, else 0.
 pub(super) fn exit_code(report: &RunReport) -> u8 {
-    if report.scenarios.iter().any(|s| s.interrupted) {
+    if let Some(code) = interrupt::exit_code() {
+        code
+    } else if report.scenarios.iter().any(|s| s.interrupted) {
         exit_code::INTERRUPTED
     } else if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
         exit_code::SCENARIO_FAILED

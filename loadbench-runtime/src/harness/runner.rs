@@ -2,13 +2,12 @@
 //! [`ScenarioReport`]: the one path from a load to a report, for registered scenarios and one-shot
 //! runs alike.
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use super::limits;
 use crate::config::ScenarioConfig;
 use crate::engine::registry::Workload;
-use crate::engine::{self, LoadPlan, Placement, Sizing};
+use crate::engine::{self, LoadPlan, Placement, Sizing, StopFlags};
 use crate::http::Target;
 use crate::report::{RateReport, ScenarioReport};
 
@@ -25,14 +24,20 @@ pub(crate) struct RunSettings {
     /// The URL of a server started in this process (`Harness::default_target`), whose sockets
     /// count against the same limit.
     pub(crate) server_here: Option<String>,
-    pub(crate) stop: Arc<AtomicBool>,
+    /// What stops the runs: the first signal's flag and the second's.
+    pub(crate) stop: StopFlags,
+    /// `--grace`: replaces every scenario's own grace period.
+    pub(crate) grace: Option<Duration>,
 }
 
 impl RunSettings {
     /// Runs `workload` with the load of `config`, sized by these settings, against `url`, and
     /// reports it. A run that cannot start comes back with [`ScenarioReport::setup_error`] set.
     pub(crate) fn run(&self, workload: &Workload, config: &ScenarioConfig, url: &str) -> ScenarioReport {
-        let plan = LoadPlan::new(config, self.sizing);
+        let mut plan = LoadPlan::new(config, self.sizing);
+        if let Some(grace) = self.grace {
+            plan.grace = grace;
+        }
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
         let threads = match self.worker_threads {
             Some(n) => n.min(plan.concurrency.max(1) as usize),
@@ -64,7 +69,8 @@ impl RunSettings {
         report.generator = Some(run.generator);
         report.failed = stats.errors.total();
         report.ok = stats.ok;
-        report.iterations = stats.ok + report.failed;
+        report.cancelled = stats.cancelled;
+        report.iterations = stats.ok + report.failed + stats.cancelled;
         report.errors = stats.errors;
         report.latency_us = stats.latency_report();
         report.http = stats.http.clone();

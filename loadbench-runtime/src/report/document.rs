@@ -37,6 +37,10 @@ pub struct RunReport<S = ScenarioReport> {
     pub started_at: String,
     /// The machine the generator ran on.
     pub machine: MachineInfo,
+    /// True when a signal (Ctrl-C, SIGTERM) stopped the run: the scenarios running then are
+    /// marked `interrupted` too, and those after it are missing.
+    #[serde(default)]
+    pub interrupted: bool,
     /// One entry per scenario, in the order they ran.
     pub scenarios: Vec<S>,
 }
@@ -49,6 +53,7 @@ impl<S> RunReport<S> {
             tool: ToolInfo { name: "loadbench".into(), version: env!("CARGO_PKG_VERSION").into() },
             started_at: rfc3339(started_at),
             machine: MachineInfo::current(),
+            interrupted: false,
             scenarios: Vec::new(),
         }
     }
@@ -60,6 +65,7 @@ impl<S> RunReport<S> {
             tool: self.tool,
             started_at: self.started_at,
             machine: self.machine,
+            interrupted: self.interrupted,
             scenarios,
         }
     }

@@ -29,7 +29,8 @@ pub struct ScenarioReport {
     pub interrupted: bool,
     /// Set when the scenario could not run at all (bad target, too few file descriptors, …).
     pub setup_error: Option<String>,
-    /// Iterations (runs of the scenario body) that finished.
+    /// Iterations (runs of the scenario body) started in the measured part:
+    /// `ok + failed + cancelled`.
     pub iterations: u64,
     /// Iterations whose body returned `Ok`.
     pub ok: u64,
@@ -64,6 +65,11 @@ pub struct ScenarioReport {
     /// `dropped_iterations`). Always 0 in the closed model.
     #[serde(default)]
     pub dropped: u64,
+    /// Iterations still in flight when the run was cut short (the grace period after its
+    /// duration or the first stop signal ran out, or a second signal came): they were cancelled,
+    /// and are neither failures nor in the latency.
+    #[serde(default)]
+    pub cancelled: u64,
     /// Iterations run during the warmup: they reached the server but are in no other figure.
     #[serde(default)]
     pub warmup_iterations: u64,
@@ -209,6 +215,7 @@ impl ScenarioReport {
             watched: Vec::new(),
             thresholds: Vec::new(),
             dropped: 0,
+            cancelled: 0,
             warmup_iterations: 0,
             rate: None,
             timeline: Vec::new(),
@@ -252,6 +259,10 @@ pub struct ConfigReport {
     pub duration_ms: Option<u64>,
     /// Per-request timeout in milliseconds.
     pub timeout_ms: u64,
+    /// How long in-flight iterations could finish after the run's end (or the first stop
+    /// signal) before being cancelled, in milliseconds.
+    #[serde(default)]
+    pub grace_ms: u64,
     /// Iterations run first and left out of the figures, when the warmup is a count.
     #[serde(default)]
     pub warmup_count: Option<u64>,

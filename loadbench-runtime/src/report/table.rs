@@ -67,6 +67,9 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
         } else if let Some(line) = failure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = cancelled_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = threshold_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
@@ -95,6 +98,20 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
         }
     }
     out
+}
+
+/// `3 iterations cancelled: still in flight when the 5s grace period ended (not failures, not in
+/// the latency)`, or `None` when none was.
+fn cancelled_line(s: &ScenarioReport) -> Option<String> {
+    (s.cancelled > 0).then(|| {
+        let grace = humantime::format_duration(Duration::from_millis(s.config.grace_ms));
+        let noun = if s.cancelled == 1 { "iteration" } else { "iterations" };
+        format!(
+            "{} {noun} cancelled: still in flight when the {grace} grace period ended, or at a second signal \
+             (not failures, not in the latency)",
+            thousands(s.cancelled)
+        )
+    })
 }
 
 /// One line per group of scenarios that ran together: their totals, as one workload.
@@ -377,6 +394,7 @@ mod tests {
             tool: ToolInfo { name: "loadbench".into(), version: "0.1.0".into() },
             started_at: "2026-01-01T00:00:00Z".into(),
             machine: MachineInfo { os: "linux".into(), arch: "x86_64".into(), cpus: 4, hostname: None, kernel: None },
+            interrupted: false,
             scenarios,
         }
     }
@@ -521,6 +539,20 @@ mod tests {
         assert_eq!(row[1], "did not run");
         assert!(row[2..].iter().all(|c| c == "-"), "{row:?}");
         assert!(out.contains("big: did not run: concurrency 100000 needs 100064 file descriptors"), "{out}");
+    }
+
+    #[test]
+    fn cancelled_iterations_are_said_apart_from_failures() {
+        let mut s = scenario("hello");
+        s.cancelled = 4;
+        s.config.grace_ms = 500;
+        let out = render(&report(vec![s.clone()]));
+        assert!(
+            out.contains("hello: 4 iterations cancelled: still in flight when the 500ms grace period ended"),
+            "{out}"
+        );
+        s.cancelled = 0;
+        assert!(!render(&report(vec![s])).contains("cancelled"));
     }
 
     #[test]

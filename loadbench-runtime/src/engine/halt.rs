@@ -1,0 +1,226 @@
+//! How a run stops: first gracefully (no new iteration starts), then, once its grace period is
+//! over, by cancelling what is still in flight.
+//!
+//! Two flags come from outside ([`StopFlags`]): `graceful`, set by the first Ctrl-C or SIGTERM
+//! (or by an embedding program), and `now`, set by a second signal. Each worker thread runs one
+//! [`supervise`] task that turns them, and a duration-bound run's deadline, into the worker's
+//! [`Halt`] phase: `Stopping` ends every wait between iterations (a think time, a ramp's pause,
+//! an idle user in the open model, the scheduler's sleep), `Cancelled` drops the bodies still
+//! running. The per-iteration cost is one `Cell` read and a waker comparison per poll: the flags
+//! themselves are only read by the supervisor, on a timer.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// How often the supervisor looks at the stop flags: the most a stop waits to be noticed.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What stops a run from outside: the first signal's flag and the second's.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StopFlags {
+    /// Set: start no new iteration; cancel those in flight after the grace period.
+    pub(crate) graceful: Arc<AtomicBool>,
+    /// Set: cancel what is in flight at once.
+    pub(crate) now: Arc<AtomicBool>,
+}
+
+impl StopFlags {
+    /// Whether the run was asked to stop, gracefully or not.
+    pub(crate) fn any(&self) -> bool {
+        self.graceful.load(Ordering::Relaxed) || self.now.load(Ordering::Relaxed)
+    }
+}
+
+/// Where one worker's run is in stopping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Phase {
+    Running,
+    /// No new iteration starts: waits between iterations end.
+    Stopping,
+    /// In-flight iterations (and setups or teardowns) are dropped.
+    Cancelled,
+}
+
+/// One worker thread's stopping state, shared by its tasks (never across threads).
+#[derive(Debug)]
+pub(crate) struct Halt {
+    phase: Cell<Phase>,
+    /// The waker of every task waiting under [`Halt::until`], by the task's slot: woken on each
+    /// change of phase.
+    wakers: RefCell<Vec<Option<Waker>>>,
+    /// When the run will be cancelled unless it ends first: its deadline plus the grace period,
+    /// once known, or a stop's time plus the grace period.
+    cancel_at: Cell<Option<Instant>>,
+    /// When in-flight iterations were cancelled.
+    pub(crate) cancelled_at: Cell<Option<Instant>>,
+}
+
+impl Halt {
+    /// The state for `tasks` tasks, numbered from 0, each of which may wait under it.
+    pub(crate) fn new(tasks: usize) -> Rc<Halt> {
+        Rc::new(Halt {
+            phase: Cell::new(Phase::Running),
+            wakers: RefCell::new(vec![None; tasks]),
+            cancel_at: Cell::new(None),
+            cancelled_at: Cell::new(None),
+        })
+    }
+
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase.get()
+    }
+
+    /// Cancels at `at` at the latest.
+    pub(crate) fn cancel_by(&self, at: Instant) {
+        self.cancel_at.set(Some(self.cancel_at.get().map_or(at, |t| t.min(at))));
+    }
+
+    /// Moves to `phase` (never back) and wakes every waiting task.
+    fn advance(&self, phase: Phase) {
+        if phase <= self.phase.get() {
+            return;
+        }
+        self.phase.set(phase);
+        if phase == Phase::Cancelled {
+            self.cancelled_at.set(Some(Instant::now()));
+        }
+        // Taken out first: a woken task runs later, but must find the list free.
+        let wakers: Vec<Waker> = self.wakers.borrow_mut().iter_mut().filter_map(Option::take).collect();
+        for waker in wakers {
+            waker.wake();
+        }
+    }
+
+    /// Runs `future` as the task in `slot` until it ends (`Some`) or the phase reaches `phase`
+    /// (`None`; the future is dropped).
+    pub(crate) async fn until<F: Future>(&self, slot: usize, phase: Phase, future: F) -> Option<F::Output> {
+        let mut future = pin!(future);
+        std::future::poll_fn(|cx| {
+            if self.phase.get() >= phase {
+                return Poll::Ready(None);
+            }
+            match future.as_mut().poll(cx) {
+                Poll::Ready(output) => Poll::Ready(Some(output)),
+                Poll::Pending => {
+                    // A task's waker rarely changes: compare, and clone only when it did.
+                    if let Some(stored) = self.wakers.borrow_mut().get_mut(slot)
+                        && !stored.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+                    {
+                        *stored = Some(cx.waker().clone());
+                    }
+                    Poll::Pending
+                }
+            }
+        })
+        .await
+    }
+}
+
+/// Watches `flags` and the cancel time for one worker, moving `halt` along; returns once it is
+/// cancelled (the executor aborts it when the run ends first). `grace` is how long in-flight
+/// iterations may go on after a stop.
+pub(crate) async fn supervise(halt: Rc<Halt>, flags: StopFlags, grace: Duration) {
+    loop {
+        let now = Instant::now();
+        if flags.now.load(Ordering::Relaxed) {
+            break;
+        }
+        if flags.graceful.load(Ordering::Relaxed) && halt.phase() == Phase::Running {
+            halt.advance(Phase::Stopping);
+            halt.cancel_by(now + grace);
+        }
+        let cancel_at = halt.cancel_at.get();
+        if cancel_at.is_some_and(|at| now >= at) {
+            break;
+        }
+        let wake = cancel_at.map_or(now + POLL, |at| at.min(now + POLL));
+        tokio::time::sleep_until(wake.into()).await;
+    }
+    halt.advance(Phase::Cancelled);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `test` on a current-thread runtime in real time (the supervisor reads the real
+    /// clock, as the runs do).
+    fn run_local<F: Future<Output = ()>>(test: impl FnOnce() -> F) {
+        let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(err) => panic!("runtime: {err}"),
+        };
+        tokio::task::LocalSet::new().block_on(&rt, test());
+    }
+
+    #[test]
+    fn a_stop_cancels_what_is_in_flight_after_the_grace_period() {
+        run_local(|| async {
+            let halt = Halt::new(2);
+            let flags = StopFlags::default();
+            let grace = Duration::from_millis(300);
+            let supervisor = tokio::task::spawn_local(supervise(Rc::clone(&halt), flags.clone(), grace));
+            let (body, wait) = (Rc::clone(&halt), Rc::clone(&halt));
+            let user = tokio::task::spawn_local(async move {
+                body.until(0, Phase::Cancelled, tokio::time::sleep(Duration::from_secs(60))).await
+            });
+            let idle = tokio::task::spawn_local(async move {
+                wait.until(1, Phase::Stopping, tokio::time::sleep(Duration::from_secs(60))).await
+            });
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(halt.phase(), Phase::Running);
+            let stopped = Instant::now();
+            flags.graceful.store(true, Ordering::Relaxed);
+            assert_eq!(idle.await.ok(), Some(None), "a wait between iterations ends at the stop");
+            assert!(stopped.elapsed() < grace, "{:?}", stopped.elapsed());
+            assert_eq!(user.await.ok(), Some(None), "the body was cancelled");
+            let took = stopped.elapsed();
+            // Never before the grace period; after it, as soon as a busy machine allows.
+            assert!(took >= grace && took < Duration::from_secs(10), "{took:?}");
+            assert!(supervisor.await.is_ok());
+            assert!(halt.cancelled_at.get().is_some());
+        });
+    }
+
+    #[test]
+    fn a_second_signal_cancels_at_once_and_a_finished_body_is_kept() {
+        run_local(|| async {
+            let halt = Halt::new(2);
+            let flags = StopFlags::default();
+            let grace = Duration::from_secs(60);
+            let _supervisor = tokio::task::spawn_local(supervise(Rc::clone(&halt), flags.clone(), grace));
+            assert_eq!(halt.until(1, Phase::Cancelled, async { 7 }).await, Some(7));
+            let body = Rc::clone(&halt);
+            let user = tokio::task::spawn_local(async move {
+                body.until(0, Phase::Cancelled, tokio::time::sleep(Duration::from_secs(60))).await
+            });
+            let start = Instant::now();
+            flags.graceful.store(true, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            flags.now.store(true, Ordering::Relaxed);
+            assert_eq!(user.await.ok(), Some(None));
+            assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+        });
+    }
+
+    #[test]
+    fn a_deadline_cancels_without_any_signal() {
+        run_local(|| async {
+            let halt = Halt::new(1);
+            let _supervisor =
+                tokio::task::spawn_local(supervise(Rc::clone(&halt), StopFlags::default(), Duration::from_secs(60)));
+            let start = Instant::now();
+            halt.cancel_by(start + Duration::from_millis(200));
+            let outcome = halt.until(0, Phase::Cancelled, tokio::time::sleep(Duration::from_secs(60))).await;
+            assert_eq!(outcome, None);
+            let took = start.elapsed();
+            assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(10), "{took:?}");
+        });
+    }
+}
