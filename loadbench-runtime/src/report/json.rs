@@ -46,9 +46,17 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     if !existing.is_dir() {
         return Err(format!("{} is not a directory", existing.display()));
     }
-    tempfile::NamedTempFile::new_in(existing)
-        .map(drop)
-        .map_err(|e| format!("cannot create files in {}: {e}", existing.display()))
+    // A probe of our own rather than tempfile's, whose errors name the random file.
+    let probe = existing.join(format!(".loadbench-write-check-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        // Another check of this process is probing the same directory: it could create a file.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!("cannot create files in {}: {e}", existing.display())),
+    }
 }
 
 /// Gives `file` the mode a new file gets from `open(2)` with 0666: read and write for whoever
