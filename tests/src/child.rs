@@ -127,6 +127,13 @@ impl Running {
         self.output(status.code())
     }
 
+    /// Kills the child if it still runs, and returns what it printed.
+    pub fn stop(&mut self) -> Finished {
+        let _ = self.child.kill();
+        let status = self.child.wait().expect("wait for the child");
+        self.output(status.code())
+    }
+
     fn output(&mut self, code: Option<i32>) -> Finished {
         Finished {
             code,
