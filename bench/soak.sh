@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet -p loadbench-bench --bin hello-server -p cargo-loadbench
+cargo build --release --quiet -p loadbench-bench -p cargo-loadbench --bin hello-server --bin cargo-loadbench
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 
 # 1,000 connections and the generator's own files.
