@@ -18,7 +18,9 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
+pub mod child;
 pub mod cli;
+pub mod hostile;
 pub mod timing;
 
 /// How the test server answers. Request numbers start at 1, in order of arrival.
