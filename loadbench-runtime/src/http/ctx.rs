@@ -407,7 +407,7 @@ impl Response {
         self.headers.get_or_init(|| h1::header_map(&self.head))
     }
 
-    /// The body.
+    /// The body; empty when the request discarded it ([`RequestBuilder::discard_body`]).
     pub fn bytes(&self) -> &Bytes {
         &self.body
     }
