@@ -58,9 +58,13 @@ pub(crate) struct Http1Connection {
     chunks: BytesMut,
     /// What the current exchange does with the body.
     policy: BodyPolicy,
-    /// Whether any byte of the current exchange's response has arrived: until one has, a
-    /// request on a reused connection that meets its end may be retried.
-    received_any: bool,
+    /// Bytes of the current body received, where that is not simply the buffer's length (a body
+    /// dropped or decoded as it arrives). Here rather than in [`Phase::Body`], which is moved on
+    /// every poll.
+    received: u64,
+    /// Whether the current exchange has passed a 1xx head: then part of the response has
+    /// arrived, and the request is not sent again.
+    informational: bool,
 }
 
 /// A response as read off the wire.
@@ -119,7 +123,8 @@ impl Http1Connection {
             phase: Phase::Idle,
             chunks: BytesMut::new(),
             policy: BodyPolicy::Discard,
-            received_any: false,
+            received: 0,
+            informational: false,
         })
     }
 
@@ -162,13 +167,17 @@ impl Http1Connection {
         self.reusable = false; // until a complete response says otherwise
         self.phase = Phase::Write { written: 0 };
         self.policy = policy;
-        self.received_any = false;
+        self.informational = false;
     }
 
     /// Whether a failed exchange may be sent again on a new connection: nothing of its response
     /// arrived, and `err` is how a connection the server had closed fails.
     pub(crate) fn may_retry(&self, err: &ExchangeError) -> bool {
-        !self.received_any && self.read.is_empty() && err.is_stale_connection()
+        // Bytes of a head stay in the buffer until it is complete, and a complete one is either
+        // a 1xx (flagged) or the start of a body (the phase says so): nothing derived here costs
+        // the common path a thing.
+        let nothing_received = self.read.is_empty() && !self.informational && !matches!(self.phase, Phase::Body { .. });
+        nothing_received && err.is_stale_connection()
     }
 
     /// Drives the exchange [`begin`](Self::begin) started: writes `request`, reads the head,
@@ -218,6 +227,7 @@ impl Http1Connection {
                         // place, so that a server sending them forever costs no memory.
                         if head.status.is_informational() && head.status != StatusCode::SWITCHING_PROTOCOLS {
                             self.read.advance(head.len);
+                            self.informational = true;
                             self.phase = Phase::Head;
                             continue;
                         }
@@ -228,10 +238,12 @@ impl Http1Connection {
                             return Poll::Ready(Err(ExchangeError::BodyTooLarge { limit }));
                         }
                         let head_bytes = self.read.split_to(head.len).freeze();
-                        self.phase = Phase::Body { head, head_bytes, chunked: Chunked::Size, received: 0 };
+                        self.received = 0;
+                        self.phase = Phase::Body { head, head_bytes, chunked: Chunked::Size };
                     }
                 },
-                Phase::Body { head, head_bytes, mut chunked, mut received } => {
+                Phase::Body { head, head_bytes, mut chunked } => {
+                    let received = &mut self.received;
                     let want = match (head.body, self.policy) {
                         (BodyLength::Empty, _) => return self.done(head, head_bytes, Bytes::new(), 0),
                         (BodyLength::Fixed(len), BodyPolicy::Keep(_)) => {
@@ -244,20 +256,20 @@ impl Http1Connection {
                             (len - self.read.len()).min(MAX_RESERVE)
                         }
                         (BodyLength::Fixed(len), BodyPolicy::Discard) => {
-                            let take = usize::try_from(len - received).unwrap_or(usize::MAX).min(self.read.len());
+                            let take = usize::try_from(len - *received).unwrap_or(usize::MAX).min(self.read.len());
                             self.read.advance(take);
-                            received += take as u64;
-                            if received == len {
+                            *received += take as u64;
+                            if *received == len {
                                 return self.done(head, head_bytes, Bytes::new(), len);
                             }
-                            usize::try_from(len - received).unwrap_or(usize::MAX).min(DISCARD_CHUNK)
+                            usize::try_from(len - *received).unwrap_or(usize::MAX).min(DISCARD_CHUNK)
                         }
                         (BodyLength::Chunked, policy) => {
                             let chunks = &mut self.chunks;
                             chunked = h1::decode_chunked(chunked, &mut self.read, |data| {
-                                received += data.len() as u64;
+                                *received += data.len() as u64;
                                 if let BodyPolicy::Keep(limit) = policy {
-                                    if received > limit {
+                                    if *received > limit {
                                         return Err(ExchangeError::BodyTooLarge { limit });
                                     }
                                     chunks.extend_from_slice(data);
@@ -266,7 +278,8 @@ impl Http1Connection {
                             })?;
                             if chunked == Chunked::Done {
                                 let body = self.chunks.split().freeze();
-                                return self.done(head, head_bytes, body, received);
+                                let len = *received;
+                                return self.done(head, head_bytes, body, len);
                             }
                             if policy == BodyPolicy::Discard { DISCARD_CHUNK } else { READ_CHUNK }
                         }
@@ -277,12 +290,12 @@ impl Http1Connection {
                             READ_CHUNK
                         }
                         (BodyLength::UntilClose, BodyPolicy::Discard) => {
-                            received += self.read.len() as u64;
+                            *received += self.read.len() as u64;
                             self.read.clear();
                             DISCARD_CHUNK
                         }
                     };
-                    self.phase = Phase::Body { head, head_bytes, chunked, received };
+                    self.phase = Phase::Body { head, head_bytes, chunked };
                     match self.poll_fill(cx, want) {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
@@ -293,7 +306,7 @@ impl Http1Connection {
                             };
                             // Discarding, everything read was counted before this read.
                             let body = self.read.split().freeze();
-                            let len = received + body.len() as u64;
+                            let len = self.received + body.len() as u64;
                             return self.done(head, head_bytes, body, len);
                         }
                         Poll::Ready(Ok(0)) => return Poll::Ready(Err(ExchangeError::Closed)),
@@ -322,11 +335,7 @@ impl Http1Connection {
         }
         // `read_buf`'s future holds nothing but its two references, so one made for each poll
         // loses nothing when dropped while pending.
-        let read = pin!(self.stream.read_buf(&mut self.read)).poll(cx).map_err(ExchangeError::Read);
-        if let Poll::Ready(Ok(n)) = read {
-            self.received_any |= n > 0;
-        }
-        read
+        pin!(self.stream.read_buf(&mut self.read)).poll(cx).map_err(ExchangeError::Read)
     }
 }
 
@@ -340,9 +349,8 @@ enum Phase {
     Write { written: usize },
     /// Reading the response head.
     Head,
-    /// Reading the body of the response with this head; `received` bytes of it so far, where
-    /// they are not simply the buffer's length (a body dropped or decoded as it arrives).
-    Body { head: Head, head_bytes: Bytes, chunked: Chunked, received: u64 },
+    /// Reading the body of the response with this head.
+    Body { head: Head, head_bytes: Bytes, chunked: Chunked },
 }
 
 #[cfg(test)]

@@ -47,6 +47,9 @@ pub struct Ctx {
     timeout: Duration,
     /// Most bytes of a response body kept, unless a request says otherwise.
     max_body: u64,
+    /// What the request being built does with its response's body. Here rather than in the
+    /// builder, so that neither the builder nor the request's future grows by it.
+    policy: BodyPolicy,
     user: u32,
     conn: Option<Http1Connection>,
     /// The path of the request being built, and whether `wire` already holds the request.
@@ -119,6 +122,7 @@ impl Ctx {
             target,
             timeout,
             max_body: DEFAULT_MAX_BODY,
+            policy: BodyPolicy::Keep(DEFAULT_MAX_BODY),
             user,
             conn: None,
             last: LastRequest::default(),
@@ -203,8 +207,8 @@ impl Ctx {
     /// Starts a request with any method.
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
         let error = self.set_path(path).err();
-        let policy = BodyPolicy::Keep(self.max_body);
-        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), policy, error }
+        self.policy = BodyPolicy::Keep(self.max_body);
+        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), error }
     }
 
     fn set_path(&mut self, path: &str) -> Result<()> {
@@ -225,15 +229,15 @@ impl Ctx {
     /// a new connection, within the same deadline, as hyper's pooled client and browsers do: a
     /// server may close an idle keep-alive connection at any moment, and the request that meets
     /// the close has not been seen by it.
-    async fn execute(&mut self, prepared: Result<()>, method: Method, policy: BodyPolicy) -> Result<Response> {
+    async fn execute(&mut self, prepared: Result<()>, method: Method) -> Result<Response> {
         prepared?;
         let deadline = tokio::time::Instant::now() + self.timeout;
-        let Ctx { target, conn, wire, timer, counters, .. } = self;
+        let Ctx { target, conn, wire, timer, counters, policy, .. } = self;
         if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
             *conn = None;
         }
         // A fresh connection is never retried: its failure is the server's answer.
-        let mut may_retry = conn.is_some() && method.is_idempotent();
+        let mut reused = conn.is_some();
         loop {
             let open = match conn {
                 Some(open) => open,
@@ -252,7 +256,7 @@ impl Ctx {
                     conn.insert(opened)
                 }
             };
-            open.begin(policy);
+            open.begin(*policy);
             let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, &method));
             match timer.within(deadline, exchange).await {
                 Some(Ok(raw)) => {
@@ -267,10 +271,10 @@ impl Ctx {
                     });
                 }
                 Some(Err(err)) => {
-                    let retry = may_retry && open.may_retry(&err);
+                    let retry = reused && method.is_idempotent() && open.may_retry(&err);
                     *conn = None;
                     if retry {
-                        may_retry = false;
+                        reused = false;
                         counters.retries += 1;
                         continue;
                     }
@@ -302,7 +306,6 @@ pub struct RequestBuilder<'a> {
     method: Method,
     headers: HeaderMap,
     body: Bytes,
-    policy: BodyPolicy,
     error: Option<Error>,
 }
 
@@ -337,8 +340,8 @@ impl<'a> RequestBuilder<'a> {
     /// ([`DEFAULT_MAX_BODY`](crate::DEFAULT_MAX_BODY), 16 MiB, unless the attribute sets it): a
     /// longer body fails the request with [`ErrorKind::BodyTooLarge`], at once when its
     /// `Content-Length` says so, otherwise as soon as it grows past the limit.
-    pub fn max_body(mut self, bytes: u64) -> Self {
-        self.policy = BodyPolicy::Keep(bytes);
+    pub fn max_body(self, bytes: u64) -> Self {
+        self.ctx.policy = BodyPolicy::Keep(bytes);
         self
     }
 
@@ -351,8 +354,8 @@ impl<'a> RequestBuilder<'a> {
     /// ctx.get("/export.csv").discard_body().send().await?.expect_status(200)?;
     /// # Ok(()) }
     /// ```
-    pub fn discard_body(mut self) -> Self {
-        self.policy = BodyPolicy::Discard;
+    pub fn discard_body(self) -> Self {
+        self.ctx.policy = BodyPolicy::Discard;
         self
     }
 
@@ -365,7 +368,7 @@ impl<'a> RequestBuilder<'a> {
     // byte of a request's future is copied as it moves up through the awaits).
     #[allow(clippy::manual_async_fn)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
-        let RequestBuilder { ctx, method, headers, body, policy, error } = self;
+        let RequestBuilder { ctx, method, headers, body, error } = self;
         let plain = headers.is_empty() && body.is_empty();
         let prepared = match (error, ctx.last.joined()) {
             (Some(error), _) => Err(error),
@@ -379,7 +382,7 @@ impl<'a> RequestBuilder<'a> {
                 Ok(())
             }
         };
-        ctx.execute(prepared, method, policy)
+        ctx.execute(prepared, method)
     }
 }
 
@@ -404,7 +407,7 @@ impl Response {
         self.headers.get_or_init(|| h1::header_map(&self.head))
     }
 
-    /// The body.
+    /// The body; empty when the request discarded it ([`RequestBuilder::discard_body`]).
     pub fn bytes(&self) -> &Bytes {
         &self.body
     }

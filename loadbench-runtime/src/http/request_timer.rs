@@ -122,10 +122,10 @@ mod tests {
         let deadline = began + Duration::from_millis(100);
         // `timeout` polls its own timer outside the budget: a guard, so that a failure is a
         // failure and not a test that never ends.
-        let out = tokio::time::timeout(Duration::from_secs(5), timer.within(deadline, busy)).await;
+        let out = tokio::time::timeout(Duration::from_secs(10), timer.within(deadline, busy)).await;
         assert_eq!(out, Ok(None), "the request outlived its deadline");
         let took = Instant::now() - began;
-        assert!(took < Duration::from_millis(100 + 700), "timed out after {took:?} for a 100 ms deadline");
+        assert!(took < Duration::from_millis(100 + 2_000), "timed out after {took:?} for a 100 ms deadline");
     }
 
     #[tokio::test(start_paused = true)]

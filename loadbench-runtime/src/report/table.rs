@@ -325,7 +325,7 @@ fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("status", e.status),
             ("io", e.io),
             ("scenario", e.scenario),
-            ("body too large", e.body_too_large),
+            ("body_too_large", e.body_too_large),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -512,7 +512,7 @@ mod tests {
         assert_eq!(cells(&out, "checkout")[1..4], ["500", "20", "480"], "req/s counts successes");
         assert!(
             out.contains(
-                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 1, body too large 1; 500 attempts/s \
+                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 1, body_too_large 1; 500 attempts/s \
                  (req/s counts successes); HTTP status 200 ×480, 503 ×15"
             ),
             "{out}"
