@@ -105,6 +105,8 @@ pub(crate) fn parse_head(buf: &[u8], request_method: &Method) -> Result<Option<H
     let mut response = httparse::Response::new(&mut []);
     let len =
         match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, buf, &mut storage)? {
+            // A head that arrived whole in a few large reads is no smaller than one still arriving.
+            httparse::Status::Complete(len) if len > MAX_HEAD_BYTES => return Err(ProtocolError::HeadTooLarge),
             httparse::Status::Complete(len) => len,
             httparse::Status::Partial if buf.len() > MAX_HEAD_BYTES => return Err(ProtocolError::HeadTooLarge),
             httparse::Status::Partial => return Ok(None),
@@ -347,6 +349,9 @@ mod tests {
         let huge = vec![b'a'; MAX_HEAD_BYTES + 1];
         let mut text = b"HTTP/1.1 200 OK\r\nx: ".to_vec();
         text.extend_from_slice(&huge);
+        assert!(matches!(parse_head(&text, &Method::GET), Err(ProtocolError::HeadTooLarge)));
+        // The same head, complete.
+        text.extend_from_slice(b"\r\ncontent-length: 0\r\n\r\n");
         assert!(matches!(parse_head(&text, &Method::GET), Err(ProtocolError::HeadTooLarge)));
     }
 
