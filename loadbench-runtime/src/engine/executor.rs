@@ -262,10 +262,12 @@ impl WorkerThread {
             if let Some(teardown) = workload.teardown {
                 // A user whose iteration was cancelled left its connection mid-exchange: it is
                 // not torn down. The others are, within what is left of the grace period.
+                let mut cancelled = std::mem::take(&mut worker.borrow_mut().cancelled_users);
+                cancelled.sort_unstable();
                 let tasks: Vec<_> = finished
                     .into_iter()
                     .enumerate()
-                    .filter(|(_, ctx)| !worker.borrow().cancelled_users.contains(&ctx.user()))
+                    .filter(|(_, ctx)| cancelled.binary_search(&ctx.user()).is_err())
                     .map(|(index, mut ctx)| {
                         let halt = Rc::clone(&halt);
                         tokio::task::spawn_local(async move {
