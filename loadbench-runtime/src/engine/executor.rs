@@ -9,6 +9,7 @@
 //! grace period later: what is still in flight then is cancelled (see `halt`).
 
 use std::cell::RefCell;
+use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -235,7 +236,7 @@ impl WorkerThread {
                 let halt = Rc::clone(&halt);
                 tokio::task::spawn_local(async move {
                     // A stop ends the scheduler's sleep until the next arrival at once.
-                    let end = halt.until(scheduler_slot, Phase::Stopping, schedule).await;
+                    let end = halt.until(scheduler_slot, Phase::Stopping, pin!(schedule)).await;
                     end.unwrap_or_else(|| {
                         for slot in &closing {
                             slot.close();
@@ -265,14 +266,16 @@ impl WorkerThread {
             if let Some(teardown) = workload.teardown {
                 // A user whose iteration was cancelled left its connection mid-exchange: it is
                 // not torn down. The others are, within what is left of the grace period.
+                let mut cancelled = std::mem::take(&mut worker.borrow_mut().cancelled_users);
+                cancelled.sort_unstable();
                 let tasks: Vec<_> = finished
                     .into_iter()
                     .enumerate()
-                    .filter(|(_, ctx)| !worker.borrow().cancelled_users.contains(&ctx.user()))
+                    .filter(|(_, ctx)| cancelled.binary_search(&ctx.user()).is_err())
                     .map(|(index, mut ctx)| {
                         let halt = Rc::clone(&halt);
                         tokio::task::spawn_local(async move {
-                            halt.until(index, Phase::Cancelled, teardown(&mut ctx)).await
+                            halt.until(index, Phase::Cancelled, pin!(teardown(&mut ctx))).await
                         })
                     })
                     .collect();
@@ -332,7 +335,7 @@ async fn set_up(
             let halt = Rc::clone(halt);
             tokio::task::spawn_local(async move {
                 // A stop during the setups cancels them with the run, after the grace period.
-                let outcome = halt.until(index, Phase::Cancelled, setup(&mut ctx)).await;
+                let outcome = halt.until(index, Phase::Cancelled, pin!(setup(&mut ctx))).await;
                 (ctx, outcome)
             })
         })

@@ -11,11 +11,11 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// How often the supervisor looks at the stop flags: the most a stop waits to be noticed.
@@ -98,27 +98,41 @@ impl Halt {
     }
 
     /// Runs `future` as the task in `slot` until it ends (`Some`) or the phase reaches `phase`
-    /// (`None`; the future is dropped).
-    pub(crate) async fn until<F: Future>(&self, slot: usize, phase: Phase, future: F) -> Option<F::Output> {
-        let mut future = pin!(future);
-        std::future::poll_fn(|cx| {
-            if self.phase.get() >= phase {
-                return Poll::Ready(None);
-            }
-            match future.as_mut().poll(cx) {
-                Poll::Ready(output) => Poll::Ready(Some(output)),
-                Poll::Pending => {
-                    // A task's waker rarely changes: compare, and clone only when it did.
-                    if let Some(stored) = self.wakers.borrow_mut().get_mut(slot)
-                        && !stored.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
-                    {
-                        *stored = Some(cx.waker().clone());
-                    }
-                    Poll::Pending
+    /// (`None`; the caller then drops the future). The future is pinned by the caller (`pin!`),
+    /// so that nothing is moved per iteration.
+    pub(crate) fn until<'a, F: Future>(&'a self, slot: usize, phase: Phase, future: Pin<&'a mut F>) -> Until<'a, F> {
+        Until { halt: self, slot, phase, future }
+    }
+}
+
+/// A future that ends with the one it wraps, or when its worker's [`Halt`] reaches a phase.
+#[derive(Debug)]
+pub(crate) struct Until<'a, F> {
+    halt: &'a Halt,
+    slot: usize,
+    phase: Phase,
+    future: Pin<&'a mut F>,
+}
+
+impl<F: Future> Future for Until<'_, F> {
+    type Output = Option<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if self.halt.phase.get() >= self.phase {
+            return Poll::Ready(None);
+        }
+        match self.future.as_mut().poll(cx) {
+            Poll::Ready(output) => Poll::Ready(Some(output)),
+            Poll::Pending => {
+                // A task's waker rarely changes: compare, and clone only when it did.
+                if let Some(stored) = self.halt.wakers.borrow_mut().get_mut(self.slot)
+                    && !stored.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+                {
+                    *stored = Some(cx.waker().clone());
                 }
+                Poll::Pending
             }
-        })
-        .await
+        }
     }
 }
 
@@ -147,6 +161,8 @@ pub(crate) async fn supervise(halt: Rc<Halt>, flags: StopFlags, grace: Duration)
 
 #[cfg(test)]
 mod tests {
+    use std::pin::pin;
+
     use super::*;
 
     /// Runs `test` on a current-thread runtime in real time (the supervisor reads the real
@@ -168,10 +184,10 @@ mod tests {
             let supervisor = tokio::task::spawn_local(supervise(Rc::clone(&halt), flags.clone(), grace));
             let (body, wait) = (Rc::clone(&halt), Rc::clone(&halt));
             let user = tokio::task::spawn_local(async move {
-                body.until(0, Phase::Cancelled, tokio::time::sleep(Duration::from_secs(60))).await
+                body.until(0, Phase::Cancelled, pin!(tokio::time::sleep(Duration::from_secs(60)))).await
             });
             let idle = tokio::task::spawn_local(async move {
-                wait.until(1, Phase::Stopping, tokio::time::sleep(Duration::from_secs(60))).await
+                wait.until(1, Phase::Stopping, pin!(tokio::time::sleep(Duration::from_secs(60)))).await
             });
             tokio::time::sleep(Duration::from_millis(100)).await;
             assert_eq!(halt.phase(), Phase::Running);
@@ -195,10 +211,10 @@ mod tests {
             let flags = StopFlags::default();
             let grace = Duration::from_secs(60);
             let _supervisor = tokio::task::spawn_local(supervise(Rc::clone(&halt), flags.clone(), grace));
-            assert_eq!(halt.until(1, Phase::Cancelled, async { 7 }).await, Some(7));
+            assert_eq!(halt.until(1, Phase::Cancelled, pin!(async { 7 })).await, Some(7));
             let body = Rc::clone(&halt);
             let user = tokio::task::spawn_local(async move {
-                body.until(0, Phase::Cancelled, tokio::time::sleep(Duration::from_secs(60))).await
+                body.until(0, Phase::Cancelled, pin!(tokio::time::sleep(Duration::from_secs(60)))).await
             });
             let start = Instant::now();
             flags.graceful.store(true, Ordering::Relaxed);
@@ -217,7 +233,7 @@ mod tests {
                 tokio::task::spawn_local(supervise(Rc::clone(&halt), StopFlags::default(), Duration::from_secs(60)));
             let start = Instant::now();
             halt.cancel_by(start + Duration::from_millis(200));
-            let outcome = halt.until(0, Phase::Cancelled, tokio::time::sleep(Duration::from_secs(60))).await;
+            let outcome = halt.until(0, Phase::Cancelled, pin!(tokio::time::sleep(Duration::from_secs(60)))).await;
             assert_eq!(outcome, None);
             let took = start.elapsed();
             assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(10), "{took:?}");

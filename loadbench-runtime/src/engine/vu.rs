@@ -2,7 +2,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
@@ -128,7 +128,7 @@ where
             // Cut short at a duration-bound run's end, so that the run ends on time.
             let until = Instant::now() + think.next();
             let until = worker.borrow().deadline().map_or(until, |deadline| until.min(deadline));
-            if halt.until(index, Phase::Stopping, tokio::time::sleep_until(until.into())).await.is_none() {
+            if halt.until(index, Phase::Stopping, pin!(tokio::time::sleep_until(until.into()))).await.is_none() {
                 break;
             }
         }
@@ -139,7 +139,11 @@ where
                     loop {
                         let wait = worker.borrow().inactive_until(ctx.user());
                         let Some(until) = wait else { break };
-                        if halt.until(index, Phase::Stopping, tokio::time::sleep_until(until.into())).await.is_none() {
+                        if halt
+                            .until(index, Phase::Stopping, pin!(tokio::time::sleep_until(until.into())))
+                            .await
+                            .is_none()
+                        {
                             break 'iterations;
                         }
                     }
@@ -151,7 +155,7 @@ where
             }
             // The scheduler's start time is the intended one (or the actual one, if the user
             // was woken early), so time the iteration spent waiting to start counts.
-            Some((_, slot)) => match halt.until(index, Phase::Stopping, slot.next()).await.flatten() {
+            Some((_, slot)) => match halt.until(index, Phase::Stopping, pin!(slot.next())).await.flatten() {
                 Some(start) => start,
                 None => break,
             },
@@ -159,7 +163,7 @@ where
         // Steps of a warmup iteration are not counted.
         ctx.measuring = measured;
         // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
-        let Some(outcome) = halt.until(index, Phase::Cancelled, body(&mut ctx)).await else {
+        let Some(outcome) = halt.until(index, Phase::Cancelled, pin!(body(&mut ctx))).await else {
             worker.borrow_mut().record_cancelled(ctx.user(), measured);
             break;
         };
