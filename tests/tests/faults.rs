@@ -232,7 +232,7 @@ fn silence_ends_at_the_timeout() {
 #[test]
 fn a_trickle_ends_at_the_timeout() {
     let _serial = serial();
-    each_request_ends_at_its_timeout(Fault::Trickle(Duration::from_millis(20)));
+    each_request_ends_at_its_timeout(Fault::Trickle(Duration::from_millis(1)));
 }
 
 #[test]
