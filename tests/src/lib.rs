@@ -1,5 +1,7 @@
 //! Test support: a real hyper server on 127.0.0.1 that counts what it sees, so tests can compare
-//! what loadbench reports with what the server observed.
+//! what loadbench reports with what the server observed; a server that misbehaves on purpose
+//! ([`hostile`]); `cargo loadbench` run as the tests' child ([`cli`]) or watched while it runs
+//! ([`child`]: peak memory, signals, a deadline).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
