@@ -86,10 +86,16 @@ fn connections_dropped_mid_request_are_io_errors() {
     let server = TestServer::start(Behavior { reset_every: Some(10), ..Behavior::default() });
     let report = run("server_resets", &server.url());
 
-    assert_eq!(server.requests(), 1_000);
+    // The server reads each 10th request and drops its connection without a byte of response.
+    // On a reused connection that is the keep-alive race a GET is retried once for (the README's
+    // rule); on a connection just opened, or for the retry itself, it is an `io` error.
+    let retries = report.http.retries;
+    eprintln!("server_resets: {:?}, {retries} retries, {} requests seen", report.errors, server.requests());
     assert_eq!(report.iterations, 1_000);
-    assert_eq!(report.errors.io, 100, "errors: {:?}", report.errors);
-    assert_eq!(report.ok, 900);
+    assert_eq!(server.requests(), 1_000 + retries, "each retry is one more request at the server");
+    assert_eq!(report.errors.io + retries, server.requests() / 10, "every drop is retried or an io error");
+    assert_eq!(report.ok + report.errors.io, 1_000, "errors: {:?}", report.errors);
+    assert!(retries >= 50, "most drops are on reused connections: {retries} retries");
 }
 
 // `stalls` has one user, so the four stalls come one after another, each followed by a reconnect.
