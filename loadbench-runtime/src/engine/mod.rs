@@ -17,6 +17,7 @@ pub(crate) mod registry;
 mod selfcheck;
 mod start_gate;
 mod stats;
+mod timeline;
 pub(crate) mod vu;
 mod warmup;
 mod worker;

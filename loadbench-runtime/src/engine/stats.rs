@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::timeline::Timeline;
 use crate::error::{Error, ErrorKind};
 use crate::http::HttpCounters;
 use crate::report::{ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond};
@@ -27,7 +28,7 @@ pub(crate) struct WorkerStats {
     pub(crate) cancelled: u64,
     /// One entry per second of the run, by the second an iteration ended in (a dropped arrival:
     /// the second it was due in).
-    pub(crate) timeline: Vec<SecondStats>,
+    pub(crate) timeline: Timeline,
     /// Named steps (`ctx.step`), in the order they were first seen.
     pub(crate) steps: Vec<StepStats>,
     /// Runs of the per-user setup (`setup = …`).
@@ -49,38 +50,6 @@ pub(crate) struct StepStats {
 impl StepStats {
     fn new(name: &str) -> StepStats {
         StepStats { name: name.to_owned(), ok: 0, errors: ErrorCounts::default(), latency_ns: new_histogram() }
-    }
-}
-
-/// What one worker saw during one second of the run.
-#[derive(Debug)]
-pub(crate) struct SecondStats {
-    pub(crate) requests: u64,
-    pub(crate) errors: u64,
-    pub(crate) dropped: u64,
-    /// Latency of that second's successful iterations in microseconds, at 2 significant digits:
-    /// one histogram per second per worker must stay small (about 17 kB), and 1 % resolution is
-    /// plenty to see drift.
-    pub(crate) latency_us: Histogram<u64>,
-}
-
-impl SecondStats {
-    fn new() -> SecondStats {
-        let latency_us = match Histogram::new_with_bounds(1, 10_000_000, 2) {
-            Ok(mut h) => {
-                h.auto(true);
-                h
-            }
-            Err(_) => unreachable!("constant bounds are valid"),
-        };
-        SecondStats { requests: 0, errors: 0, dropped: 0, latency_us }
-    }
-
-    fn merge(&mut self, other: &SecondStats) {
-        self.requests += other.requests;
-        self.errors += other.errors;
-        self.dropped += other.dropped;
-        let _ = self.latency_us.add(&other.latency_us);
     }
 }
 
@@ -107,7 +76,7 @@ impl WorkerStats {
             first_errors: BTreeMap::new(),
             dropped: 0,
             cancelled: 0,
-            timeline: Vec::new(),
+            timeline: Timeline::default(),
             steps: Vec::new(),
             setup: HookReport::default(),
             teardown: HookReport::default(),
@@ -142,21 +111,10 @@ impl WorkerStats {
         }
     }
 
-    /// The timeline entry of `second`, created (with any before it) on first use.
-    fn second(&mut self, second: usize) -> &mut SecondStats {
-        if self.timeline.len() <= second {
-            self.timeline.resize_with(second + 1, SecondStats::new);
-        }
-        match self.timeline.get_mut(second) {
-            Some(entry) => entry,
-            None => unreachable!("resized to hold `second` just above"),
-        }
-    }
-
     /// Counts an arrival of the open model that no virtual user was free to serve.
     pub(crate) fn record_dropped(&mut self, second: usize) {
         self.dropped += 1;
-        self.second(second).dropped += 1;
+        self.timeline.dropped(second);
     }
 
     /// Records one finished iteration that took `elapsed`; `second` places it in the timeline
@@ -174,19 +132,12 @@ impl WorkerStats {
                     self.latency_ns.saturating_record(ns);
                 }
                 if let Some(second) = second {
-                    let entry = self.second(second);
-                    entry.requests += 1;
-                    let us = (ns / 1_000).max(1);
-                    if entry.latency_us.record(us).is_err() {
-                        entry.latency_us.saturating_record(us);
-                    }
+                    self.timeline.succeeded(second, (ns / 1_000).max(1));
                 }
             }
             Err(err) => {
                 if let Some(second) = second {
-                    let entry = self.second(second);
-                    entry.requests += 1;
-                    entry.errors += 1;
+                    self.timeline.failed(second);
                 }
                 let (slot, name) = match err.kind() {
                     ErrorKind::Connect => (&mut self.errors.connect, "connect"),
@@ -230,9 +181,7 @@ impl WorkerStats {
         }
         self.dropped += other.dropped;
         self.cancelled += other.cancelled;
-        for (second, entry) in other.timeline.iter().enumerate() {
-            self.second(second).merge(entry);
-        }
+        self.timeline.merge(other.timeline);
         self.setup.merge(other.setup);
         self.teardown.merge(other.teardown);
         for step in other.steps {
@@ -260,19 +209,7 @@ impl WorkerStats {
 
     /// The per-second figures, one entry for every second from the start of the run to its last.
     pub(crate) fn timeline_report(&self) -> Vec<TimelineSecond> {
-        let quantile = |h: &Histogram<u64>, q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64);
-        self.timeline
-            .iter()
-            .enumerate()
-            .map(|(second, s)| TimelineSecond {
-                second: second as u64,
-                requests: s.requests,
-                errors: s.errors,
-                dropped: s.dropped,
-                p50_us: quantile(&s.latency_us, 0.50),
-                p99_us: quantile(&s.latency_us, 0.99),
-            })
-            .collect()
+        self.timeline.report()
     }
 
     pub(crate) fn latency_report(&self) -> Option<LatencyReport> {
