@@ -136,10 +136,17 @@ mod tests {
 
     #[test]
     fn this_thread_has_a_cpu_time() {
+        // Spins until this thread has used 30 ms of CPU by its own count, which a busy machine
+        // only delays; a count that does not move (or moves for other threads) fails.
         let start = thread_cpu_time().expect("Linux reports thread CPU time");
         let spin = Instant::now();
-        while spin.elapsed() < Duration::from_millis(30) {}
-        let used = thread_cpu_time().expect("still") - start;
-        assert!(used >= Duration::from_millis(10), "{used:?}");
+        let mut used = Duration::ZERO;
+        while used < Duration::from_millis(30) && spin.elapsed() < Duration::from_secs(10) {
+            used = thread_cpu_time().expect("still") - start;
+        }
+        let wall = spin.elapsed();
+        assert!(used >= Duration::from_millis(30), "{used:?} of CPU in {wall:?}");
+        // One thread cannot use more CPU than time passed (a clock tick of slack for `stat`).
+        assert!(used <= wall + Duration::from_millis(10), "{used:?} of CPU in {wall:?}: not this thread's alone");
     }
 }
