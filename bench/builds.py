@@ -13,18 +13,13 @@ server runs on CPU 0 and the generators on CPU 1.
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from loopback import free_port
 
 
 def run(exe, c, url):

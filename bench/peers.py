@@ -15,38 +15,17 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from loopback import free_port, pinned, wait_listening
 
 DURATION_S = 10  # fixed by the `duration = "10s"` of bench/src/bin/peer-loadbench.rs
 CONCURRENCIES = (50, 1000)
 TOOLS = ("loadbench", "loadbench-url", "wrk", "oha")
 OURS = ("loadbench", "loadbench-url")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def pinned(cpu, argv):
-    return (["taskset", "-c", str(cpu)] + argv) if cpu is not None else argv
-
-
-def wait_listening(port, deadline_s=10):
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"error: the hello server did not listen on 127.0.0.1:{port}")
 
 
 UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
