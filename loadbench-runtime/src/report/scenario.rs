@@ -343,9 +343,10 @@ impl ErrorCounts {
 /// What went over the wire.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HttpReport {
-    /// Requests for which a response head arrived.
+    /// Responses received whole.
     pub responses: u64,
-    /// Response body bytes received.
+    /// Body bytes of the responses received whole, kept or discarded; a response cut short by a
+    /// timeout or an error is not counted.
     pub bytes_received: u64,
     /// Responses by status code.
     #[serde(deserialize_with = "status_codes")]
