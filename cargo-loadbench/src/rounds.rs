@@ -94,15 +94,9 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         merged.ok += other.ok;
         merged.failed += other.failed;
         merged.errors.add(&other.errors);
-        merged.http.responses += other.http.responses;
-        merged.http.bytes_received += other.http.bytes_received;
-        merged.http.connections += other.http.connections;
-        merged.http.retries += other.http.retries;
+        merged.http.add(&other.http);
         merged.dropped += other.dropped;
         merged.cancelled += other.cancelled;
-        for (code, n) in &other.http.status {
-            *merged.http.status.entry(*code).or_default() += n;
-        }
     }
     merged.steps = steps;
     merged.rps = rps.unwrap_or(0.0);

@@ -169,13 +169,7 @@ impl WorkerStats {
         let _ = self.latency_ns.add(&other.latency_ns);
         self.ok += other.ok;
         self.errors.add(&other.errors);
-        self.http.responses += other.http.responses;
-        self.http.bytes_received += other.http.bytes_received;
-        self.http.connections += other.http.connections;
-        self.http.retries += other.http.retries;
-        for (code, n) in other.http.status {
-            *self.http.status.entry(code).or_default() += n;
-        }
+        self.http.add(&other.http);
         for (kind, message) in other.first_errors {
             self.first_errors.entry(kind).or_insert(message);
         }

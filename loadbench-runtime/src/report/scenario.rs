@@ -359,6 +359,19 @@ pub struct HttpReport {
     pub retries: u64,
 }
 
+impl HttpReport {
+    /// Adds another report's figures to these (workers into a scenario, runs into their merge).
+    pub fn add(&mut self, other: &HttpReport) {
+        self.responses += other.responses;
+        self.bytes_received += other.bytes_received;
+        self.connections += other.connections;
+        self.retries += other.retries;
+        for (&code, &n) in &other.status {
+            *self.status.entry(code).or_default() += n;
+        }
+    }
+}
+
 /// Reads [`HttpReport::status`], whose keys JSON writes as strings (`"200"`), also where serde
 /// buffers the document before reading it and then no longer parses numbers out of keys: inside a
 /// `#[serde(flatten)]` field, as `cargo loadbench`'s results hold a report (serde-rs/serde#1183).
