@@ -290,7 +290,7 @@ fn bad_input_is_one_line_naming_it_and_exit_2() {
     for (args, names) in [
         (vec!["url", "127.0.0.1:1/"], "`127.0.0.1:1/` is not a valid URL"),
         (vec!["url", "ftp://127.0.0.1/"], "`ftp://127.0.0.1/` is not a valid URL"),
-        (vec!["url", "https://127.0.0.1/"], "only http:// is supported"),
+        (vec!["url", "ws://127.0.0.1/"], "the scheme must be http:// or https://"),
         (vec!["url", "http://"], "`http://` is not a valid URL"),
         (vec!["url", &url, "--frobnicate"], "'--frobnicate'"),
         (vec!["url", &url, "-H", "x-k v"], "'--header <NAME: VALUE>': `x-k v` is not a valid header"),

@@ -251,7 +251,7 @@ fn bad_targets_are_one_line_usage_errors() {
     for (args, message) in [
         (vec!["--target", "fast=localhost:8080"], "target `localhost:8080` is not a valid URL"),
         (vec!["--target", "my server=http://127.0.0.1:9"], "`my server` is not a target name"),
-        (vec!["--target", "fast=https://127.0.0.1:9"], "only http:// is supported"),
+        (vec!["--target", "fast=ftp://127.0.0.1:9"], "the scheme must be http:// or https://"),
         (vec!["--target", &a, "--target", &a], "error: --target: the name `a` is given twice"),
         (vec!["--target", &a, "--target", url], "error: --target: `http://127.0.0.1:9` has no name"),
         (

@@ -94,6 +94,14 @@ pub(crate) enum ExchangeError {
 }
 
 impl ExchangeError {
+    /// The system's (or the TLS session's) error, for a failed read or write.
+    pub(crate) fn io_error(&self) -> Option<&std::io::Error> {
+        match self {
+            ExchangeError::Write(e) | ExchangeError::Read(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// Whether this is how a reused keep-alive connection ends when the server closed it just
     /// as the request went out: the end of the stream, or a reset, before any byte of the
     /// response. Then the server cannot have begun to answer, and an idempotent request can

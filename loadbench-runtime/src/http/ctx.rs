@@ -20,6 +20,7 @@ use super::last_request::LastRequest;
 use super::request_timer::RequestTimer;
 use super::stream::{OpenError, Stream};
 use super::target::Target;
+use super::tls::Cause;
 use crate::config::DEFAULT_MAX_BODY;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -271,10 +272,13 @@ impl Ctx {
                         Some(Err(OpenError::Connect(e))) => {
                             return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
                         }
-                        Some(Err(OpenError::Tls(cause))) => {
-                            counters.tls.unverified += u64::from(cause.verification);
-                            let message = format!("TLS handshake with {addr} failed: {}", cause.text);
-                            return Err(Error::new(ErrorKind::Tls, message));
+                        Some(Err(OpenError::Tls(cause, connect))) => {
+                            // The TCP connection was opened (the server saw it): counted as one.
+                            counters.connections += 1;
+                            if let Some(recorder) = recorder {
+                                recorder.record_connection(connect, None);
+                            }
+                            return Err(tls_failed(counters, addr, &cause));
                         }
                         None => return Err(timed_out(self.timeout)),
                     };
@@ -312,6 +316,11 @@ impl Ctx {
                         counters.retries += 1;
                         continue;
                     }
+                    // A TLS 1.3 server refuses a client certificate after the client's side of the
+                    // handshake is done: its alert arrives with the first response.
+                    if let Some(cause) = err.io_error().and_then(Cause::of_session) {
+                        return Err(tls_failed(counters, target.addr(), &cause));
+                    }
                     let kind = match err {
                         ExchangeError::BodyTooLarge { .. } => ErrorKind::BodyTooLarge,
                         _ => ErrorKind::Io,
@@ -326,6 +335,12 @@ impl Ctx {
             }
         }
     }
+}
+
+/// The error of a failed TLS handshake, counted as unverified when the certificate was the cause.
+fn tls_failed(counters: &mut HttpCounters, addr: std::net::SocketAddr, cause: &Cause) -> Error {
+    counters.tls.unverified += u64::from(cause.verification);
+    Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
 }
 
 fn timed_out(timeout: Duration) -> Error {

@@ -39,8 +39,8 @@ pub(crate) struct Opened {
 pub(crate) enum OpenError {
     /// The TCP connection was refused or failed.
     Connect(io::Error),
-    /// The TLS handshake failed.
-    Tls(Cause),
+    /// The TLS handshake failed, after a TCP connect that took this long.
+    Tls(Cause, Duration),
 }
 
 impl Stream {
@@ -58,7 +58,8 @@ impl Stream {
         match tls {
             None => Ok((Stream::Plain(tcp), Opened { connect, tls: None })),
             Some((config, name)) => {
-                let (stream, handshake) = tls::handshake(config, name, tcp).await.map_err(OpenError::Tls)?;
+                let (stream, handshake) =
+                    tls::handshake(config, name, tcp).await.map_err(|cause| OpenError::Tls(cause, connect))?;
                 Ok((Stream::Tls(Box::new(stream)), Opened { connect, tls: Some(handshake) }))
             }
         }

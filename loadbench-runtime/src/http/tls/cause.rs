@@ -28,6 +28,14 @@ impl Cause {
         }
     }
 
+    /// The cause of a failed read or write on a TLS connection, when the session (not the
+    /// socket) failed: an alert the server sent after the handshake, such as a TLS 1.3 server's
+    /// refusal of the client's certificate.
+    pub(crate) fn of_session(err: &std::io::Error) -> Option<Cause> {
+        let tls = err.get_ref()?.downcast_ref::<Tls>()?;
+        Some(Cause::of_tls(tls))
+    }
+
     fn plain(text: String) -> Cause {
         Cause { text, verification: false }
     }
@@ -78,6 +86,18 @@ fn certificate(err: &CertificateError) -> String {
         C::Revoked => "the server's certificate is revoked".to_owned(),
         C::BadSignature => "the server's certificate has a bad signature".to_owned(),
         C::BadEncoding => "the server's certificate is malformed".to_owned(),
+        C::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+            // webpki found a trusted certificate with the issuer's name but another kind of
+            // key: the server's certificate was not issued by it.
+            "the server's certificate was issued by an unknown issuer (a trusted CA has its issuer's name, \
+             but did not sign it: a self-signed certificate?)"
+                .to_owned()
+        }
+        C::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => {
+            "the server's certificate was issued by an unknown issuer: it is self-signed and marked as a CA, \
+             which cannot be trusted as a server's own certificate (use --insecure for it)"
+                .to_owned()
+        }
         other => format!("the server's certificate was refused: {other:?}"),
     }
 }
