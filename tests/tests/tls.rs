@@ -4,8 +4,12 @@
 //! (exact counts, handshakes and resumptions in the JSON, error kinds and their descriptions) with
 //! what the server observed at the TLS layer.
 //!
-//! The first tests check the server and the PKI themselves with a plain tokio-rustls client, so
-//! that a failure below is loadbench's and not the test server's.
+//! - `tls/server.rs`: the server and the PKI themselves, checked with a plain tokio-rustls
+//!   client, so that a failure in the other files is loadbench's and not the test server's.
+//! - `tls/accepted.rs`: runs that succeed (exact counts, one connection per user, resumption on
+//!   reconnect, `--insecure`, `--connect-to`, TLS 1.2, http:// beside, a scenario's bench binary).
+//! - `tls/refused.rs`: runs that are refused (unknown CA, another name, expired, mTLS, not TLS),
+//!   and bad TLS flags as usage errors.
 //!
 //! Every test that runs `cargo loadbench` takes the same lock: counts are exact whatever the
 //! machine, but on two busy cores two runs at once would only slow each other down.
@@ -14,112 +18,136 @@
 // loudly.
 #![allow(clippy::expect_used)]
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use loadbench_tests::tls::{BODY, Identity, OTHER_NAME, Pki, TlsOptions, TlsServer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use cargo_loadbench::{Results, ScenarioResult};
+use loadbench_tests::cli::{Output, cargo_loadbench, read_report};
+use serde_json::{Value, json};
 
-// ---------------------------------------------------------------------------------------------
-// The test server and PKI, checked with a client of the tests' own.
+static SERIAL: Mutex<()> = Mutex::new(());
 
-/// One HTTPS exchange with a plain tokio-rustls client: `GET /` with `Connection: close`, read to
-/// the end; the whole response, or why it failed.
-async fn fetch(server: &TlsServer, config: &Arc<rustls::ClientConfig>, name: &str) -> Result<String, String> {
-    let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
-    let stream = tokio::net::TcpStream::connect(server.addr()).await.map_err(|e| format!("connect: {e}"))?;
-    let server_name = rustls::pki_types::ServerName::try_from(name.to_owned()).map_err(|e| e.to_string())?;
-    let mut tls = connector.connect(server_name, stream).await.map_err(|e| format!("handshake: {e}"))?;
-    let request = format!("GET / HTTP/1.1\r\nHost: {name}\r\nConnection: close\r\n\r\n");
-    tls.write_all(request.as_bytes()).await.map_err(|e| format!("write: {e}"))?;
-    let mut response = String::new();
-    tls.read_to_string(&mut response).await.map_err(|e| format!("read: {e}"))?;
-    Ok(response)
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A client trusting the test CA, offering `http/1.1`, with a client certificate if given.
-fn client(pki: &Pki, client_cert: Option<&loadbench_tests::tls::Issued>) -> Arc<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(pki.ca_der()).expect("test CA into the root store");
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .expect("default protocol versions")
-        .with_root_certificates(roots);
-    let mut config = match client_cert {
-        Some(issued) => builder.with_client_auth_cert(issued.chain(), issued.private_key()).expect("client cert"),
-        None => builder.with_no_client_auth(),
-    };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Arc::new(config)
+#[path = "tls/accepted.rs"]
+mod accepted;
+#[path = "tls/refused.rs"]
+mod refused;
+#[path = "tls/server.rs"]
+mod server;
+
+/// A finished `cargo loadbench url` run: what it printed, and its JSON both as the contract types
+/// and as raw JSON (for the TLS fields, checked by the names the JSON gives them).
+struct Run {
+    out: Output,
+    report: Results,
+    raw: Value,
 }
 
-#[tokio::test]
-async fn the_test_server_counts_handshakes_and_resumptions() {
-    let pki = Pki::new();
-    let server = TlsServer::start(&pki, TlsOptions::default());
-    let config = client(&pki, None);
-    for _ in 0..3 {
-        let response = fetch(&server, &config, "localhost").await.expect("a CA-signed localhost certificate");
-        assert!(response.starts_with("HTTP/1.1 200 OK") && response.ends_with(BODY), "{response}");
+impl Run {
+    fn s(&self) -> &ScenarioResult {
+        assert_eq!(self.report.scenarios.len(), 1, "{:#?}", self.report);
+        &self.report.scenarios[0]
     }
-    assert_eq!(server.connections(), 3);
-    assert_eq!(
-        (server.handshakes(), server.resumed(), server.failed_handshakes()),
-        (3, 2, 0),
-        "{:?}",
-        server.failures()
+
+    /// The value at JSON pointer `pointer` under the only scenario (`Null` when absent).
+    fn at(&self, pointer: &str) -> &Value {
+        self.raw.pointer(&format!("/scenarios/0{pointer}")).unwrap_or(&Value::Null)
+    }
+
+    /// The count at `pointer` under the only scenario.
+    #[track_caller]
+    fn count(&self, pointer: &str) -> u64 {
+        self.at(pointer).as_u64().unwrap_or_else(|| panic!("no count at {pointer}: {:#}", self.raw["scenarios"][0]))
+    }
+
+    /// The line under the table with the connection figures (`connect …, TLS handshake …`).
+    #[track_caller]
+    fn connections_line(&self) -> &str {
+        self.out.stdout.lines().find(|l| l.contains("TLS handshake")).unwrap_or_else(|| panic!("{}", self.out.stdout))
+    }
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// `cargo loadbench url ARGS… --json FILE`, and the report it wrote.
+fn url(args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let mut all = vec!["url"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", path(&json)]);
+    let out = cargo_loadbench(&all);
+    assert!(json.exists(), "no JSON written: {out:#?}");
+    let report = read_report(&json);
+    let raw = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("JSON");
+    Run { out, report, raw }
+}
+
+/// A run of `n` iterations that all succeeded, with exit code 0.
+#[track_caller]
+fn all_ok(run: &Run, n: u64) {
+    assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
+    let s = run.s();
+    assert_eq!((s.iterations, s.ok, s.failed), (n, n, 0), "{:#?}\n{}", s.errors, run.out.stderr);
+    assert_eq!(s.http.status.get(&200), Some(&n), "{:?}", s.http.status);
+}
+
+/// A run of `n` iterations that all failed under `tls`, the first error described as
+/// `TLS handshake with ADDR:PORT failed: …CAUSE…` on stderr. TLS failures are results: exit 0.
+#[track_caller]
+fn all_refused(run: &Run, n: u64, port: u16, cause: &str) {
+    assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
+    let s = run.s();
+    assert_eq!((s.iterations, s.ok, s.failed), (n, 0, n), "{:#?}", s.errors);
+    assert_eq!(run.count("/errors/tls"), n, "{:#}", run.at("/errors"));
+    let line = run.out.stderr.lines().find(|l| l.starts_with("GET /: first tls error: "));
+    let line = line.unwrap_or_else(|| panic!("no first tls error line:\n{}", run.out.stderr));
+    assert!(line.contains("TLS handshake with ") && line.contains(&format!(":{port} failed: ")), "{line}");
+    assert!(line.contains(cause), "{line:?} should say {cause:?}");
+}
+
+/// The certificate-verification hint, after the table, on stderr.
+#[track_caller]
+fn hint(run: &Run) -> &str {
+    let line = run.out.stderr.lines().find(|l| l.starts_with("hint: "));
+    let line = line.unwrap_or_else(|| panic!("no hint line:\n{}", run.out.stderr));
+    assert!(line.contains("--cacert") && line.contains("--insecure"), "{line}");
+    line
+}
+
+/// A latency summary (`connect_us`, `tls_handshake_us`) of plausible, ordered values.
+#[track_caller]
+fn summary(value: &Value, what: &str) {
+    let field = |k: &str| value[k].as_f64().unwrap_or_else(|| panic!("{what}.{k} missing: {value:#}"));
+    let ordered = ["min", "p50", "p90", "p99", "p99_9", "max"].map(field);
+    assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "{what} out of order: {value:#}");
+    assert!(
+        field("min") <= field("mean") && field("mean") <= field("max") && field("stdev") >= 0.0,
+        "{what}: {value:#}"
     );
-    assert_eq!(server.requests(), 3);
-    assert_eq!(server.alpn_http11(), 3, "ALPN http/1.1 agreed");
-    assert_eq!(server.versions(), BTreeMap::from([("TLSv1.3".to_owned(), 3)]));
-    assert_eq!(server.server_names(), BTreeMap::from([(Some("localhost".to_owned()), 3)]));
-    assert_eq!(server.hosts(), BTreeMap::from([("localhost".to_owned(), 3)]));
-    // The certificate is for the IP address too.
-    assert!(fetch(&server, &config, "127.0.0.1").await.is_ok());
+    // Generous: loopback on a busy 2-core machine, but not seconds.
+    assert!(field("max") < 10_000_000.0, "{what}: {value:#}");
 }
 
-#[tokio::test]
-async fn the_test_pki_makes_the_certificates_it_says() {
-    let pki = Pki::new();
-    let config = client(&pki, None);
-    for (identity, name, cause) in [
-        (Identity::Expired, "localhost", "expired"),
-        (Identity::OtherName, "localhost", "not valid for name"),
-        (Identity::SelfSigned, "localhost", "UnknownIssuer"),
-    ] {
-        let server = TlsServer::start(&pki, TlsOptions { identity, ..TlsOptions::default() });
-        let error = fetch(&server, &config, name).await.expect_err("refused");
-        assert!(error.contains(cause), "{identity:?}: {error}");
-        assert_eq!(server.handshakes(), 0, "{identity:?}");
-    }
-    let server = TlsServer::start(&pki, TlsOptions { identity: Identity::OtherName, ..TlsOptions::default() });
-    assert!(fetch(&server, &config, OTHER_NAME).await.is_ok(), "valid for {OTHER_NAME}");
-    assert_eq!(server.server_names(), BTreeMap::from([(Some(OTHER_NAME.to_owned()), 1)]));
-
-    // TLS 1.2 only, resumed by session id.
-    let server = TlsServer::start(&pki, TlsOptions { tls12_only: true, ..TlsOptions::default() });
-    for _ in 0..2 {
-        fetch(&server, &config, "localhost").await.expect("TLS 1.2");
-    }
-    assert_eq!((server.handshakes(), server.resumed()), (2, 1));
-    assert_eq!(server.versions(), BTreeMap::from([("TLSv1.2".to_owned(), 2)]));
-
-    // Mutual TLS: the client CA's certificate in, none or another CA's out.
-    let server = TlsServer::start(&pki, TlsOptions { client_auth: true, ..TlsOptions::default() });
-    fetch(&server, &client(&pki, Some(&pki.client)), "localhost").await.expect("a client certificate of the client CA");
-    assert!(fetch(&server, &config, "localhost").await.is_err(), "no client certificate");
-    assert!(fetch(&server, &client(&pki, Some(&pki.foreign_client)), "localhost").await.is_err(), "another CA's");
-    assert_eq!((server.handshakes(), server.failed_handshakes()), (1, 2), "{:?}", server.failures());
-}
-
-#[test]
-fn the_test_pki_writes_pem_files() {
-    let pki = Pki::new();
-    for path in [&pki.ca, &pki.client_ca, &pki.client.cert, &pki.client.key, &pki.server(Identity::Expired).cert] {
-        let text = std::fs::read_to_string(path).expect("PEM file written");
-        assert!(text.starts_with("-----BEGIN "), "{}: {text}", path.display());
-        assert!(path.starts_with(pki.dir()));
-    }
-    let chain = std::fs::read_to_string(&pki.server(Identity::Localhost).cert).expect("chain");
-    assert_eq!(chain.matches("BEGIN CERTIFICATE").count(), 2, "leaf and CA");
+/// The TLS figures of a run that completed `handshakes` handshakes, `resumed` of them resumed,
+/// all with `version`; the connection line under the table agrees.
+#[track_caller]
+fn tls_figures(run: &Run, handshakes: u64, resumed: u64, version: &str) {
+    assert_eq!(
+        run.at("/tls"),
+        &json!({"handshakes": handshakes, "resumed": resumed, "versions": {version: handshakes}})
+    );
+    assert_eq!(run.s().http.connections, handshakes, "connections opened, all handshaken");
+    summary(run.at("/connect_us"), "connect_us");
+    summary(run.at("/tls_handshake_us"), "tls_handshake_us");
+    let line = run.connections_line();
+    assert!(
+        line.contains("connect") && line.contains(&format!("{} full, {resumed} resumed", handshakes - resumed)),
+        "{line}"
+    );
 }
