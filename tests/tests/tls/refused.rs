@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use loadbench_tests::cli::cargo_loadbench;
+use loadbench_tests::hostile::{Fault, HostileServer};
 use loadbench_tests::tls::{Identity, OTHER_NAME, Pki, TlsOptions, TlsServer};
 use loadbench_tests::{Behavior, TestServer};
 use serde_json::json;
@@ -109,6 +110,20 @@ fn a_plain_http_server_behind_https_is_not_tls() {
     all_refused(&run, 50, port, "not TLS");
     assert_eq!(server.requests(), 0);
 }
+#[test]
+fn a_server_refusing_the_handshake_is_described() {
+    let _serial = serial();
+    for (alert, cause) in [(40, "refused the handshake"), (70, "no TLS version in common")] {
+        let server = HostileServer::start(Fault::TlsAlert(alert));
+        let target = server.url().replace("http://", "https://");
+        let port = target.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port");
+        let run = url(&[&target, "-n", "20", "-c", "2"]);
+
+        all_refused(&run, 20, port, cause);
+        assert!(!run.out.stderr.contains("hint:"), "not a certificate problem: {}", run.out.stderr);
+    }
+}
+
 #[test]
 fn bad_tls_files_and_connect_to_are_usage_errors() {
     let _serial = serial();

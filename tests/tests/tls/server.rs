@@ -4,12 +4,19 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use loadbench_tests::hostile::{Fault, HostileServer};
 use loadbench_tests::tls::{BODY, Identity, Issued, OTHER_NAME, Pki, TlsOptions, TlsServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One HTTPS exchange with a plain tokio-rustls client: `GET /` with `Connection: close`, read to
 /// the end; the whole response, or why it failed.
 async fn fetch(server: &TlsServer, config: &Arc<rustls::ClientConfig>, name: &str) -> Result<String, String> {
+    fetch_from(&server.addr().to_string(), config, name).await
+}
+
+async fn fetch_from(addr: &str, config: &Arc<rustls::ClientConfig>, name: &str) -> Result<String, String> {
     let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
-    let stream = tokio::net::TcpStream::connect(server.addr()).await.map_err(|e| format!("connect: {e}"))?;
+    let stream = tokio::net::TcpStream::connect(addr).await.map_err(|e| format!("connect: {e}"))?;
     let server_name = rustls::pki_types::ServerName::try_from(name.to_owned()).map_err(|e| e.to_string())?;
     let mut tls = connector.connect(server_name, stream).await.map_err(|e| format!("handshake: {e}"))?;
     let request = format!("GET / HTTP/1.1\r\nHost: {name}\r\nConnection: close\r\n\r\n");
@@ -104,4 +111,18 @@ fn the_test_pki_writes_pem_files() {
     }
     let chain = std::fs::read_to_string(&pki.server(Identity::Localhost).cert).expect("chain");
     assert_eq!(chain.matches("BEGIN CERTIFICATE").count(), 2, "leaf and CA");
+}
+
+#[test]
+fn the_hostile_server_refuses_tls_handshakes_with_an_alert() {
+    // A runtime of the test's own: the hostile server starts with `block_on`, outside any runtime.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let config = client(&Pki::new(), None);
+    for (alert, received) in [(40, "HandshakeFailure"), (70, "ProtocolVersion")] {
+        let server = HostileServer::start(Fault::TlsAlert(alert));
+        let addr = server.url().replace("http://", "");
+        let error = runtime.block_on(fetch_from(&addr, &config, "localhost")).expect_err("an alert");
+        assert!(error.contains("handshake: ") && error.contains(received), "{error}");
+        assert_eq!(server.requests(), 0);
+    }
 }
