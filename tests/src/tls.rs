@@ -181,7 +181,9 @@ fn issue(
 ) -> Issued {
     let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
     let mut params = CertificateParams::new(names.clone()).expect("leaf parameters");
-    params.distinguished_name.push(DnType::CommonName, names[0].clone());
+    // A name no trust store has: a machine's store may hold a certificate named `localhost`
+    // (Debian's ssl-cert snakeoil), and a self-signed `CN=localhost` would then be checked against it.
+    params.distinguished_name.push(DnType::CommonName, format!("loadbench test {stem}"));
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
     params.extended_key_usages = vec![match usage {
         Use::Server => ExtendedKeyUsagePurpose::ServerAuth,

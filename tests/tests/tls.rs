@@ -104,7 +104,7 @@ fn all_refused(run: &Run, n: u64, port: u16, cause: &str) {
     assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
     let s = run.s();
     assert_eq!((s.iterations, s.ok, s.failed), (n, 0, n), "{:#?}", s.errors);
-    assert_eq!(run.count("/errors/tls"), n, "{:#}", run.at("/errors"));
+    assert_eq!(run.count("/errors/tls"), n, "{:#}\n{}", run.at("/errors"), run.out.stderr);
     let line = run.out.stderr.lines().find(|l| l.starts_with("GET /: first tls error: "));
     let line = line.unwrap_or_else(|| panic!("no first tls error line:\n{}", run.out.stderr));
     assert!(line.contains("TLS handshake with ") && line.contains(&format!(":{port} failed: ")), "{line}");
@@ -138,10 +138,7 @@ fn summary(value: &Value, what: &str) {
 /// all with `version`; the connection line under the table agrees.
 #[track_caller]
 fn tls_figures(run: &Run, handshakes: u64, resumed: u64, version: &str) {
-    assert_eq!(
-        run.at("/tls"),
-        &json!({"handshakes": handshakes, "resumed": resumed, "versions": {version: handshakes}})
-    );
+    tls_counts(run.at("/tls"), handshakes, resumed, version);
     assert_eq!(run.s().http.connections, handshakes, "connections opened, all handshaken");
     summary(run.at("/connect_us"), "connect_us");
     summary(run.at("/tls_handshake_us"), "tls_handshake_us");
@@ -150,4 +147,11 @@ fn tls_figures(run: &Run, handshakes: u64, resumed: u64, version: &str) {
         line.contains("connect") && line.contains(&format!("{} full, {resumed} resumed", handshakes - resumed)),
         "{line}"
     );
+}
+
+/// `tls` of a scenario: `handshakes` completed, `resumed` of them resumed, all with `version`.
+#[track_caller]
+fn tls_counts(tls: &Value, handshakes: u64, resumed: u64, version: &str) {
+    let figures = (&tls["handshakes"], &tls["resumed"], &tls["versions"]);
+    assert_eq!(figures, (&json!(handshakes), &json!(resumed), &json!({version: handshakes})), "{tls:#}");
 }

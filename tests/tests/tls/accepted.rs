@@ -8,7 +8,7 @@ use loadbench_tests::tls::{Identity, Pki, TlsOptions, TlsServer};
 use loadbench_tests::{Behavior, TestServer};
 use serde_json::{Value, json};
 
-use super::{all_ok, path, serial, summary, tls_figures, url};
+use super::{all_ok, path, serial, summary, tls_counts, tls_figures, url};
 
 #[test]
 fn https_counts_are_exact_with_one_connection_per_user() {
@@ -39,6 +39,7 @@ fn https_counts_are_exact_with_one_connection_per_user() {
     assert_eq!(run.at("/config/connect_to"), &Value::Null);
     assert!(!run.out.stdout.contains("not verified"), "{}", run.out.stdout);
 }
+
 #[test]
 fn reconnects_resume_the_users_session() {
     let _serial = serial();
@@ -53,6 +54,7 @@ fn reconnects_resume_the_users_session() {
     assert_eq!((server.handshakes(), server.resumed()), (200, 190), "server-observed: {:?}", server.failures());
     tls_figures(&run, 200, 190, "TLSv1.3");
 }
+
 #[test]
 fn no_tls_resumption_makes_every_handshake_full() {
     let _serial = serial();
@@ -65,6 +67,7 @@ fn no_tls_resumption_makes_every_handshake_full() {
     tls_figures(&run, 100, 0, "TLSv1.3");
     assert_eq!(run.at("/config/tls/resumption"), &json!(false));
 }
+
 #[test]
 fn insecure_accepts_an_unknown_ca_with_a_warning() {
     let _serial = serial();
@@ -82,6 +85,7 @@ fn insecure_accepts_an_unknown_ca_with_a_warning() {
     all_ok(&short, 20);
     assert_eq!(short.at("/config/tls/insecure"), &json!(true));
 }
+
 #[test]
 fn a_tls12_only_server_works_and_resumes() {
     let _serial = serial();
@@ -95,6 +99,7 @@ fn a_tls12_only_server_works_and_resumes() {
     assert_eq!(server.versions(), BTreeMap::from([("TLSv1.2".to_owned(), 100)]));
     tls_figures(&run, 100, 95, "TLSv1.2");
 }
+
 #[test]
 fn http_targets_have_connect_times_and_no_tls() {
     let _serial = serial();
@@ -115,6 +120,7 @@ fn http_targets_have_connect_times_and_no_tls() {
     assert_eq!(run.count("/errors/tls"), 0);
     summary(run.at("/connect_us"), "connect_us");
 }
+
 #[test]
 fn a_scenario_takes_an_https_target() {
     let _serial = serial();
@@ -136,6 +142,6 @@ fn a_scenario_takes_an_https_target() {
     assert_eq!((server.requests(), server.connections(), server.handshakes()), (500, 20, 20));
     let raw: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("JSON");
     let hello = raw["scenarios"].as_array().and_then(|all| all.iter().find(|s| s["name"] == "hello")).expect("hello");
-    assert_eq!(hello["tls"], json!({"handshakes": 20, "resumed": 0, "versions": {"TLSv1.3": 20}}));
+    tls_counts(&hello["tls"], 20, 0, "TLSv1.3");
     assert_eq!(hello["config"]["tls"]["cacert"], json!([path(&pki.ca)]));
 }

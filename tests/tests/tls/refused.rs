@@ -27,9 +27,15 @@ fn an_unknown_ca_fails_every_iteration_with_a_hint() {
         assert!(server.failed_handshakes() > 0, "{identity:?}: the server saw the client give up");
         assert_eq!(run.count("/tls/handshakes"), 0);
         assert!(run.at("/latency_us").is_null());
+        // FAILS on issue12-core 54be78d (core, not this test): a connection whose handshake failed
+        // is not counted (`http.connections` 0, `connect_us` null), though its TCP connect was
+        // made; the contract counts it ("`handshakes` counts the same connections as
+        // `http.connections` minus failed handshakes"; `connect_us` of "the connections opened").
+        assert_eq!(run.s().http.connections, server.connections(), "{identity:?}: TCP connections, as the server saw");
         summary(run.at("/connect_us"), "connect_us");
     }
 }
+
 #[test]
 fn a_certificate_for_another_name_needs_connect_to() {
     let _serial = serial();
@@ -67,6 +73,7 @@ fn a_certificate_for_another_name_needs_connect_to() {
     all_ok(&run, 20);
     assert_eq!(server.hosts().get(OTHER_NAME), Some(&20), "Host without the default port: {:?}", server.hosts());
 }
+
 #[test]
 fn an_expired_certificate_is_refused() {
     let _serial = serial();
@@ -78,27 +85,50 @@ fn an_expired_certificate_is_refused() {
     hint(&run);
     assert_eq!((server.handshakes(), server.requests()), (0, 0));
 }
+
 #[test]
-fn mutual_tls_accepts_the_client_ca_and_refuses_others() {
+fn mutual_tls_accepts_a_certificate_of_the_client_ca() {
     let _serial = serial();
     let pki = Pki::new();
     let server = TlsServer::start(&pki, TlsOptions { client_auth: true, ..TlsOptions::default() });
-    let ca = path(&pki.ca);
     let (cert, key) = (path(&pki.client.cert), path(&pki.client.key));
+    let run = url(&[&server.url(), "-n", "100", "-c", "5", "--cacert", path(&pki.ca), "--cert", cert, "--key", key]);
 
-    let run = url(&[&server.url(), "-n", "100", "-c", "5", "--cacert", ca, "--cert", cert, "--key", key]);
     all_ok(&run, 100);
     assert_eq!((server.handshakes(), server.requests()), (5, 100), "{:?}", server.failures());
     assert_eq!(run.at("/config/tls/client_cert"), &json!(cert));
-
-    let without = url(&[&server.url(), "-n", "50", "-c", "5", "--cacert", ca]);
-    all_refused(&without, 50, server.port(), "requires a client certificate");
-
-    let (cert, key) = (path(&pki.foreign_client.cert), path(&pki.foreign_client.key));
-    let foreign = url(&[&server.url(), "-n", "50", "-c", "5", "--cacert", ca, "--cert", cert, "--key", key]);
-    all_refused(&foreign, 50, server.port(), "rejected the client certificate");
-    assert_eq!((server.handshakes(), server.requests()), (5, 100), "nothing more got through");
 }
+
+// FAILS on issue12-core 54be78d (core, not this test): the server's `certificate_required` alert
+// arrives after the client's side of the TLS 1.3 handshake is done, at the first read, and is
+// counted as `io` ("first io error: request failed: reading the response failed: received fatal
+// alert: CertificateRequired") instead of `tls` with "requires a client certificate".
+#[test]
+fn mutual_tls_without_a_client_certificate_is_refused() {
+    let _serial = serial();
+    let pki = Pki::new();
+    let server = TlsServer::start(&pki, TlsOptions { client_auth: true, ..TlsOptions::default() });
+    let run = url(&[&server.url(), "-n", "50", "-c", "5", "--cacert", path(&pki.ca)]);
+
+    all_refused(&run, 50, server.port(), "requires a client certificate");
+    assert_eq!((server.handshakes(), server.requests()), (0, 0), "{:?}", server.failures());
+}
+
+// FAILS on issue12-core 54be78d (core, not this test), as the test above: the server's
+// `unknown_ca` alert is counted as `io` ("first io error: request failed: reading the response
+// failed: received fatal alert: UnknownCA") instead of `tls` with "rejected the client certificate".
+#[test]
+fn mutual_tls_with_a_certificate_of_another_ca_is_refused() {
+    let _serial = serial();
+    let pki = Pki::new();
+    let server = TlsServer::start(&pki, TlsOptions { client_auth: true, ..TlsOptions::default() });
+    let (cert, key) = (path(&pki.foreign_client.cert), path(&pki.foreign_client.key));
+    let run = url(&[&server.url(), "-n", "50", "-c", "5", "--cacert", path(&pki.ca), "--cert", cert, "--key", key]);
+
+    all_refused(&run, 50, server.port(), "rejected the client certificate");
+    assert_eq!((server.handshakes(), server.requests()), (0, 0), "{:?}", server.failures());
+}
+
 #[test]
 fn a_plain_http_server_behind_https_is_not_tls() {
     let _serial = serial();
@@ -110,6 +140,7 @@ fn a_plain_http_server_behind_https_is_not_tls() {
     all_refused(&run, 50, port, "not TLS");
     assert_eq!(server.requests(), 0);
 }
+
 #[test]
 fn a_server_refusing_the_handshake_is_described() {
     let _serial = serial();
