@@ -105,15 +105,19 @@ fn all_refused(run: &Run, n: u64, port: u16, cause: &str) {
     let s = run.s();
     assert_eq!((s.iterations, s.ok, s.failed), (n, 0, n), "{:#?}", s.errors);
     assert_eq!(run.count("/errors/tls"), n, "{:#}\n{}", run.at("/errors"), run.out.stderr);
+    assert_eq!((s.errors.tls, s.errors.total()), (n, n), "only tls errors, in the contract types too");
     let line = run.out.stderr.lines().find(|l| l.starts_with("GET /: first tls error: "));
     let line = line.unwrap_or_else(|| panic!("no first tls error line:\n{}", run.out.stderr));
     assert!(line.contains("TLS handshake with ") && line.contains(&format!(":{port} failed: ")), "{line}");
     assert!(line.contains(cause), "{line:?} should say {cause:?}");
 }
 
-/// The certificate-verification hint, after the table, on stderr.
+/// The certificate-verification hint, after the table, on stderr; every iteration's handshake
+/// failed for the certificate (`tls.unverified`, a figure the core adds beside the contract's).
 #[track_caller]
 fn hint(run: &Run) -> &str {
+    let s = run.s();
+    assert_eq!(s.tls.as_ref().map(|t| t.unverified), Some(s.iterations), "{:?}", s.tls);
     let line = run.out.stderr.lines().find(|l| l.starts_with("hint: "));
     let line = line.unwrap_or_else(|| panic!("no hint line:\n{}", run.out.stderr));
     assert!(line.contains("--cacert") && line.contains("--insecure"), "{line}");

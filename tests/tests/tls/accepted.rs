@@ -32,6 +32,8 @@ fn https_counts_are_exact_with_one_connection_per_user() {
     assert_eq!(server.alpn_http11(), 10, "ALPN http/1.1 offered and agreed");
     assert_eq!(server.server_names(), BTreeMap::from([(None, 10)]), "no SNI for an IP address");
     tls_figures(&run, 10, 0, "TLSv1.3");
+    let tls = run.s().tls.as_ref().expect("tls figures for https://, in the contract types");
+    assert_eq!((tls.handshakes, tls.resumed, tls.unverified), (10, 0, 0));
     assert_eq!(
         run.at("/config/tls"),
         &json!({"insecure": false, "cacert": [path(&pki.ca)], "client_cert": null, "resumption": true})
