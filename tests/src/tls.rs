@@ -74,6 +74,8 @@ pub enum Identity {
     Expired,
     /// Self-signed, for `localhost` and `127.0.0.1`: no CA at all.
     SelfSigned,
+    /// Self-signed and marked as a CA (`CA:TRUE`), as `openssl req -x509` makes them.
+    SelfSignedCa,
 }
 
 /// The test PKI, made when created; its PEM files live in a temporary directory that is removed
@@ -88,6 +90,7 @@ pub struct Pki {
     other_name: Issued,
     expired: Issued,
     self_signed: Issued,
+    self_signed_ca: Issued,
     /// The PEM file of the CA that signs client certificates (the server trusts it for mTLS).
     pub client_ca: PathBuf,
     client_ca_der: CertificateDer<'static>,
@@ -110,12 +113,13 @@ impl Pki {
         let ca = make_ca("loadbench test CA");
         let client_ca = make_ca("loadbench test client CA");
         let local = ["localhost", "127.0.0.1"];
-        let localhost = issue(dir.path(), "localhost", &local, Some(&ca), Use::Server, false);
-        let other_name = issue(dir.path(), "other-name", &[OTHER_NAME], Some(&ca), Use::Server, false);
-        let expired = issue(dir.path(), "expired", &local, Some(&ca), Use::Server, true);
-        let self_signed = issue(dir.path(), "self-signed", &local, None, Use::Server, false);
-        let client = issue(dir.path(), "client", &["client.test"], Some(&client_ca), Use::Client, false);
-        let foreign_client = issue(dir.path(), "foreign-client", &["client.test"], Some(&ca), Use::Client, false);
+        let localhost = issue(dir.path(), "localhost", &local, Some(&ca), Use::Server, keep);
+        let other_name = issue(dir.path(), "other-name", &[OTHER_NAME], Some(&ca), Use::Server, keep);
+        let expired = issue(dir.path(), "expired", &local, Some(&ca), Use::Server, expire);
+        let self_signed = issue(dir.path(), "self-signed", &local, None, Use::Server, keep);
+        let self_signed_ca = issue(dir.path(), "self-signed-ca", &local, None, Use::Server, as_ca);
+        let client = issue(dir.path(), "client", &["client.test"], Some(&client_ca), Use::Client, keep);
+        let foreign_client = issue(dir.path(), "foreign-client", &["client.test"], Some(&ca), Use::Client, keep);
         let ca_path = write(dir.path(), "ca.pem", &ca.pem());
         let client_ca_path = write(dir.path(), "client-ca.pem", &client_ca.pem());
         Pki {
@@ -125,6 +129,7 @@ impl Pki {
             other_name,
             expired,
             self_signed,
+            self_signed_ca,
             client_ca: client_ca_path,
             client_ca_der: client_ca.der().clone(),
             client,
@@ -145,6 +150,7 @@ impl Pki {
             Identity::OtherName => &self.other_name,
             Identity::Expired => &self.expired,
             Identity::SelfSigned => &self.self_signed,
+            Identity::SelfSignedCa => &self.self_signed_ca,
         }
     }
 
@@ -169,15 +175,27 @@ enum Use {
     Client,
 }
 
+fn keep(_: &mut CertificateParams) {}
+
+/// Valid from 2000 to 2001.
+fn expire(params: &mut CertificateParams) {
+    params.not_before = date_time_ymd(2000, 1, 1);
+    params.not_after = date_time_ymd(2001, 1, 1);
+}
+
+fn as_ca(params: &mut CertificateParams) {
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+}
+
 /// Makes a leaf certificate for `names` (DNS names or IP addresses), signed by `issuer` (or
-/// self-signed), and writes `STEM.pem` and `STEM-key.pem` into `dir`.
+/// self-signed), changed by `tweak`, and writes `STEM.pem` and `STEM-key.pem` into `dir`.
 fn issue(
     dir: &Path,
     stem: &str,
     names: &[&str],
     issuer: Option<&CertifiedIssuer<'static, KeyPair>>,
     usage: Use,
-    expired: bool,
+    tweak: fn(&mut CertificateParams),
 ) -> Issued {
     let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
     let mut params = CertificateParams::new(names.clone()).expect("leaf parameters");
@@ -189,10 +207,7 @@ fn issue(
         Use::Server => ExtendedKeyUsagePurpose::ServerAuth,
         Use::Client => ExtendedKeyUsagePurpose::ClientAuth,
     }];
-    if expired {
-        params.not_before = date_time_ymd(2000, 1, 1);
-        params.not_after = date_time_ymd(2001, 1, 1);
-    }
+    tweak(&mut params);
     let key = KeyPair::generate().expect("leaf key");
     let (cert, mut pem) = match issuer {
         Some(ca) => {

@@ -75,6 +75,7 @@ async fn the_test_pki_makes_the_certificates_it_says() {
         (Identity::Expired, "localhost", "expired"),
         (Identity::OtherName, "localhost", "not valid for name"),
         (Identity::SelfSigned, "localhost", "UnknownIssuer"),
+        (Identity::SelfSignedCa, "localhost", "CaUsedAsEndEntity"),
     ] {
         let server = TlsServer::start(&pki, TlsOptions { identity, ..TlsOptions::default() });
         let error = fetch(&server, &config, name).await.expect_err("refused");
