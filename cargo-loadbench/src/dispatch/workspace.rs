@@ -67,7 +67,8 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         quiet: args.quiet,
         grace: args.grace,
         watches: args.watched(),
-        client: args.client.clone(),
+        // Bench binaries run in their package's directory.
+        client: args.client.absolute(),
     };
     let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {

@@ -57,6 +57,18 @@ impl ClientArgs {
         options
     }
 
+    /// The same flags with every file made absolute against the current directory: a bench binary
+    /// runs in its package's directory, where a relative path would name another file.
+    pub fn absolute(&self) -> ClientArgs {
+        let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        ClientArgs {
+            cacert: self.cacert.iter().map(absolute).collect(),
+            cert: self.cert.as_ref().map(absolute),
+            key: self.key.as_ref().map(absolute),
+            ..self.clone()
+        }
+    }
+
     /// The flags again, as a bench binary takes them: how `cargo loadbench` passes them on.
     pub fn to_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use super::stats::{latency_of, new_histogram};
+use super::histogram::{latency_of, new_histogram};
 use crate::http::HttpCounters;
 use crate::report::{LatencyReport, TlsReport};
 

@@ -11,6 +11,7 @@ mod arrivals;
 mod connections;
 mod executor;
 mod halt;
+mod histogram;
 mod plan;
 mod progress;
 mod ramp;

@@ -193,7 +193,8 @@ impl Http1Connection {
                             Poll::Ready(Err(e)) => return Poll::Ready(Err(ExchangeError::Write(e))),
                         }
                     }
-                    self.phase = Phase::Flush;
+                    // Written to a TCP socket is sent; a TLS session may still hold records.
+                    self.phase = if self.stream.buffers_writes() { Phase::Flush } else { Phase::Head };
                 }
                 Phase::Flush => match Pin::new(&mut self.stream).poll_flush(cx) {
                     Poll::Pending => {

@@ -64,6 +64,12 @@ impl Stream {
         }
     }
 
+    /// Whether written bytes may wait in the stream until flushed (TLS records rustls holds when
+    /// the socket would not take them).
+    pub(crate) fn buffers_writes(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
     /// Whether an idle connection is still open and quiet: the server has neither closed it nor
     /// sent anything unasked. Costs no system call unless the socket was flagged readable while
     /// idle, which is how a close shows up.

@@ -262,3 +262,6 @@ pub(crate) async fn handshake(
     };
     Ok((stream, handshake))
 }
+
+#[cfg(test)]
+mod tests;
