@@ -50,6 +50,10 @@ pub enum Fault {
     /// A `200` that does not say `Connection: close`, then closes the connection right after it:
     /// a client reusing the connection meets a keep-alive race.
     CloseWithoutNotice,
+    /// Reads what the client sends first (a TLS ClientHello) and answers a fatal TLS alert with
+    /// this description (40: handshake_failure, 70: protocol_version), then closes: a TLS server
+    /// that refuses the handshake, as one with no cipher suite or version in common does.
+    TlsAlert(u8),
 }
 
 /// The body of a [`Fault::None`] or [`Fault::CloseWithoutNotice`] response.
@@ -184,6 +188,13 @@ async fn serve(mut stream: TcpStream, fault: Fault, counters: Arc<Counters>) -> 
     if fault == Fault::ResetOnAccept {
         return stream.set_zero_linger();
     }
+    if let Fault::TlsAlert(description) = fault {
+        let mut hello = [0u8; 4096];
+        let _ = stream.read(&mut hello).await?;
+        // A TLS record: content type alert (21), TLS 1.2, 2 bytes: level fatal (2), description.
+        stream.write_all(&[21, 3, 3, 0, 2, 2, description]).await?;
+        return stream.shutdown().await;
+    }
     let mut pending = Vec::with_capacity(4096);
     while read_head(&mut stream, &mut pending).await? {
         counters.requests.fetch_add(1, Ordering::SeqCst);
@@ -250,7 +261,7 @@ async fn serve(mut stream: TcpStream, fault: Fault, counters: Arc<Counters>) -> 
                     stream.write_all(&zeros).await?;
                 }
             }
-            Fault::ResetOnAccept => unreachable!("handled before reading"),
+            Fault::ResetOnAccept | Fault::TlsAlert(_) => unreachable!("handled before reading"),
         }
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! Test support: a real hyper server on 127.0.0.1 that counts what it sees, so tests can compare
 //! what loadbench reports with what the server observed; a server that misbehaves on purpose
 //! ([`hostile`]); `cargo loadbench` run as the tests' child ([`cli`]) or watched while it runs
-//! ([`child`]: peak memory, signals, a deadline).
+//! ([`child`]: peak memory, signals, a deadline); a test PKI and an HTTPS server that counts
+//! handshakes and resumptions ([`tls`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -24,6 +25,7 @@ pub mod child;
 pub mod cli;
 pub mod hostile;
 pub mod timing;
+pub mod tls;
 
 /// How the test server answers. Request numbers start at 1, in order of arrival.
 #[derive(Debug, Clone)]

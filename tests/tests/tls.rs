@@ -1,0 +1,161 @@
+//! End-to-end tests of HTTPS targets (issue 12): `cargo loadbench url https://…` and a scenario's
+//! bench binary with `--target https://…`, against the hyper + rustls [`TlsServer`] on 127.0.0.1
+//! with certificates made when the test starts ([`Pki`]). The tests compare what loadbench reports
+//! (exact counts, handshakes and resumptions in the JSON, error kinds and their descriptions) with
+//! what the server observed at the TLS layer.
+//!
+//! - `tls/server.rs`: the server and the PKI themselves, checked with a plain tokio-rustls
+//!   client, so that a failure in the other files is loadbench's and not the test server's.
+//! - `tls/accepted.rs`: runs that succeed (exact counts, one connection per user, resumption on
+//!   reconnect, `--insecure`, `--connect-to`, TLS 1.2, http:// beside, a scenario's bench binary).
+//! - `tls/refused.rs`: runs that are refused (unknown CA, another name, expired, mTLS, not TLS),
+//!   and bad TLS flags as usage errors.
+//!
+//! Every test that runs `cargo loadbench` takes the same lock: counts are exact whatever the
+//! machine, but on two busy cores two runs at once would only slow each other down.
+
+// A broken test environment (the binary does not build, a file cannot be written) should fail
+// loudly.
+#![allow(clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use cargo_loadbench::{Results, ScenarioResult};
+use loadbench_tests::cli::{Output, cargo_loadbench, read_report};
+use serde_json::{Value, json};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[path = "tls/accepted.rs"]
+mod accepted;
+#[path = "tls/refused.rs"]
+mod refused;
+#[path = "tls/server.rs"]
+mod server;
+
+/// A finished `cargo loadbench url` run: what it printed, and its JSON both as the contract types
+/// and as raw JSON (for the TLS fields, checked by the names the JSON gives them).
+struct Run {
+    out: Output,
+    report: Results,
+    raw: Value,
+}
+
+impl Run {
+    fn s(&self) -> &ScenarioResult {
+        assert_eq!(self.report.scenarios.len(), 1, "{:#?}", self.report);
+        &self.report.scenarios[0]
+    }
+
+    /// The value at JSON pointer `pointer` under the only scenario (`Null` when absent).
+    fn at(&self, pointer: &str) -> &Value {
+        self.raw.pointer(&format!("/scenarios/0{pointer}")).unwrap_or(&Value::Null)
+    }
+
+    /// The count at `pointer` under the only scenario.
+    #[track_caller]
+    fn count(&self, pointer: &str) -> u64 {
+        self.at(pointer).as_u64().unwrap_or_else(|| panic!("no count at {pointer}: {:#}", self.raw["scenarios"][0]))
+    }
+
+    /// The line under the table with the connection figures (`connect …, TLS handshake …`).
+    #[track_caller]
+    fn connections_line(&self) -> &str {
+        self.out.stdout.lines().find(|l| l.contains("TLS handshake")).unwrap_or_else(|| panic!("{}", self.out.stdout))
+    }
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// `cargo loadbench url ARGS… --json FILE`, and the report it wrote.
+fn url(args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let mut all = vec!["url"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", path(&json)]);
+    let out = cargo_loadbench(&all);
+    assert!(json.exists(), "no JSON written: {out:#?}");
+    let report = read_report(&json);
+    let raw = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("JSON");
+    Run { out, report, raw }
+}
+
+/// A run of `n` iterations that all succeeded, with exit code 0.
+#[track_caller]
+fn all_ok(run: &Run, n: u64) {
+    assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
+    let s = run.s();
+    assert_eq!((s.iterations, s.ok, s.failed), (n, n, 0), "{:#?}\n{}", s.errors, run.out.stderr);
+    assert_eq!(s.http.status.get(&200), Some(&n), "{:?}", s.http.status);
+}
+
+/// A run of `n` iterations that all failed under `tls`, the first error described as
+/// `TLS handshake with ADDR:PORT failed: …CAUSE…` on stderr. TLS failures are results: exit 0.
+#[track_caller]
+fn all_refused(run: &Run, n: u64, port: u16, cause: &str) {
+    assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
+    let s = run.s();
+    assert_eq!((s.iterations, s.ok, s.failed), (n, 0, n), "{:#?}", s.errors);
+    assert_eq!(run.count("/errors/tls"), n, "{:#}\n{}", run.at("/errors"), run.out.stderr);
+    assert_eq!((s.errors.tls, s.errors.total()), (n, n), "only tls errors, in the contract types too");
+    let line = run.out.stderr.lines().find(|l| l.starts_with("GET /: first tls error: "));
+    let line = line.unwrap_or_else(|| panic!("no first tls error line:\n{}", run.out.stderr));
+    assert!(line.contains("TLS handshake with ") && line.contains(&format!(":{port} failed: ")), "{line}");
+    assert!(line.contains(cause), "{line:?} should say {cause:?}");
+}
+
+/// The certificate-verification hint, after the table, on stderr; every iteration's handshake
+/// failed for the certificate (`tls.unverified`, a figure the core adds beside the contract's).
+#[track_caller]
+fn hint(run: &Run) -> &str {
+    let s = run.s();
+    assert_eq!(s.tls.as_ref().map(|t| t.unverified), Some(s.iterations), "{:?}", s.tls);
+    let line = run.out.stderr.lines().find(|l| l.starts_with("hint: "));
+    let line = line.unwrap_or_else(|| panic!("no hint line:\n{}", run.out.stderr));
+    assert!(line.contains("--cacert") && line.contains("--insecure"), "{line}");
+    line
+}
+
+/// A latency summary (`connect_us`, `tls_handshake_us`) of plausible, ordered values.
+#[track_caller]
+fn summary(value: &Value, what: &str) {
+    let field = |k: &str| value[k].as_f64().unwrap_or_else(|| panic!("{what}.{k} missing: {value:#}"));
+    let ordered = ["min", "p50", "p90", "p99", "p99_9", "max"].map(field);
+    assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "{what} out of order: {value:#}");
+    assert!(
+        field("min") <= field("mean") && field("mean") <= field("max") && field("stdev") >= 0.0,
+        "{what}: {value:#}"
+    );
+    // Generous: loopback on a busy 2-core machine, but not seconds.
+    assert!(field("max") < 10_000_000.0, "{what}: {value:#}");
+}
+
+/// The TLS figures of a run that completed `handshakes` handshakes, `resumed` of them resumed,
+/// all with `version`; the connection line under the table agrees.
+#[track_caller]
+fn tls_figures(run: &Run, handshakes: u64, resumed: u64, version: &str) {
+    tls_counts(run.at("/tls"), handshakes, resumed, version);
+    assert_eq!(run.s().http.connections, handshakes, "connections opened, all handshaken");
+    summary(run.at("/connect_us"), "connect_us");
+    summary(run.at("/tls_handshake_us"), "tls_handshake_us");
+    let line = run.connections_line();
+    assert!(
+        line.contains("connect") && line.contains(&format!("{} full, {resumed} resumed", handshakes - resumed)),
+        "{line}"
+    );
+}
+
+/// `tls` of a scenario: `handshakes` completed, `resumed` of them resumed, all with `version`.
+#[track_caller]
+fn tls_counts(tls: &Value, handshakes: u64, resumed: u64, version: &str) {
+    let figures = (&tls["handshakes"], &tls["resumed"], &tls["versions"]);
+    assert_eq!(figures, (&json!(handshakes), &json!(resumed), &json!({version: handshakes})), "{tls:#}");
+}
