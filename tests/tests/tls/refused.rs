@@ -27,18 +27,14 @@ fn an_unknown_ca_fails_every_iteration_with_a_hint() {
         assert!(server.failed_handshakes() > 0, "{identity:?}: the server saw the client give up");
         assert_eq!(run.count("/tls/handshakes"), 0);
         assert!(run.at("/latency_us").is_null());
-        // FAILS on issue12-core 54be78d (core, not this test): a connection whose handshake failed
-        // is not counted (`http.connections` 0, `connect_us` null), though its TCP connect was
-        // made; the contract counts it ("`handshakes` counts the same connections as
-        // `http.connections` minus failed handshakes"; `connect_us` of "the connections opened").
+        // A connection whose handshake failed was still opened: the server saw it.
         assert_eq!(run.s().http.connections, server.connections(), "{identity:?}: TCP connections, as the server saw");
         summary(run.at("/connect_us"), "connect_us");
     }
 }
 
-// FAILS on issue12-core 54be78d (core, not this test): the cause is "the server's certificate was
-// refused: Other(OtherError(CaUsedAsEndEntity))" instead of "unknown issuer" (the iterations are
-// counted under `tls` and the hint is printed). `openssl req -x509` makes such certificates.
+// `openssl req -x509` makes such certificates: webpki's `CaUsedAsEndEntity` reads as an unknown
+// issuer.
 #[test]
 fn a_self_signed_ca_certificate_is_of_an_unknown_issuer() {
     let _serial = serial();
@@ -114,10 +110,8 @@ fn mutual_tls_accepts_a_certificate_of_the_client_ca() {
     assert_eq!(run.at("/config/tls/client_cert"), &json!(cert));
 }
 
-// FAILS on issue12-core 54be78d (core, not this test): the server's `certificate_required` alert
-// arrives after the client's side of the TLS 1.3 handshake is done, at the first read, and is
-// counted as `io` ("first io error: request failed: reading the response failed: received fatal
-// alert: CertificateRequired") instead of `tls` with "requires a client certificate".
+// The server's `certificate_required` alert arrives after the client's side of the TLS 1.3
+// handshake is done, at the first read: still a `tls` failure, with its cause.
 #[test]
 fn mutual_tls_without_a_client_certificate_is_refused() {
     let _serial = serial();
@@ -129,9 +123,7 @@ fn mutual_tls_without_a_client_certificate_is_refused() {
     assert_eq!((server.handshakes(), server.requests()), (0, 0), "{:?}", server.failures());
 }
 
-// FAILS on issue12-core 54be78d (core, not this test), as the test above: the server's
-// `unknown_ca` alert is counted as `io` ("first io error: request failed: reading the response
-// failed: received fatal alert: UnknownCA") instead of `tls` with "rejected the client certificate".
+// As above: the server's `unknown_ca` alert comes with the first response.
 #[test]
 fn mutual_tls_with_a_certificate_of_another_ca_is_refused() {
     let _serial = serial();
