@@ -102,6 +102,9 @@ pub struct Args {
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub grace: Option<Duration>,
 
+    #[command(flatten)]
+    pub client: loadbench::cli::ClientArgs,
+
     /// Sample this process and its children (CPU, resident memory) while each scenario runs,
     /// as NAME=PID (repeatable)
     #[arg(long = "watch", value_name = "NAME=PID", help_heading = "Server resources", global = true)]
@@ -553,7 +556,11 @@ mod tests {
     fn bad_url_values_are_one_line_usage_errors_naming_the_flag() {
         for (flags, message) in [
             (&["url", "127.0.0.1:9090"][..], "for '<URL>': `127.0.0.1:9090` is not a valid URL"),
-            (&["url", "https://h/"], "only http:// is supported"),
+            (&["url", "ftp://h/"], "the scheme must be http:// or https://"),
+            (
+                &["url", "http://h/", "--connect-to", "h:80"],
+                "for '--connect-to <HOST:PORT:ADDR:PORT>': `h:80` is not HOST:PORT:ADDR:PORT",
+            ),
             (&["url", "http://h/", "-H", "nocolon"], "for '--header <NAME: VALUE>': `nocolon` is not a valid header"),
             (&["url", "http://h/", "--rate", "fast"], "for '--rate <RATE>': `fast` is not a whole number"),
             (&["url", "http://h/", "-d", "soon"], "for '--duration <TIME>': expected a time"),

@@ -134,6 +134,10 @@ pub enum Error {
     #[error("--target: {0}")]
     Targets(String),
 
+    /// A TLS file (`--cacert`, `--cert`, `--key`) cannot be used.
+    #[error(transparent)]
+    Tls(#[from] loadbench::http::TlsSetupError),
+
     /// The request of `cargo loadbench url` cannot be built.
     #[error(transparent)]
     Request(#[from] loadbench::oneshot::RequestError),

@@ -84,6 +84,9 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
     let mut cx = Context::new(&report, gating.runs, args.baseline.as_deref(), gating.fail_on_regression);
     cx.notes = notes;
     code = code.max(write_outputs(args, &cx));
+    for hint in loadbench::report::hints(report.scenarios.iter().map(|s| &s.report)) {
+        eprintln!("{hint}");
+    }
 
     if let Some(name) = &args.save_baseline {
         if interrupted {

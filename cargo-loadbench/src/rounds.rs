@@ -81,6 +81,8 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
     let steps = merge_steps(&ran);
     let achieved = median(&ran.iter().filter_map(|s| s.rate.map(|r| r.achieved)).collect::<Vec<_>>());
     let latency = median_latency(ran.iter().filter_map(|s| s.latency_us.as_ref()));
+    let connect = median_latency(ran.iter().filter_map(|s| s.connect_us.as_ref()));
+    let handshake = median_latency(ran.iter().filter_map(|s| s.tls_handshake_us.as_ref()));
     let setup_error = all.iter().find_map(|s| s.setup_error.clone());
     // A run where the generator was the limit taints the summary: keep its self-check, so the
     // table still warns.
@@ -95,6 +97,9 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         merged.failed += other.failed;
         merged.errors.add(&other.errors);
         merged.http.add(&other.http);
+        if let (Some(tls), Some(other)) = (&mut merged.tls, &other.tls) {
+            tls.add(other);
+        }
         merged.dropped += other.dropped;
         merged.cancelled += other.cancelled;
     }
@@ -107,6 +112,8 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         rate.achieved = achieved;
     }
     merged.latency_us = latency;
+    merged.connect_us = connect;
+    merged.tls_handshake_us = handshake;
     merged.setup_error = setup_error;
     merged.generator = generator;
     merged.interrupted = interrupted;

@@ -28,6 +28,8 @@ pub struct RunOptions {
     pub grace: Option<std::time::Duration>,
     /// `--watch` and `--watch-pid`: processes sampled while each scenario runs.
     pub watches: Vec<loadbench::watch::Watch>,
+    /// `--insecure`, `--cacert`, `--cert`, `--key`, `--connect-to`, `--no-tls-resumption`.
+    pub client: loadbench::cli::ClientArgs,
 }
 
 /// How a bench binary's run ended.
@@ -86,6 +88,7 @@ pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Pa
     if let Some(grace) = options.grace {
         command.arg("--grace").arg(format!("{}ms", grace.as_millis().max(1)));
     }
+    command.args(options.client.to_args());
     // `--` so that a scenario named `-x` (names can be any string) stays a name.
     command.arg("--").args(names);
     command.stdout(std::io::stderr()).stderr(Stdio::inherit());

@@ -188,7 +188,7 @@ mod tests {
             ("=http://h", "`` is not a target name"),
             ("my server=http://h", "`my server` is not a target name"),
             ("fast=127.0.0.1:80", "target `127.0.0.1:80` is not a valid URL"),
-            ("fast=https://h", "target `https://h`: only http:// is supported"),
+            ("fast=ftp://h", "target `ftp://h`: the scheme must be http:// or https://"),
             ("fast=", "target `` is not a valid URL"),
             ("nonsense", "target `nonsense` is not a valid URL"),
         ] {

@@ -19,6 +19,9 @@ pub enum ErrorKind {
     /// A response body was longer than the most a request keeps (`max_body`, 16 MiB by
     /// default); a body the request discards is never too large.
     BodyTooLarge,
+    /// The TLS handshake of an `https://` connection failed: the server's certificate could not
+    /// be verified, no version or cipher in common, a client certificate required or refused.
+    Tls,
 }
 
 /// The error type of scenario bodies.

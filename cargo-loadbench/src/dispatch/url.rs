@@ -18,6 +18,7 @@ use cargo_loadbench::{Results, ScenarioResult};
 use cargo_metadata::MetadataCommand;
 use loadbench::cli::interrupt;
 use loadbench::exit_code;
+use loadbench::http::ClientOptions;
 use loadbench::load::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load};
 use loadbench::oneshot::{OneShot, Request};
 use loadbench::watch::Sampler;
@@ -73,6 +74,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         .into_iter()
         .map(|(target, to)| {
             let run = OneShot::new(request(url, &to)?, load)
+                .client(args.client.apply(ClientOptions::default()))?
                 .name(name.as_str())
                 .concurrency(url.concurrency)
                 .rate(url.rate)

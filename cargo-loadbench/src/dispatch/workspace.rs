@@ -2,6 +2,7 @@
 //! against several targets, side by side) → the shared tail, [`crate::finish`]: thresholds,
 //! comparisons, outputs, the baseline and the exit code.
 
+use loadbench::http::ClientOptions;
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -32,6 +33,8 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     let workspace = discover::discover(manifest_path, &args.packages, &args.benches)?;
     let gating = Gating::resolve(args, &workspace.target_dir, &workspace.settings);
     finish::check_outputs(args, &gating)?;
+    // Before building: a TLS file that cannot be used is refused by every bench binary anyway.
+    args.client.apply(ClientOptions::default()).tls.check()?;
     // Before building: a missing or broken baseline should cost seconds, not a build and a run.
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
     let executables = build::build(manifest_path, &workspace.targets)?;
@@ -59,7 +62,13 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     if let Err(err) = interrupt::install(false) {
         eprintln!("warning: {err}; an interrupted run will show no results");
     }
-    let options = RunOptions { target: None, quiet: args.quiet, grace: args.grace, watches: args.watched() };
+    let options = RunOptions {
+        target: None,
+        quiet: args.quiet,
+        grace: args.grace,
+        watches: args.watched(),
+        client: args.client.clone(),
+    };
     let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
         return Ok(code);

@@ -49,7 +49,7 @@ pub(crate) struct ScenarioArgs {
     pub(crate) grace: Option<(Duration, Span)>,
     /// `name = "…"`; the function's name when absent.
     pub(crate) name: Option<(String, Span)>,
-    /// `target = "http://…"`.
+    /// `target = "http://…"` or `"https://…"`.
     pub(crate) target: Option<(String, Span)>,
     /// `thresholds(p99 < "50ms", …)`, each with the span of its tokens; empty when absent.
     pub(crate) thresholds: Vec<(Threshold, Span)>,

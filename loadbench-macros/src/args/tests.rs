@@ -96,11 +96,15 @@ fn strings() {
     assert_eq!(errors(quote!(count = 1, name = "")), ["`name` must not be empty"]);
     assert_eq!(
         errors(quote!(count = 1, target = "localhost:8080")),
-        ["`target` must start with `http://`, as in \"http://127.0.0.1:8080\""]
+        ["`target` must start with `http://` or `https://`, as in \"http://127.0.0.1:8080\""]
     );
     assert_eq!(
-        errors(quote!(count = 1, target = "https://example.com")),
-        ["`target` must start with `http://`: loadbench does not speak TLS yet"]
+        errors(quote!(count = 1, target = "ftp://example.com")),
+        ["`target` must start with `http://` or `https://`, as in \"http://127.0.0.1:8080\""]
+    );
+    assert_eq!(
+        parse(quote!(count = 1, target = "https://example.com")).target.map(|(url, _)| url).as_deref(),
+        Some("https://example.com")
     );
     assert_eq!(
         errors(quote!(count = 1, target = "http://")),

@@ -201,11 +201,8 @@ pub(super) fn non_empty(key: Key, value: &Expr) -> syn::Result<String> {
 pub(super) fn target(value: &Expr) -> syn::Result<String> {
     let lit = string_literal(Key::Target, value)?;
     let url = lit.value();
-    if url.starts_with("https://") {
-        return Err(error_at(lit, "`target` must start with `http://`: loadbench does not speak TLS yet"));
-    }
-    match url.strip_prefix("http://") {
-        None => Err(error_at(lit, "`target` must start with `http://`, as in \"http://127.0.0.1:8080\"")),
+    match url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")) {
+        None => Err(error_at(lit, "`target` must start with `http://` or `https://`, as in \"http://127.0.0.1:8080\"")),
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
             Err(error_at(lit, "`target` has no host, as in \"http://127.0.0.1:8080\""))
         }

@@ -4,11 +4,13 @@
 //!
 //! Uses only the ground floor (`exit_code`).
 
+mod client;
 mod filter;
 pub mod interrupt;
 
 use std::process::ExitCode;
 
+pub use client::ClientArgs;
 pub use filter::{Filter, NoMatch};
 
 use crate::exit_code;

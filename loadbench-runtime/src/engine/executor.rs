@@ -28,7 +28,7 @@ use super::warmup::Warmup;
 use super::worker::{WorkSource, Worker, WorkerSetup};
 use crate::config::Load;
 use crate::error::{Error, ErrorKind};
-use crate::http::{Ctx, StepSink, Target};
+use crate::http::{Ctx, Recorder, Target};
 use crate::report::GeneratorReport;
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
@@ -322,7 +322,7 @@ async fn set_up(
     worker: &Rc<RefCell<Worker>>,
     halt: &Rc<Halt>,
 ) -> Vec<Ctx> {
-    let sink: Rc<dyn StepSink> = Rc::clone(worker) as Rc<dyn StepSink>;
+    let sink: Rc<dyn Recorder> = Rc::clone(worker) as Rc<dyn Recorder>;
     let ctxs = users
         .into_iter()
         .map(|user| Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink))).with_max_body(max_body));

@@ -1,13 +1,14 @@
 //! Running a load: the registry of scenarios, the load plan, and the executor that runs a plan on
 //! worker threads (per-worker state in `worker`, the open model's schedule in `arrivals`, the
 //! warmup, the start gate, how a run stops in `halt`), with the virtual users' loop, the
-//! measurements, the generator's self-check and progress.
+//! measurements (the connections' own in `connections`), the generator's self-check and progress.
 //!
 //! Uses `http` (each user's `Ctx`), `config`, the report's schema types and `cli`'s scenario
 //! filter; the harness above
 //! drives it, and nothing below it depends on it.
 
 mod arrivals;
+mod connections;
 mod executor;
 mod halt;
 mod plan;

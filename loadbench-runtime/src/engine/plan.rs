@@ -157,6 +157,9 @@ impl LoadPlan {
             thresholds: config.thresholds.to_vec(),
             group: config.group.map(str::to_owned),
             scale: self.scale,
+            // Filled once the target is resolved.
+            connect_to: None,
+            tls: None,
         }
     }
 }

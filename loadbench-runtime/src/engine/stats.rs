@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::connections::ConnectionStats;
 use super::timeline::Timeline;
 use crate::error::{Error, ErrorKind};
 use crate::http::HttpCounters;
@@ -35,6 +36,8 @@ pub(crate) struct WorkerStats {
     pub(crate) setup: HookReport,
     /// Runs of the per-user teardown (`teardown = …`).
     pub(crate) teardown: HookReport,
+    /// The connections opened: connect and handshake times, handshakes by kind.
+    pub(crate) connections: ConnectionStats,
 }
 
 /// One named step's figures on one worker.
@@ -55,7 +58,7 @@ impl StepStats {
 
 /// A latency histogram in nanoseconds: 3 significant digits (0.1 % resolution) from 1 ns, sized
 /// up front for 10 s and growing on demand beyond that.
-fn new_histogram() -> Histogram<u64> {
+pub(super) fn new_histogram() -> Histogram<u64> {
     const INITIAL_HIGH_NS: u64 = 10_000_000_000;
     match Histogram::new_with_bounds(1, INITIAL_HIGH_NS, 3) {
         Ok(mut h) => {
@@ -80,6 +83,7 @@ impl WorkerStats {
             steps: Vec::new(),
             setup: HookReport::default(),
             teardown: HookReport::default(),
+            connections: ConnectionStats::default(),
         }
     }
 
@@ -146,6 +150,7 @@ impl WorkerStats {
                     ErrorKind::Io => (&mut self.errors.io, "io"),
                     ErrorKind::Scenario => (&mut self.errors.scenario, "scenario"),
                     ErrorKind::BodyTooLarge => (&mut self.errors.body_too_large, "body_too_large"),
+                    ErrorKind::Tls => (&mut self.errors.tls, "tls"),
                 };
                 *slot += 1;
                 self.first_errors.entry(name).or_insert_with(|| err.to_string());
@@ -161,6 +166,12 @@ impl WorkerStats {
         for (code, n) in counters.status.iter() {
             *self.http.status.entry(code).or_default() += n;
         }
+        self.connections.absorb(counters);
+    }
+
+    /// Records a connection opened by one of this worker's users.
+    pub(crate) fn record_connection(&mut self, connect: Duration, handshake: Option<Duration>) {
+        self.connections.record(connect, handshake);
     }
 
     pub(crate) fn merge(&mut self, other: WorkerStats) {
@@ -170,6 +181,7 @@ impl WorkerStats {
         self.ok += other.ok;
         self.errors.add(&other.errors);
         self.http.add(&other.http);
+        self.connections.merge(other.connections);
         for (kind, message) in other.first_errors {
             self.first_errors.entry(kind).or_insert(message);
         }
@@ -212,7 +224,7 @@ impl WorkerStats {
 }
 
 /// Percentiles of a nanosecond histogram, in microseconds; `None` when it is empty.
-fn latency_of(h: &Histogram<u64>) -> Option<LatencyReport> {
+pub(super) fn latency_of(h: &Histogram<u64>) -> Option<LatencyReport> {
     if h.is_empty() {
         return None;
     }

@@ -17,7 +17,7 @@ use super::stats::WorkerStats;
 use super::warmup::WorkerWarmup;
 use crate::config::{Load, Stage, ThinkTime};
 use crate::error::{Error, ErrorKind};
-use crate::http::{HttpCounters, StepSink};
+use crate::http::{HttpCounters, Recorder};
 
 /// Upper bound on iterations a worker claims at once: large enough that the shared counter is
 /// touched rarely, small enough that workers finish together.
@@ -247,10 +247,14 @@ impl Worker {
     }
 }
 
-/// The worker records its users' steps: they run on its thread, one at a time.
-impl StepSink for RefCell<Worker> {
+/// The worker records its users' steps and connections: they run on its thread, one at a time.
+impl Recorder for RefCell<Worker> {
     fn record_step(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
         self.borrow_mut().stats.record_step(name, error, elapsed);
+    }
+
+    fn record_connection(&self, connect: Duration, handshake: Option<Duration>) {
+        self.borrow_mut().stats.record_connection(connect, handshake);
     }
 }
 

@@ -37,6 +37,8 @@ pub(super) struct BenchArgs {
     /// `grace`, else 5s]
     #[arg(long, value_name = "TIME", value_parser = parse_grace)]
     pub(super) grace: Option<Duration>,
+    #[command(flatten)]
+    pub(super) client: crate::cli::ClientArgs,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub(super) json: Option<PathBuf>,

@@ -27,14 +27,14 @@ use clap::Parser;
 
 use self::args::BenchArgs;
 use self::batches::{Selected, batches};
-use self::runner::RunSettings;
+use self::runner::{Connections, RunSettings};
 use self::targets::DefaultTarget;
 use self::watch::{Sampler, Watch};
 use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, SCALE_ENV, interrupt};
 use crate::engine::registry::{self, ScenarioEntry, Workload};
 use crate::engine::{LoadPlan, Sizing, StopFlags, parse_scale};
 use crate::exit_code;
-use crate::http::TargetError;
+use crate::http::{ClientOptions, TargetError, TlsSetupError};
 use crate::report::{self, RunReport, ScenarioReport, WatchReport, check, table};
 
 /// Why a run could not start. Each maps to exit code 2 (usage or configuration).
@@ -74,6 +74,9 @@ pub enum HarnessError {
     /// `LOADBENCH_SCALE` is not a scale factor.
     #[error("LOADBENCH_SCALE: {0}")]
     Scale(String),
+    /// A TLS file (`--cacert`, `--cert`, `--key`) cannot be used.
+    #[error(transparent)]
+    Tls(#[from] TlsSetupError),
 }
 
 /// Runs the scenarios registered in this binary.
@@ -102,6 +105,7 @@ pub struct Harness {
     worker_threads: Option<usize>,
     grace: Option<Duration>,
     stop: StopFlags,
+    client: ClientOptions,
 }
 
 impl std::fmt::Debug for Harness {
@@ -114,6 +118,7 @@ impl std::fmt::Debug for Harness {
             .field("scale", &self.scale)
             .field("watches", &self.watches)
             .field("grace", &self.grace)
+            .field("client", &self.client)
             .finish_non_exhaustive()
     }
 }
@@ -139,7 +144,23 @@ impl Harness {
             worker_threads: None,
             grace: None,
             stop: StopFlags::default(),
+            client: ClientOptions::default(),
         }
+    }
+
+    /// How connections are made: TLS settings (a private CA, a client certificate) and
+    /// `--connect-to` rules. Flags on the command line are applied over these.
+    ///
+    /// ```no_run
+    /// use loadbench::http::{ClientOptions, TlsOptions};
+    /// fn main() -> std::process::ExitCode {
+    ///     let tls = TlsOptions::default().ca_file("certs/staging-ca.pem");
+    ///     loadbench::Harness::new().client(ClientOptions { tls, ..ClientOptions::default() }).run()
+    /// }
+    /// ```
+    pub fn client(mut self, options: ClientOptions) -> Harness {
+        self.client = options;
+        self
     }
 
     /// The target to use when neither `--target`, `LOADBENCH_TARGET` nor the scenario's
@@ -256,6 +277,7 @@ impl Harness {
         if args.grace.is_some() {
             self.grace = args.grace;
         }
+        self.client = args.client.apply(std::mem::take(&mut self.client));
         let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
 
         if args.list {
@@ -302,6 +324,9 @@ impl Harness {
             if !failed.is_empty() {
                 eprintln!("error: thresholds failed: {} (see above)", failed.join(", "));
             }
+        }
+        for hint in report::hints(&report.scenarios) {
+            eprintln!("{hint}");
         }
         if smoke && let Some(failure) = outcome::smoke_failure(&report) {
             eprintln!("error: {failure}");
@@ -355,6 +380,7 @@ impl Harness {
             server_here: resolved.started_here,
             stop: self.stop.clone(),
             grace: self.grace,
+            connections: Connections::new(std::mem::take(&mut self.client), resolved.urls.iter().map(String::as_str))?,
         };
         let mut scenarios = Vec::with_capacity(selected.len());
         for batch in batches(selected.into_iter().zip(resolved.urls).collect()) {

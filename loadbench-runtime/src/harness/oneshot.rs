@@ -29,13 +29,13 @@ use http::{Method, StatusCode};
 use loadbench_grammar::Threshold;
 
 use super::limits;
-use super::runner::RunSettings;
+use super::runner::{Connections, RunSettings};
 use crate::config::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::vu::{VirtualUser, vu_future};
 use crate::engine::{Sizing, StopFlags};
 use crate::error::{Error, ErrorKind, Result};
-use crate::http::Ctx;
+use crate::http::{ClientOptions, Ctx, TlsSetupError};
 use crate::report::{ScenarioReport, check};
 
 /// Why a request of a one-shot run cannot be built.
@@ -49,12 +49,6 @@ pub enum RequestError {
         url: String,
         /// What is wrong with it.
         reason: String,
-    },
-    /// A scheme other than `http`.
-    #[error("`{url}`: only http:// is supported so far (TLS is not built in yet)")]
-    UnsupportedScheme {
-        /// The URL as given.
-        url: String,
     },
     /// A header is not `name: value`, or its name or value is not valid in HTTP.
     #[error("`{header}` is not a valid header: {reason}; write it as 'name: value'")]
@@ -128,7 +122,7 @@ impl fmt::Display for Header {
 pub struct Request {
     method: Method,
     url: String,
-    /// `http://host:port`: the target the virtual users connect to.
+    /// `http://host:port` or `https://host:port`: the target the virtual users connect to.
     origin: String,
     /// The path and query sent in the request line.
     path: String,
@@ -137,8 +131,8 @@ pub struct Request {
 }
 
 impl Request {
-    /// A request with `method` for `url`, which must be an `http://` URL with a host; its path
-    /// and query are sent as they are.
+    /// A request with `method` for `url`, which must be an `http://` or `https://` URL with a
+    /// host; its path and query are sent as they are.
     ///
     /// ```
     /// use loadbench::oneshot::Request;
@@ -152,9 +146,8 @@ impl Request {
         let invalid = |reason: &str| RequestError::InvalidUrl { url: url.to_owned(), reason: reason.to_owned() };
         let uri: Uri = url.parse().map_err(|e: http::uri::InvalidUri| invalid(&e.to_string()))?;
         match uri.scheme() {
-            Some(s) if *s == Scheme::HTTP => {}
-            Some(s) if *s == Scheme::HTTPS => return Err(RequestError::UnsupportedScheme { url: url.to_owned() }),
-            Some(s) => return Err(invalid(&format!("the scheme must be http://, not {s}://"))),
+            Some(s) if *s == Scheme::HTTP || *s == Scheme::HTTPS => {}
+            Some(s) => return Err(invalid(&format!("the scheme must be http:// or https://, not {s}://"))),
             None => return Err(invalid("it needs a scheme and a host, as in http://127.0.0.1:8080/")),
         }
         let authority = uri.authority().ok_or_else(|| invalid("it has no host"))?;
@@ -166,7 +159,7 @@ impl Request {
         Ok(Request {
             method,
             url: url.to_owned(),
-            origin: format!("http://{authority}"),
+            origin: format!("{}://{authority}", uri.scheme_str().unwrap_or("http")),
             path: path.to_owned(),
             headers: Vec::new(),
             body: Bytes::new(),
@@ -273,6 +266,7 @@ pub struct OneShot {
     worker_threads: Option<usize>,
     grace: Duration,
     stop: StopFlags,
+    connections: Connections,
 }
 
 impl OneShot {
@@ -291,6 +285,7 @@ impl OneShot {
             worker_threads: None,
             grace: DEFAULT_GRACE,
             stop: StopFlags::default(),
+            connections: Connections::default(),
         }
     }
 
@@ -358,6 +353,14 @@ impl OneShot {
         self
     }
 
+    /// How connections are made: TLS settings and `--connect-to` rules. The TLS files and the
+    /// machine's trust store are read here, once for every run of this load, so that a bad file
+    /// is found before any request.
+    pub fn client(mut self, options: ClientOptions) -> std::result::Result<OneShot, TlsSetupError> {
+        self.connections = Connections::new(options, std::iter::once(self.request.url.as_str()))?;
+        Ok(self)
+    }
+
     /// Runs the load and returns its report. A run that cannot start (the host does not
     /// resolve, too few file descriptors) comes back with [`ScenarioReport::setup_error`] set;
     /// request failures are counted in it, never fatal.
@@ -402,6 +405,7 @@ impl OneShot {
             server_here: None,
             stop: self.stop.clone(),
             grace: None,
+            connections: self.connections.clone(),
         };
         let mut report = settings.run(&workload, &config, &self.request.origin);
         report.config.target = Some(self.request.url.clone());
@@ -430,8 +434,12 @@ mod tests {
         let r = Request::new(Method::GET, "http://127.0.0.1/a/b?x=1&y=2").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((r.origin.as_str(), r.path()), ("http://127.0.0.1", "/a/b?x=1&y=2"));
 
-        assert_eq!(url_error("https://x/"), "`https://x/`: only http:// is supported so far (TLS is not built in yet)");
-        assert_eq!(url_error("ftp://x/"), "`ftp://x/` is not a valid URL: the scheme must be http://, not ftp://");
+        let r = Request::new(Method::GET, "https://x:8443/y").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((r.origin.as_str(), r.path()), ("https://x:8443", "/y"));
+        assert_eq!(
+            url_error("ftp://x/"),
+            "`ftp://x/` is not a valid URL: the scheme must be http:// or https://, not ftp://"
+        );
         assert!(
             url_error("127.0.0.1:9090").contains("it needs a scheme and a host"),
             "{}",

@@ -2,14 +2,36 @@
 //! [`ScenarioReport`]: the one path from a load to a report, for registered scenarios and one-shot
 //! runs alike.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::limits;
 use crate::config::ScenarioConfig;
 use crate::engine::registry::Workload;
 use crate::engine::{self, LoadPlan, Placement, Sizing, StopFlags};
-use crate::http::Target;
+use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
 use crate::report::{RateReport, ScenarioReport};
+
+/// How a run's connections are made: the options, and the TLS client made from them once (it
+/// holds the parsed trust store) when a target is `https://` or a TLS option was given.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Connections {
+    options: ClientOptions,
+    tls: Option<Arc<TlsClient>>,
+}
+
+impl Connections {
+    /// Reads the TLS files and the trust store if `urls` need them; a bad file is a usage error,
+    /// found before any load.
+    pub(crate) fn new<'a>(
+        options: ClientOptions,
+        mut urls: impl Iterator<Item = &'a str>,
+    ) -> Result<Connections, TlsSetupError> {
+        let https = urls.any(|url| url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://")));
+        let tls = if https || !options.tls.is_default() { Some(Arc::new(TlsClient::new(&options.tls)?)) } else { None };
+        Ok(Connections { options, tls })
+    }
+}
 
 /// What running one scenario needs from the harness; `Sync`, so that the scenarios of a group
 /// can run on threads of their own at the same time.
@@ -28,6 +50,8 @@ pub(crate) struct RunSettings {
     pub(crate) stop: StopFlags,
     /// `--grace`: replaces every scenario's own grace period.
     pub(crate) grace: Option<Duration>,
+    /// TLS and `--connect-to`.
+    pub(crate) connections: Connections,
 }
 
 impl RunSettings {
@@ -48,13 +72,19 @@ impl RunSettings {
             report.setup_error = Some(needed);
             return report;
         }
-        let target = match Target::resolve(url) {
+        let connections = &self.connections;
+        let target = match Target::resolve_with(url, &connections.options.connect_to, connections.tls.as_ref()) {
             Ok(target) => target,
             Err(err) => {
                 report.setup_error = Some(err.to_string());
                 return report;
             }
         };
+        report.config.connect_to = target.redirected_to().map(|addr| addr.to_string());
+        let https = target.tls().is_some();
+        if https {
+            report.config.tls = Some(connections.options.tls.summary());
+        }
         let placement = Placement { target, threads, show_progress: self.progress };
         let run = match engine::execute(workload, &plan, &placement, &self.stop) {
             Ok(run) => run,
@@ -84,6 +114,9 @@ impl RunSettings {
         report.steps = stats.steps_report();
         report.user_setup = workload.setup.map(|_| stats.setup.clone());
         report.user_teardown = workload.teardown.map(|_| stats.teardown.clone());
+        report.connect_us = stats.connections.connect_report();
+        report.tls_handshake_us = stats.connections.handshake_report();
+        report.tls = https.then(|| stats.connections.tls.clone());
         report.rate = plan.requested_rate().zip(run.schedule).map(|(requested, schedule)| RateReport {
             requested,
             achieved: if schedule.is_zero() { 0.0 } else { report.iterations as f64 / schedule.as_secs_f64() },

@@ -1,5 +1,5 @@
-//! One virtual user's keep-alive HTTP/1.1 connection: a socket, a read buffer and a write
-//! buffer, reused for every request.
+//! One virtual user's keep-alive HTTP/1.1 connection: a socket (TCP, or TLS over it), a read
+//! buffer and a write buffer, reused for every request.
 //!
 //! Why not hyper's client: a virtual user has exactly one request in flight, so hyper's
 //! machinery for the general case (a request channel to a connection task, a oneshot for the
@@ -12,16 +12,15 @@
 //! client is checked against hyper on every run of the suite.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::{Pin, pin};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWrite};
-use tokio::net::TcpStream;
 
 use super::h1::{self, BodyLength, Chunked, Head, ProtocolError};
+use super::stream::Stream;
 
 /// Bytes kept free in the read buffer before each read: a typical small response fits in one
 /// read, and 1,000 idle connections hold 4 MiB rather than hyper's 16+ MiB.
@@ -48,7 +47,7 @@ pub(crate) enum BodyPolicy {
 /// An open keep-alive connection.
 #[derive(Debug)]
 pub(crate) struct Http1Connection {
-    stream: TcpStream,
+    stream: Stream,
     /// Bytes read but not yet consumed.
     read: BytesMut,
     /// False once a response said the connection ends after it.
@@ -112,11 +111,9 @@ impl ExchangeError {
 }
 
 impl Http1Connection {
-    pub(crate) async fn open(addr: SocketAddr) -> std::io::Result<Http1Connection> {
-        let stream = TcpStream::connect(addr).await?;
-        // Requests are small and latency-bound; Nagle would hold them back.
-        stream.set_nodelay(true)?;
-        Ok(Http1Connection {
+    /// A connection over `stream`, opened by [`Stream::open`].
+    pub(crate) fn new(stream: Stream) -> Http1Connection {
+        Http1Connection {
             stream,
             read: BytesMut::new(),
             reusable: true,
@@ -125,29 +122,16 @@ impl Http1Connection {
             policy: BodyPolicy::Discard,
             received: 0,
             informational: false,
-        })
+        }
     }
 
     /// Whether an idle connection can take another request: the last response allowed it, and
     /// the server has neither closed it nor sent anything unasked since.
     ///
-    /// Costs no system call unless the socket was flagged readable while idle, which is how a
-    /// server's close shows up; hyper's client makes the same check before each request, so
-    /// that a keep-alive connection the server dropped is replaced instead of failing a request.
+    /// hyper's client makes the same check before each request, so that a keep-alive connection
+    /// the server dropped is replaced instead of failing a request.
     pub(crate) fn idle_ok(&mut self) -> bool {
-        if !self.reusable || !self.read.is_empty() {
-            return false;
-        }
-        let mut cx = Context::from_waker(Waker::noop());
-        match self.stream.poll_read_ready(&mut cx) {
-            Poll::Pending => true,
-            Poll::Ready(Err(_)) => false,
-            Poll::Ready(Ok(())) => {
-                let mut probe = [0u8; 1];
-                // `try_read` clears the readiness flag when there is nothing to read.
-                matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
-            }
-        }
+        self.reusable && self.read.is_empty() && self.stream.idle_ok()
     }
 
     /// Sends `request` (a whole encoded request) and reads the whole response to it.
@@ -209,8 +193,16 @@ impl Http1Connection {
                             Poll::Ready(Err(e)) => return Poll::Ready(Err(ExchangeError::Write(e))),
                         }
                     }
-                    self.phase = Phase::Head;
+                    self.phase = Phase::Flush;
                 }
+                Phase::Flush => match Pin::new(&mut self.stream).poll_flush(cx) {
+                    Poll::Pending => {
+                        self.phase = Phase::Flush;
+                        return Poll::Pending;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(ExchangeError::Write(e))),
+                    Poll::Ready(Ok(())) => self.phase = Phase::Head,
+                },
                 Phase::Head => match h1::parse_head(&self.read, method) {
                     Err(e) => return Poll::Ready(Err(e.into())),
                     Ok(None) => {
@@ -347,6 +339,8 @@ enum Phase {
     Idle,
     /// Writing the request; this many bytes are out.
     Write { written: usize },
+    /// Sending what the TLS session still holds of the request.
+    Flush,
     /// Reading the response head.
     Head,
     /// Reading the body of the response with this head.
@@ -360,13 +354,13 @@ mod fuzz;
 mod tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
-    use tokio::net::TcpListener;
+    use tokio::net::{TcpListener, TcpStream};
 
     async fn pair() -> (Http1Connection, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let (conn, accepted) = tokio::join!(Http1Connection::open(addr), listener.accept());
-        (conn.unwrap(), accepted.unwrap().0)
+        let (opened, accepted) = tokio::join!(Stream::open(addr, None), listener.accept());
+        (Http1Connection::new(opened.unwrap().0), accepted.unwrap().0)
     }
 
     async fn exchange_with(reply: &'static [u8], method: Method) -> (Result<RawResponse, ExchangeError>, bool) {

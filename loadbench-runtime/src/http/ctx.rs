@@ -3,6 +3,7 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -12,11 +13,12 @@ use http::header::{HeaderName, HeaderValue};
 use http::uri::PathAndQuery;
 use http::{Method, StatusCode};
 
-use super::StepSink;
+use super::Recorder;
 use super::connection::{BodyPolicy, ExchangeError, Http1Connection};
 use super::h1;
 use super::last_request::LastRequest;
 use super::request_timer::RequestTimer;
+use super::stream::{OpenError, Stream};
 use super::target::Target;
 use crate::config::DEFAULT_MAX_BODY;
 use crate::error::{Error, ErrorKind, Result};
@@ -52,6 +54,8 @@ pub struct Ctx {
     policy: BodyPolicy,
     user: u32,
     conn: Option<Http1Connection>,
+    /// For `https://`: this user's TLS configuration, with a session cache of its own.
+    tls: Option<Arc<rustls::ClientConfig>>,
     /// The path of the request being built, and whether `wire` already holds the request.
     last: LastRequest,
     /// The request being sent, encoded; the allocation is kept from request to request.
@@ -60,8 +64,9 @@ pub struct Ctx {
     /// [`Ctx::user_data`], one value per type.
     user_data: HashMap<TypeId, Box<dyn Any>>,
     pub(crate) counters: HttpCounters,
-    /// Where [`Ctx::step`] records (the user's worker); `None` where nothing collects steps.
-    pub(super) steps: Option<Rc<dyn StepSink>>,
+    /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
+    /// nothing collects them.
+    pub(super) recorder: Option<Rc<dyn Recorder>>,
     /// Whether the current iteration is measured (not warmup), so that its steps count.
     pub(crate) measuring: bool,
 }
@@ -75,6 +80,20 @@ pub(crate) struct HttpCounters {
     /// Requests sent again on a new connection after their reused one turned out closed.
     pub(crate) retries: u64,
     pub(crate) status: StatusCounts,
+    pub(crate) tls: TlsCounters,
+}
+
+/// TLS handshakes of one virtual user.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct TlsCounters {
+    /// Completed handshakes, full or resumed.
+    pub(crate) handshakes: u64,
+    /// Of those, the ones that resumed an earlier session.
+    pub(crate) resumed: u64,
+    /// Of those, the ones that negotiated TLS 1.3 (the others, 1.2).
+    pub(crate) tls13: u64,
+    /// Handshakes that failed because the server's certificate could not be verified.
+    pub(crate) unverified: u64,
 }
 
 /// Responses per status code. Few distinct codes occur in a run, so the first few are kept
@@ -117,8 +136,9 @@ impl StatusCounts {
 }
 
 impl Ctx {
-    pub(crate) fn new(target: Rc<Target>, timeout: Duration, user: u32, steps: Option<Rc<dyn StepSink>>) -> Ctx {
+    pub(crate) fn new(target: Rc<Target>, timeout: Duration, user: u32, recorder: Option<Rc<dyn Recorder>>) -> Ctx {
         Ctx {
+            tls: target.tls().map(|(client, _)| client.for_user()),
             target,
             timeout,
             max_body: DEFAULT_MAX_BODY,
@@ -130,7 +150,7 @@ impl Ctx {
             timer: RequestTimer::default(),
             user_data: HashMap::new(),
             counters: HttpCounters::default(),
-            steps,
+            recorder,
             measuring: true,
         }
     }
@@ -232,7 +252,7 @@ impl Ctx {
     async fn execute(&mut self, prepared: Result<()>, method: Method) -> Result<Response> {
         prepared?;
         let deadline = tokio::time::Instant::now() + self.timeout;
-        let Ctx { target, conn, wire, timer, counters, policy, .. } = self;
+        let Ctx { target, conn, wire, timer, counters, policy, tls, recorder, .. } = self;
         if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
             *conn = None;
         }
@@ -245,15 +265,29 @@ impl Ctx {
                     // Boxed: connecting is rare, and its future would otherwise be part of (and
                     // copied with) every request's future.
                     let addr = target.addr();
-                    let opened = match timer.within(deadline, Box::pin(Http1Connection::open(addr))).await {
+                    let tls = tls.as_ref().zip(target.tls().map(|(_, name)| name));
+                    let (stream, opened) = match timer.within(deadline, Box::pin(Stream::open(addr, tls))).await {
                         Some(Ok(opened)) => opened,
-                        Some(Err(e)) => {
+                        Some(Err(OpenError::Connect(e))) => {
                             return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
+                        }
+                        Some(Err(OpenError::Tls(cause))) => {
+                            counters.tls.unverified += u64::from(cause.verification);
+                            let message = format!("TLS handshake with {addr} failed: {}", cause.text);
+                            return Err(Error::new(ErrorKind::Tls, message));
                         }
                         None => return Err(timed_out(self.timeout)),
                     };
                     counters.connections += 1;
-                    conn.insert(opened)
+                    if let Some(handshake) = opened.tls {
+                        counters.tls.handshakes += 1;
+                        counters.tls.resumed += u64::from(handshake.resumed);
+                        counters.tls.tls13 += u64::from(handshake.tls13);
+                    }
+                    if let Some(recorder) = recorder {
+                        recorder.record_connection(opened.connect, opened.tls.map(|h| h.elapsed));
+                    }
+                    conn.insert(Http1Connection::new(stream))
                 }
             };
             open.begin(*policy);

@@ -1,6 +1,6 @@
 //! The client side of a virtual user: its [`Ctx`], one keep-alive HTTP/1.1 connection of its own
-//! (`connection`, wire format in `h1`), the request timer, the last request and the [`Target`]
-//! URL. TLS and HTTP/2 join here.
+//! (`connection`, wire format in `h1`, socket in `stream`), the request timer, the last request
+//! and the [`Target`] URL. HTTP/2 joins here.
 //!
 //! What a server sends cannot cost more than bounded memory and time: heads are capped (64 KiB),
 //! 1xx heads and chunk framing are consumed as they arrive, a kept body is capped (`max_body`)
@@ -8,21 +8,34 @@
 //! request to its deadline however busy the connection keeps it. An idempotent request that
 //! meets a keep-alive connection the server has just closed is retried once (`Ctx`).
 //!
-//! Uses only the ground floor (`error`): the engine above creates each user's `Ctx` and
-//! receives its named steps through [`StepSink`], which the engine implements.
+//! `https://` targets go through rustls (`tls`): each user keeps its TLS connection alive and
+//! resumes its own session when it reconnects; a failed handshake is an error of its own kind,
+//! described in plain words. `--connect-to` rules (`connect_to`) send connections to another
+//! address under the URL's name.
+//!
+//! Uses only the ground floor (`error`, and `report` for what the options record): the engine
+//! above creates each user's `Ctx` and receives its named steps and its connections through
+//! [`Recorder`], which the engine implements.
 
+mod connect_to;
 mod connection;
 mod ctx;
 mod h1;
 mod last_request;
+mod recorder;
 mod request_timer;
 mod steps;
+mod stream;
 mod target;
+mod tls;
 
+pub use connect_to::{ClientOptions, ConnectTo};
 pub(crate) use ctx::HttpCounters;
 pub use ctx::{Ctx, RequestBuilder, Response};
-pub(crate) use steps::StepSink;
+pub(crate) use recorder::Recorder;
 pub use target::{Target, TargetError};
+pub(crate) use tls::TlsClient;
+pub use tls::{TlsOptions, TlsSetupError};
 
 #[cfg(test)]
 mod tests;

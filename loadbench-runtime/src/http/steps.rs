@@ -1,21 +1,14 @@
 //! Named steps inside one iteration (`ctx.step("insert", async |ctx| { … })`): each step gets its
 //! own count, errors and latency histogram, reported under its scenario.
 //!
-//! A user's [`Ctx`] carries where its steps go, a [`StepSink`] that the engine's worker implements,
-//! and whether its current iteration is measured: recording a step touches only the user's own
-//! worker, with no lock, no shared counter and no lookup.
+//! A user's [`Ctx`] carries where its steps go, a [`Recorder`] that the engine's worker
+//! implements, and whether its current iteration is measured: recording a step touches only the
+//! user's own worker, with no lock, no shared counter and no lookup.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::Ctx;
-use crate::error::{ErrorKind, Result};
-
-/// Where the steps of a worker's virtual users are recorded. Implemented by the engine's worker, so
-/// that the client does not depend on the engine.
-pub(crate) trait StepSink: std::fmt::Debug {
-    /// Records one run of step `name` that took `elapsed` and failed with `error`, if any.
-    fn record_step(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration);
-}
+use crate::error::Result;
 
 impl Ctx {
     /// Runs `body` as the named step of this iteration and returns what it returns.
@@ -45,7 +38,7 @@ impl Ctx {
         let start = Instant::now();
         let outcome = body(self).await;
         let elapsed = start.elapsed();
-        if let (true, Some(sink)) = (self.measuring, &self.steps) {
+        if let (true, Some(sink)) = (self.measuring, &self.recorder) {
             sink.record_step(name, outcome.as_ref().err().map(|e| e.kind()), elapsed);
         }
         outcome

@@ -7,15 +7,17 @@
 //! document, and nothing here depends on them.
 
 pub mod check;
+mod connections;
 mod document;
 mod json;
 mod scenario;
 pub mod table;
 pub mod units;
 
+pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use scenario::{
     ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, ScenarioReport,
-    StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
+    StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, WatchReport, rfc3339,
 };

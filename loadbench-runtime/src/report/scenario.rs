@@ -88,6 +88,60 @@ pub struct ScenarioReport {
     /// The per-user teardown (`teardown = …`), when the scenario has one.
     #[serde(default)]
     pub user_teardown: Option<HookReport>,
+    /// TCP connect time of the connections opened (k6's `http_req_connecting`); `None` when none
+    /// was opened.
+    #[serde(default)]
+    pub connect_us: Option<LatencyReport>,
+    /// TLS handshake time of the connections opened, after their TCP connect (k6's
+    /// `http_req_tls_handshaking`); `None` for `http://` or when no handshake completed.
+    #[serde(default)]
+    pub tls_handshake_us: Option<LatencyReport>,
+    /// TLS handshakes, for an `https://` target; `None` for `http://`.
+    #[serde(default)]
+    pub tls: Option<TlsReport>,
+}
+
+/// The TLS handshakes of an `https://` scenario.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsReport {
+    /// Handshakes completed, full or resumed: one per connection opened, but for failed ones.
+    pub handshakes: u64,
+    /// Of those, the ones that resumed a virtual user's earlier session with a ticket instead of
+    /// a full handshake (a reconnect after `Connection: close`, an idle close, a retry).
+    pub resumed: u64,
+    /// Completed handshakes by protocol version (`"TLSv1.3"`, `"TLSv1.2"`).
+    pub versions: BTreeMap<String, u64>,
+    /// Handshakes that failed because the server's certificate could not be verified (counted
+    /// in `errors.tls` with the others).
+    #[serde(default)]
+    pub unverified: u64,
+}
+
+impl TlsReport {
+    /// Adds another report's handshakes to these.
+    pub fn add(&mut self, other: &TlsReport) {
+        self.handshakes += other.handshakes;
+        self.resumed += other.resumed;
+        self.unverified += other.unverified;
+        for (version, &n) in &other.versions {
+            *self.versions.entry(version.clone()).or_default() += n;
+        }
+    }
+}
+
+/// The TLS settings an `https://` scenario ran with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsConfigReport {
+    /// The server's certificate was not verified (`--insecure`).
+    pub insecure: bool,
+    /// CA files trusted beside the machine's trust store (`--cacert`).
+    #[serde(default)]
+    pub cacert: Vec<String>,
+    /// The client certificate shown (`--cert`), for mutual TLS.
+    #[serde(default)]
+    pub client_cert: Option<String>,
+    /// Whether reconnects resumed their session (off with `--no-tls-resumption`).
+    pub resumption: bool,
 }
 
 /// Whether a scenario met one threshold.
@@ -222,6 +276,9 @@ impl ScenarioReport {
             steps: Vec::new(),
             user_setup: None,
             user_teardown: None,
+            connect_us: None,
+            tls_handshake_us: None,
+            tls: None,
         }
     }
 }
@@ -287,6 +344,12 @@ pub struct ConfigReport {
     pub scale: Option<f64>,
     /// Base URL the requests went to.
     pub target: Option<String>,
+    /// The address connections went to when a `--connect-to` rule chose it (`"127.0.0.1:8443"`).
+    #[serde(default)]
+    pub connect_to: Option<String>,
+    /// TLS settings, for an `https://` target.
+    #[serde(default)]
+    pub tls: Option<TlsConfigReport>,
     /// Conditions the scenario must meet: from its attribute, plus `--threshold` ones given to
     /// `cargo loadbench`.
     #[serde(default)]
@@ -309,12 +372,16 @@ pub struct ErrorCounts {
     /// A response body was longer than the request keeps (`max_body`).
     #[serde(default)]
     pub body_too_large: u64,
+    /// The TLS handshake failed (certificate not verified, nothing in common, client
+    /// certificate required or refused).
+    #[serde(default)]
+    pub tls: u64,
 }
 
 impl ErrorCounts {
     /// The total over all kinds.
     pub fn total(&self) -> u64 {
-        self.connect + self.timeout + self.status + self.io + self.scenario + self.body_too_large
+        self.connect + self.timeout + self.status + self.io + self.scenario + self.body_too_large + self.tls
     }
 
     /// The count of `kind`.
@@ -326,6 +393,7 @@ impl ErrorCounts {
             ErrorKind::Io => &mut self.io,
             ErrorKind::Scenario => &mut self.scenario,
             ErrorKind::BodyTooLarge => &mut self.body_too_large,
+            ErrorKind::Tls => &mut self.tls,
         }
     }
 
@@ -337,6 +405,7 @@ impl ErrorCounts {
         self.io += other.io;
         self.scenario += other.scenario;
         self.body_too_large += other.body_too_large;
+        self.tls += other.tls;
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
+use super::connections;
 use super::units::{bytes, micros, rate, thousands};
 use super::{ConfigReport, LatencyReport, RunReport, ScenarioReport, StepReport, WatchReport};
 
@@ -89,6 +90,12 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
         }
         if let Some(factor) = scenario.config.scale {
             let _ = writeln!(out, "{label}: reduced to {factor} of its declared load (--scale, LOADBENCH_SCALE)");
+        }
+        if let Some(line) = connections::connection_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
+        if let Some(line) = connections::insecure_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
         }
         if let Some(line) = saturation_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
@@ -326,6 +333,7 @@ fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("io", e.io),
             ("scenario", e.scenario),
             ("body_too_large", e.body_too_large),
+            ("tls", e.tls),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -505,7 +513,7 @@ mod tests {
         s.iterations = 500;
         s.ok = 480;
         s.failed = 20;
-        s.errors = ErrorCounts { connect: 3, timeout: 0, status: 15, io: 1, scenario: 0, body_too_large: 1 };
+        s.errors = ErrorCounts { connect: 3, timeout: 0, status: 15, io: 1, scenario: 0, body_too_large: 1, tls: 0 };
         s.http.status = [(200, 480), (503, 15)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (480.0, 500.0);
         let out = render(&report(vec![scenario("hello"), s]));

@@ -4,7 +4,7 @@ async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
-#[loadbench::scenario(count = 1, target = "https://example.com")]
+#[loadbench::scenario(count = 1, target = "ftp://example.com")]
 async fn secure(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?;
     Ok(())

@@ -130,8 +130,8 @@ struct Outcome {
 async fn exchange(stream: Vec<u8>, cuts: Vec<usize>, method: Method, policy: BodyPolicy) -> Outcome {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let (conn, accepted) = tokio::join!(Http1Connection::open(addr), listener.accept());
-    let (mut conn, mut server) = (conn.unwrap(), accepted.unwrap().0);
+    let (opened, accepted) = tokio::join!(super::Stream::open(addr, None), listener.accept());
+    let (mut conn, mut server) = (Http1Connection::new(opened.unwrap().0), accepted.unwrap().0);
     let client = async move {
         let mut peak = 0;
         conn.begin(policy);

@@ -1,0 +1,122 @@
+//! The flags that say how connections are made, shared by a bench binary, `cargo loadbench` (which
+//! passes them on to its bench binaries) and `cargo loadbench url`: one grammar, so the three
+//! cannot drift apart. Named as curl names them, since that is what users type.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::http::{ClientOptions, ConnectTo};
+
+/// Where `--help` lists these flags.
+const HEADING: &str = "TLS and connections";
+
+/// TLS and address flags.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ClientArgs {
+    /// Skip verification of the server's TLS certificate (a self-signed test server); the results
+    /// say so
+    #[arg(long, short = 'k', global = true, help_heading = HEADING)]
+    pub insecure: bool,
+    /// Also trust the CA certificates in this PEM file (a private CA), beside the machine's
+    #[arg(long, value_name = "FILE", global = true, help_heading = HEADING)]
+    pub cacert: Vec<PathBuf>,
+    /// Client certificate chain (PEM) for servers that ask for one (mutual TLS); needs --key
+    #[arg(long, value_name = "FILE", requires = "key", global = true, help_heading = HEADING)]
+    pub cert: Option<PathBuf>,
+    /// Private key (PEM) of --cert
+    #[arg(long, value_name = "FILE", requires = "cert", global = true, help_heading = HEADING)]
+    pub key: Option<PathBuf>,
+    /// Connect to ADDR:PORT for requests to HOST:PORT, keeping HOST as the name sent and the
+    /// certificate name checked (curl's --connect-to; HOST or PORT empty matches any)
+    #[arg(long, value_name = "HOST:PORT:ADDR:PORT", global = true, help_heading = HEADING)]
+    pub connect_to: Vec<ConnectTo>,
+    /// Make a full TLS handshake on every new connection instead of resuming the virtual user's
+    /// session
+    #[arg(long, global = true, help_heading = HEADING)]
+    pub no_tls_resumption: bool,
+}
+
+impl ClientArgs {
+    /// Applies the flags given to `options`, over what the program set.
+    pub fn apply(&self, mut options: ClientOptions) -> ClientOptions {
+        let mut tls = options.tls;
+        if self.insecure {
+            tls = tls.insecure(true);
+        }
+        for file in &self.cacert {
+            tls = tls.ca_file(file);
+        }
+        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
+            tls = tls.client_cert(cert, key);
+        }
+        if self.no_tls_resumption {
+            tls = tls.resumption(false);
+        }
+        options.tls = tls;
+        options.connect_to.extend(self.connect_to.iter().cloned());
+        options
+    }
+
+    /// The flags again, as a bench binary takes them: how `cargo loadbench` passes them on.
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        let mut flag = |name: &str, value: Option<OsString>| {
+            args.push(name.into());
+            args.extend(value);
+        };
+        if self.insecure {
+            flag("--insecure", None);
+        }
+        for file in &self.cacert {
+            flag("--cacert", Some(file.into()));
+        }
+        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
+            flag("--cert", Some(cert.into()));
+            flag("--key", Some(key.into()));
+        }
+        for rule in &self.connect_to {
+            flag("--connect-to", Some(rule.to_string().into()));
+        }
+        if self.no_tls_resumption {
+            flag("--no-tls-resumption", None);
+        }
+        args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        client: ClientArgs,
+    }
+
+    #[test]
+    fn flags_read_back_from_what_they_pass_on() {
+        let given = [
+            "x",
+            "-k",
+            "--cacert",
+            "a.pem",
+            "--cacert",
+            "b.pem",
+            "--cert",
+            "c.pem",
+            "--key",
+            "c.key",
+            "--connect-to",
+            "h:443:127.0.0.1:8443",
+            "--no-tls-resumption",
+        ];
+        let first = Cli::try_parse_from(given).unwrap().client;
+        let again = Cli::try_parse_from(std::iter::once(OsString::from("x")).chain(first.to_args())).unwrap().client;
+        assert_eq!(format!("{first:?}"), format!("{again:?}"));
+        assert!(Cli::try_parse_from(["x", "--cert", "c.pem"]).is_err(), "--cert needs --key");
+        assert!(Cli::try_parse_from(["x", "--connect-to", "h:443"]).is_err());
+    }
+}

@@ -1,0 +1,98 @@
+//! What a worker measured of the connections its users opened: TCP connect and TLS handshake
+//! times, and the handshakes by kind. Separate from the iterations' latency, which includes them
+//! when a request had to open a connection: here is where that part of the time goes.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use super::stats::{latency_of, new_histogram};
+use crate::http::HttpCounters;
+use crate::report::{LatencyReport, TlsReport};
+
+/// One worker's connections. The histograms are made on first use: a closed-model run opens its
+/// connections once, and an `http://` one makes no handshake.
+#[derive(Debug, Default)]
+pub(crate) struct ConnectionStats {
+    connect_ns: Option<Histogram<u64>>,
+    handshake_ns: Option<Histogram<u64>>,
+    pub(crate) tls: TlsReport,
+}
+
+impl ConnectionStats {
+    /// Records one connection opened.
+    pub(crate) fn record(&mut self, connect: Duration, handshake: Option<Duration>) {
+        record(&mut self.connect_ns, connect);
+        if let Some(handshake) = handshake {
+            record(&mut self.handshake_ns, handshake);
+        }
+    }
+
+    /// Adds a finished user's handshake counts.
+    pub(crate) fn absorb(&mut self, counters: &HttpCounters) {
+        let tls = &counters.tls;
+        self.tls.handshakes += tls.handshakes;
+        self.tls.resumed += tls.resumed;
+        self.tls.unverified += tls.unverified;
+        for (version, n) in [("TLSv1.3", tls.tls13), ("TLSv1.2", tls.handshakes - tls.tls13)] {
+            if n > 0 {
+                *self.tls.versions.entry(version.to_owned()).or_default() += n;
+            }
+        }
+    }
+
+    /// Adds another worker's connections.
+    pub(crate) fn merge(&mut self, other: ConnectionStats) {
+        merge(&mut self.connect_ns, other.connect_ns);
+        merge(&mut self.handshake_ns, other.handshake_ns);
+        self.tls.add(&other.tls);
+    }
+
+    /// TCP connect times, if any connection was opened.
+    pub(crate) fn connect_report(&self) -> Option<LatencyReport> {
+        self.connect_ns.as_ref().and_then(latency_of)
+    }
+
+    /// TLS handshake times, if any handshake completed.
+    pub(crate) fn handshake_report(&self) -> Option<LatencyReport> {
+        self.handshake_ns.as_ref().and_then(latency_of)
+    }
+}
+
+fn record(histogram: &mut Option<Histogram<u64>>, elapsed: Duration) {
+    let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX).max(1);
+    let histogram = histogram.get_or_insert_with(new_histogram);
+    if histogram.record(ns).is_err() {
+        histogram.saturating_record(ns);
+    }
+}
+
+fn merge(into: &mut Option<Histogram<u64>>, other: Option<Histogram<u64>>) {
+    match (into.as_mut(), other) {
+        // Both auto-resize, so `add` cannot fail on range.
+        (Some(into), Some(other)) => {
+            let _ = into.add(&other);
+        }
+        (None, other) => *into = other,
+        (Some(_), None) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_merge_across_workers() {
+        let mut a = ConnectionStats::default();
+        a.record(Duration::from_micros(100), None);
+        let mut b = ConnectionStats::default();
+        b.record(Duration::from_micros(300), Some(Duration::from_millis(2)));
+        a.merge(b);
+        let connect = a.connect_report().map(|l| (l.min.round(), l.max.round()));
+        assert_eq!(connect, Some((100.0, 300.0)));
+        // Within the histogram's 0.1 % resolution.
+        assert!(a.handshake_report().is_some_and(|l| (l.p50 - 2000.0).abs() <= 2.0));
+        assert!(ConnectionStats::default().connect_report().is_none());
+    }
+}
