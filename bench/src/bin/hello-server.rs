@@ -10,9 +10,10 @@
 //! session cache, from which TLS 1.3 clients are sent tickets. `--no-resumption` turns both off
 //! (no session cache, no tickets), so that every handshake is a full one whatever the client does.
 //!
-//! `GET /stats` answers the counts since start as one JSON line: `connections` accepted,
-//! `handshakes_full`, `handshakes_resumed` and `handshakes_failed` (0 without `--tls`). The
-//! request that asks is itself counted (its connection and, with TLS, its full handshake).
+//! `GET /stats` answers the counts since start as one JSON line: `requests` answered,
+//! `connections` accepted, `handshakes_full`, `handshakes_resumed` and `handshakes_failed` (0
+//! without `--tls`). The request that asks is itself counted (its request, its connection and,
+//! with TLS, its full handshake).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -35,6 +36,7 @@ use tokio_rustls::TlsAcceptor;
 const BODY: &[u8] = b"<p>hello, world!</p>";
 const USAGE: &str = "usage: hello-server [ADDR] [--tls CERT.pem [--no-resumption]]";
 
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
 static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 static HANDSHAKES_FULL: AtomicU64 = AtomicU64::new(0);
 static HANDSHAKES_RESUMED: AtomicU64 = AtomicU64::new(0);
@@ -131,9 +133,11 @@ async fn serve_tls_connection(acceptor: TlsAcceptor, stream: TcpStream) {
 }
 
 async fn hello(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    REQUESTS.fetch_add(1, Ordering::Relaxed);
     if request.uri().path() == "/stats" {
         let stats = format!(
-            "{{\"connections\":{},\"handshakes_full\":{},\"handshakes_resumed\":{},\"handshakes_failed\":{}}}\n",
+            "{{\"requests\":{},\"connections\":{},\"handshakes_full\":{},\"handshakes_resumed\":{},\"handshakes_failed\":{}}}\n",
+            REQUESTS.load(Ordering::Relaxed),
             CONNECTIONS.load(Ordering::Relaxed),
             HANDSHAKES_FULL.load(Ordering::Relaxed),
             HANDSHAKES_RESUMED.load(Ordering::Relaxed),
