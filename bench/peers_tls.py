@@ -36,6 +36,7 @@ import urllib.request
 from loopback import free_port, pinned, wait_listening
 
 UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
+STEADY_FROM_S = 2.0  # keep-alive runs: when every connection has made its handshake
 
 # (shape, concurrency, server, tools), in the order each round runs them.
 SHAPES = (
@@ -110,18 +111,19 @@ def run_once(tool, shape, c, server, cpu):
         argv = ["/usr/bin/time", "-f", "%U %S %M", "-o", timing] + pinned(
             cpu, command(tool, shape, c, server["url"], server["pem"], out))
         # `cargo loadbench url` runs outside any Cargo workspace here (see bench/peers.py).
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=d)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d)
+        steady = steady_cpu_per_request(proc, server) if shape == "keep-alive" else None
+        stdout, stderr = proc.communicate()
         time.sleep(0.2)  # the server finishes the handshakes the generator's last packets completed
         after = server_stats(server)
         if proc.returncode != 0:
-            print(f"error: {tool} {shape} c={c} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}",
-                  file=sys.stderr)
+            print(f"error: {tool} {shape} c={c} failed ({proc.returncode}): {stderr.strip()[-500:]}", file=sys.stderr)
             return None
         with open(timing) as f:
             user, system, rss_kb = f.read().split()[-3:]
-        requests, rps, p50, p99, own_tls = parse(tool, proc.stdout, out)
+        requests, rps, p50, p99, own_tls = parse(tool, stdout, out)
         if requests == 0:
-            print(f"error: {tool} {shape} c={c} completed no request: {proc.stdout.strip()[-800:]}", file=sys.stderr)
+            print(f"error: {tool} {shape} c={c} completed no request: {stdout.strip()[-800:]}", file=sys.stderr)
             return None
     cpu_s = float(user) + float(system)
     # The `after` request's own connection made one full handshake.
@@ -142,7 +144,44 @@ def run_once(tool, shape, c, server, cpu):
         "failed_handshakes": after["handshakes_failed"] - before["handshakes_failed"],
         "hs_per_core_s": (full + resumed) / cpu_s,
         "own_tls": own_tls,
+        "steady_cpu_us": steady,
     }
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+
+
+def child_of(parent):
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == parent:
+                        return int(entry)
+            except (OSError, IndexError, ValueError):
+                continue
+    raise ValueError(f"process {parent} has no child")
+
+
+def steady_cpu_per_request(proc, server):
+    """CPU µs per request of the generator between STEADY_FROM_S and STEADY_TO_S into the run, when
+    every connection is open and its handshake made: the generator's CPU time from /proc (the
+    child of /usr/bin/time, once taskset has exec'd it) over the requests the server answered
+    meanwhile (less the one `/stats` request)."""
+    try:
+        time.sleep(STEADY_FROM_S)
+        pid = child_of(proc.pid)
+        t0, cpu0, req0 = time.monotonic(), cpu_ticks(pid), server_stats(server)["requests"]
+        time.sleep(ARGS.duration - STEADY_FROM_S - 0.5)
+        cpu1, req1 = cpu_ticks(pid), server_stats(server)["requests"]
+    except (OSError, IndexError, ValueError):
+        return None
+    if time.monotonic() - t0 < 1:
+        return None
+    return (cpu1 - cpu0) / os.sysconf("SC_CLK_TCK") * 1e6 / max(req1 - req0 - 1, 1)
 
 
 def fmt_us(us):
@@ -154,7 +193,8 @@ def median_of(runs, key):
 
 
 def ratio_line(results, key, ours, peer, label, fmt="{:.2f}"):
-    pairs = [(a, b) for a, b in zip(results[ours], results[peer]) if a is not None and b is not None]
+    pairs = [(a, b) for a, b in zip(results[ours], results[peer])
+             if a is not None and b is not None and a[key] is not None and b[key] is not None]
     if not pairs:
         return None
     each = [a[key] / b[key] for a, b in pairs]
@@ -177,12 +217,15 @@ def report(results, rounds, loads):
                  "close-full": "a new connection per request, server without resumption (every handshake full)"}
         print(f"{shape}, c={c} ({title[shape]})\n")
         if shape == "keep-alive":
-            print("| generator | req/s | p50 | p99 | CPU µs/req | user µs/req | sys µs/req | peak RSS |")
-            print("|---|---:|---:|---:|---:|---:|---:|---:|")
+            print("| generator | req/s | p50 | p99 | CPU µs/req | user µs/req | sys µs/req | steady CPU µs/req "
+                  "| peak RSS |")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
             for t in tools:
                 m = {k: median_of(runs[t], k) for k in ("rps", "p50", "p99", "cpu_us", "user_us", "sys_us", "rss_mb")}
+                steady = [r["steady_cpu_us"] for r in runs[t] if r["steady_cpu_us"] is not None]
+                steady = f"{statistics.median(steady):.2f}" if steady else "—"
                 print(f"| {t} | {m['rps']:,.0f} | {fmt_us(m['p50'])} | {fmt_us(m['p99'])} | {m['cpu_us']:.2f} "
-                      f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {m['rss_mb']:.1f} MB |")
+                      f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {steady} | {m['rss_mb']:.1f} MB |")
         else:
             print("| generator | handshakes/s | of them resumed | handshakes/s per core | CPU µs/handshake | p50 "
                   "| peak RSS |")
@@ -201,6 +244,9 @@ def report(results, rounds, loads):
                     if line:
                         rss = ratio_line(results[key], "rss_mb", ours, peer, "peak RSS")
                         print(f"- {line}; {rss.split(': ', 1)[1]}")
+                        steady = ratio_line(results[key], "steady_cpu_us", ours, peer, "steady CPU per request")
+                        if steady:
+                            print(f"  - {steady.split(': ', 1)[1]}")
                 else:
                     line = ratio_line(results[key], "hs_per_core_s", ours, peer, "handshakes per core-second")
                     if line:
@@ -231,6 +277,8 @@ def main():
                 with open("/proc/loadavg") as f:
                     loads.append(float(f.read().split()[0]))
                 for shape, c, server, tools in SHAPES:
+                    if ARGS.shapes and shape not in ARGS.shapes.split(","):
+                        continue
                     for tool in tools:
                         if selected and tool not in selected:
                             continue
@@ -262,6 +310,7 @@ if __name__ == "__main__":
     parser.add_argument("--duration", type=int, default=5,
                         help="seconds per run; loadbench's scenarios are fixed at 5 s (bench/src/bin/peer-loadbench.rs)")
     parser.add_argument("--tools", help="comma-separated subset of the generators to run (default: all)")
+    parser.add_argument("--shapes", help="comma-separated subset of keep-alive, close, close-full (default: all)")
     parser.add_argument("--save", help="write every run's figures to this JSON file")
     ARGS = parser.parse_args()
     main()
