@@ -1,6 +1,7 @@
 //! loadbench's side of the peer benchmark: the same one-request scenario at the two
 //! concurrencies the benchmark compares, each for a fixed time like `wrk -d`. The target comes
-//! from `--target` (bench/peers.sh passes the hello server's URL).
+//! from `--target` (bench/peers.sh passes the hello server's URL; bench/peers-tls.sh an https://
+//! one, with `--cacert`).
 //!
 //! It is an ordinary `#[scenario]` bench binary, built as a `[[bin]]` rather than a `[[bench]]`
 //! only so that `cargo loadbench` in this workspace (which runs the examples) does not pick it up
@@ -11,8 +12,20 @@
 // Bounded by count rather than time, so that an instruction count (valgrind --tool=callgrind)
 // of a run divides into a per-request figure that does not depend on the machine's speed.
 #[loadbench::scenario(name = "count50", concurrency = 50, count = 20_000)]
+// The HTTPS benchmark (bench/peers-tls.sh) runs shorter runs, and more rounds of them.
+#[loadbench::scenario(name = "c50_5s", concurrency = 50, duration = "5s")]
+#[loadbench::scenario(name = "c1000_5s", concurrency = 1000, duration = "5s")]
 async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+// The handshake-heavy shape of the HTTPS benchmark: every request asks the server to close (as
+// `wrk -H "Connection: close"` and `oha --disable-keepalive` do), so each user reconnects, and
+// makes a TLS handshake, per request.
+#[loadbench::scenario(name = "close50", concurrency = 50, duration = "5s")]
+async fn hello_close(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").header("connection", "close").send().await?.expect_status(200)?;
     Ok(())
 }
 
