@@ -19,6 +19,7 @@
 
 mod connect_to;
 mod connection;
+mod counters;
 mod ctx;
 mod h1;
 mod last_request;
@@ -30,7 +31,7 @@ mod target;
 mod tls;
 
 pub use connect_to::{ClientOptions, ConnectTo};
-pub(crate) use ctx::HttpCounters;
+pub(crate) use counters::HttpCounters;
 pub use ctx::{Ctx, RequestBuilder, Response};
 pub(crate) use recorder::Recorder;
 pub use target::{Target, TargetError};

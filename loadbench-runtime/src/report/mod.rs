@@ -12,6 +12,7 @@ mod document;
 mod json;
 mod scenario;
 pub mod table;
+mod tls;
 pub mod units;
 
 pub use connections::hints;
@@ -19,5 +20,6 @@ pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, Scenari
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use scenario::{
     ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, ScenarioReport,
-    StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, WatchReport, rfc3339,
+    StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
 };
+pub use tls::{TlsConfigReport, TlsReport};

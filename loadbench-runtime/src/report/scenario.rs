@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use loadbench_grammar::Threshold;
 use serde::{Deserialize, Serialize};
 
+use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
 use crate::error::{ErrorKind, Result};
 
@@ -99,49 +100,6 @@ pub struct ScenarioReport {
     /// TLS handshakes, for an `https://` target; `None` for `http://`.
     #[serde(default)]
     pub tls: Option<TlsReport>,
-}
-
-/// The TLS handshakes of an `https://` scenario.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TlsReport {
-    /// Handshakes completed, full or resumed: one per connection opened, but for failed ones.
-    pub handshakes: u64,
-    /// Of those, the ones that resumed a virtual user's earlier session with a ticket instead of
-    /// a full handshake (a reconnect after `Connection: close`, an idle close, a retry).
-    pub resumed: u64,
-    /// Completed handshakes by protocol version (`"TLSv1.3"`, `"TLSv1.2"`).
-    pub versions: BTreeMap<String, u64>,
-    /// Handshakes that failed because the server's certificate could not be verified (counted
-    /// in `errors.tls` with the others).
-    #[serde(default)]
-    pub unverified: u64,
-}
-
-impl TlsReport {
-    /// Adds another report's handshakes to these.
-    pub fn add(&mut self, other: &TlsReport) {
-        self.handshakes += other.handshakes;
-        self.resumed += other.resumed;
-        self.unverified += other.unverified;
-        for (version, &n) in &other.versions {
-            *self.versions.entry(version.clone()).or_default() += n;
-        }
-    }
-}
-
-/// The TLS settings an `https://` scenario ran with.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TlsConfigReport {
-    /// The server's certificate was not verified (`--insecure`).
-    pub insecure: bool,
-    /// CA files trusted beside the machine's trust store (`--cacert`).
-    #[serde(default)]
-    pub cacert: Vec<String>,
-    /// The client certificate shown (`--cert`), for mutual TLS.
-    #[serde(default)]
-    pub client_cert: Option<String>,
-    /// Whether reconnects resumed their session (off with `--no-tls-resumption`).
-    pub resumption: bool,
 }
 
 /// Whether a scenario met one threshold.
