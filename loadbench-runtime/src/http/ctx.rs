@@ -2,6 +2,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -19,7 +20,7 @@ use super::counters::HttpCounters;
 use super::h1;
 use super::last_request::LastRequest;
 use super::request_timer::RequestTimer;
-use super::stream::{OpenError, Stream};
+use super::stream::{OpenError, Opened, Stream};
 use super::target::Target;
 use super::tls::Cause;
 use crate::config::DEFAULT_MAX_BODY;
@@ -202,33 +203,11 @@ impl Ctx {
                 None => {
                     // Boxed: connecting is rare, and its future would otherwise be part of (and
                     // copied with) every request's future.
-                    let addr = target.addr();
                     let tls = tls.as_ref().zip(target.tls().map(|(_, name)| name));
-                    let (stream, opened) = match timer.within(deadline, Box::pin(Stream::open(addr, tls))).await {
-                        Some(Ok(opened)) => opened,
-                        Some(Err(OpenError::Connect(e))) => {
-                            return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
-                        }
-                        Some(Err(OpenError::Tls(cause, connect))) => {
-                            // The TCP connection was opened (the server saw it): counted as one.
-                            counters.connections += 1;
-                            if let Some(recorder) = recorder {
-                                recorder.record_connection(connect, None);
-                            }
-                            return Err(tls_failed(counters, addr, &cause));
-                        }
+                    match timer.within(deadline, Box::pin(Stream::open(target.addr(), tls))).await {
+                        Some(opened) => conn.insert(connected(opened, target.addr(), counters, recorder.as_deref())?),
                         None => return Err(timed_out(self.timeout)),
-                    };
-                    counters.connections += 1;
-                    if let Some(handshake) = opened.tls {
-                        counters.tls.handshakes += 1;
-                        counters.tls.resumed += u64::from(handshake.resumed);
-                        counters.tls.tls13 += u64::from(handshake.tls13);
                     }
-                    if let Some(recorder) = recorder {
-                        recorder.record_connection(opened.connect, opened.tls.map(|h| h.elapsed));
-                    }
-                    conn.insert(Http1Connection::new(stream))
                 }
             };
             open.begin(*policy);
@@ -253,16 +232,7 @@ impl Ctx {
                         counters.retries += 1;
                         continue;
                     }
-                    // A TLS 1.3 server refuses a client certificate after the client's side of the
-                    // handshake is done: its alert arrives with the first response.
-                    if let Some(cause) = err.io_error().and_then(Cause::of_session) {
-                        return Err(tls_failed(counters, target.addr(), &cause));
-                    }
-                    let kind = match err {
-                        ExchangeError::BodyTooLarge { .. } => ErrorKind::BodyTooLarge,
-                        _ => ErrorKind::Io,
-                    };
-                    return Err(Error::with_source(kind, "request failed", err));
+                    return Err(exchange_failed(err, target.addr(), counters));
                 }
                 None => {
                     // The connection is mid-exchange: its state is unknown, so it cannot be reused.
@@ -274,8 +244,61 @@ impl Ctx {
     }
 }
 
+/// Counts a connection just opened (or whose TLS handshake failed after its TCP connect) and
+/// returns it. Out of line, as every connection's rare path, so that the request's own future
+/// stays small.
+#[cold]
+#[inline(never)]
+fn connected(
+    opened: Result<(Stream, Opened), OpenError>,
+    addr: SocketAddr,
+    counters: &mut HttpCounters,
+    recorder: Option<&dyn Recorder>,
+) -> Result<Http1Connection> {
+    let (stream, opened) = match opened {
+        Ok(opened) => opened,
+        Err(OpenError::Connect(e)) => {
+            return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
+        }
+        Err(OpenError::Tls(cause, connect)) => {
+            // The TCP connection was opened (the server saw it): counted as one.
+            counters.connections += 1;
+            if let Some(recorder) = recorder {
+                recorder.record_connection(connect, None);
+            }
+            return Err(tls_failed(counters, addr, &cause));
+        }
+    };
+    counters.connections += 1;
+    if let Some(handshake) = opened.tls {
+        counters.tls.handshakes += 1;
+        counters.tls.resumed += u64::from(handshake.resumed);
+        counters.tls.tls13 += u64::from(handshake.tls13);
+    }
+    if let Some(recorder) = recorder {
+        recorder.record_connection(opened.connect, opened.tls.map(|h| h.elapsed));
+    }
+    Ok(Http1Connection::new(stream))
+}
+
+/// The error of an exchange that failed and is not retried.
+#[cold]
+#[inline(never)]
+fn exchange_failed(err: ExchangeError, addr: SocketAddr, counters: &mut HttpCounters) -> Error {
+    // A TLS 1.3 server refuses a client certificate after the client's side of the handshake is
+    // done: its alert arrives with the first response.
+    if let Some(cause) = err.io_error().and_then(Cause::of_session) {
+        return tls_failed(counters, addr, &cause);
+    }
+    let kind = match err {
+        ExchangeError::BodyTooLarge { .. } => ErrorKind::BodyTooLarge,
+        _ => ErrorKind::Io,
+    };
+    Error::with_source(kind, "request failed", err)
+}
+
 /// The error of a failed TLS handshake, counted as unverified when the certificate was the cause.
-fn tls_failed(counters: &mut HttpCounters, addr: std::net::SocketAddr, cause: &Cause) -> Error {
+fn tls_failed(counters: &mut HttpCounters, addr: SocketAddr, cause: &Cause) -> Error {
     counters.tls.unverified += u64::from(cause.verification);
     Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
 }
