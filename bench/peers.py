@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from loopback import free_port, pinned, wait_listening
+from loopback import costs, free_port, pinned, wait_listening
 
 DURATION_S = 10  # fixed by the `duration = "10s"` of bench/src/bin/peer-loadbench.rs
 CONCURRENCIES = (50, 1000)
@@ -86,17 +86,7 @@ def run_once(tool, c, url, cpu):
         with open(timing) as f:
             user, system, rss_kb = f.read().split()[-3:]
         requests, rps, p50, p99 = parse(tool, proc.stdout, out)
-    cpu_s = float(user) + float(system)
-    return {
-        "requests": requests,
-        "rps": rps,
-        "p50": p50,
-        "p99": p99,
-        "cpu_us": cpu_s * 1e6 / requests,
-        "user_us": float(user) * 1e6 / requests,
-        "sys_us": float(system) * 1e6 / requests,
-        "rss_mb": int(rss_kb) / 1024,
-    }
+    return {"requests": requests, "rps": rps, "p50": p50, "p99": p99, **costs(user, system, rss_kb, requests)}
 
 
 def fmt_us(us):

@@ -10,22 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_apt=()
-command -v wrk >/dev/null || need_apt+=(wrk)
-[ -x /usr/bin/time ] || need_apt+=(time)
-command -v taskset >/dev/null || need_apt+=(util-linux)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "installing ${need_apt[*]} (apt-get)" >&2
-  apt-get update -qq
-  apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
-if ! command -v oha >/dev/null; then
-  echo "installing oha (cargo install)" >&2
-  cargo install oha --locked --quiet
-fi
-
-cargo build --release --quiet -p loadbench-bench --bins -p cargo-loadbench
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+source bench/prepare.sh
 
 exec python3 bench/peers.py \
   --server "$target_dir/release/hello-server" \

@@ -33,7 +33,7 @@ import tempfile
 import time
 import urllib.request
 
-from loopback import free_port, pinned, wait_listening
+from loopback import costs, free_port, pinned, wait_listening
 
 UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
 STEADY_FROM_S = 2.0  # keep-alive runs: when every connection has made its handshake
@@ -125,7 +125,8 @@ def run_once(tool, shape, c, server, cpu):
         if requests == 0:
             print(f"error: {tool} {shape} c={c} completed no request: {stdout.strip()[-800:]}", file=sys.stderr)
             return None
-    cpu_s = float(user) + float(system)
+    measured = costs(user, system, rss_kb, requests)
+    cpu_s = measured["cpu_s"]
     # The `after` request's own connection made one full handshake.
     full = after["handshakes_full"] - before["handshakes_full"] - 1
     resumed = after["handshakes_resumed"] - before["handshakes_resumed"]
@@ -134,11 +135,7 @@ def run_once(tool, shape, c, server, cpu):
         "rps": rps,
         "p50": p50,
         "p99": p99,
-        "cpu_s": cpu_s,
-        "cpu_us": cpu_s * 1e6 / requests,
-        "user_us": float(user) * 1e6 / requests,
-        "sys_us": float(system) * 1e6 / requests,
-        "rss_mb": int(rss_kb) / 1024,
+        **measured,
         "handshakes": full + resumed,
         "resumed": resumed,
         "failed_handshakes": after["handshakes_failed"] - before["handshakes_failed"],

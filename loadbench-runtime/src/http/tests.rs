@@ -13,8 +13,13 @@ use crate::error::ErrorKind;
 
 /// Serves each accepted connection with `serve` on a thread of its own; the server's address.
 fn server(serve: impl Fn(TcpStream) + Send + Sync + Clone + 'static) -> String {
+    server_at("http", serve)
+}
+
+/// [`server`] for a URL of `scheme` (the TLS tests serve `https`).
+pub(super) fn server_at(scheme: &str, serve: impl Fn(TcpStream) + Send + Sync + Clone + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    let url = format!("{scheme}://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { return };

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,16 +34,7 @@ fn server_config() -> Arc<ServerConfig> {
 
 /// Serves each accepted connection with `serve` on a thread of its own; the server's address.
 fn server(serve: impl Fn(TcpStream) + Send + Sync + Clone + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("https://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let serve = serve.clone();
-            std::thread::spawn(move || serve(stream));
-        }
-    });
-    url
+    crate::http::tests::server_at("https", serve)
 }
 
 fn insecure_ctx(url: &str, timeout: Duration) -> Ctx {
