@@ -22,6 +22,8 @@ pub enum ErrorKind {
     /// The TLS handshake of an `https://` connection failed: the server's certificate could not
     /// be verified, no version or cipher in common, a client certificate required or refused.
     Tls,
+    /// The scenario body panicked. The iteration failed; the virtual user goes on with the next.
+    Panic,
 }
 
 /// The error type of scenario bodies.

@@ -180,3 +180,25 @@ fn a_filter_that_matches_nothing_lists_what_exists() {
     assert!(message.contains("`nope`"), "{message}");
     assert!(message.contains("exact_count"), "{message}");
 }
+
+#[loadbench::scenario(concurrency = 2, count = 20)]
+async fn panicky(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    if ctx.user() == 0 {
+        panic!("user 0 gives up");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_panic_fails_its_iteration_and_the_user_goes_on() {
+    let server = TestServer::start(Behavior::default());
+    let report = run("panicky", &server.url());
+
+    // Every iteration asked for ran: the panicking user was not lost after its first.
+    assert_eq!(report.iterations, 20);
+    assert_eq!(server.requests(), 20, "requests the server answered");
+    assert_eq!(report.ok + report.errors.panic, 20);
+    assert!(report.errors.panic >= 1, "{:?}", report.errors);
+    assert_eq!(report.failed, report.errors.panic);
+}

@@ -64,6 +64,7 @@ pub(crate) fn execute(
     placement: &Placement,
     stop: &StopFlags,
 ) -> std::io::Result<Executed> {
+    super::panics::quiet_repeated_panics();
     let threads = placement.threads.max(1);
     let runtimes = (0..threads)
         .map(|_| tokio::runtime::Builder::new_current_thread().enable_all().build())
@@ -253,9 +254,10 @@ impl WorkerThread {
             for task in tasks {
                 match task.await {
                     Ok(ctx) => finished.push(ctx),
-                    // A panicking body kills its virtual user mid-iteration; count that iteration
-                    // as failed so the totals still add up, and let the other users go on. (Its
-                    // teardown cannot run: its `Ctx` went down with it.)
+                    // A body's panic is caught per iteration (`panics`); a panic anywhere else in a
+                    // user's loop kills it mid-iteration: count that iteration as failed so the
+                    // totals still add up, and let the other users go on. (Its teardown cannot
+                    // run: its `Ctx` went down with it.)
                     Err(err) => worker.borrow_mut().record_lost(if err.is_panic() {
                         "a virtual user panicked"
                     } else {

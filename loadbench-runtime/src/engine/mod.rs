@@ -12,6 +12,7 @@ mod connections;
 mod executor;
 mod halt;
 mod histogram;
+mod panics;
 mod plan;
 mod progress;
 mod ramp;

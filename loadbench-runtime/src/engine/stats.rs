@@ -139,6 +139,7 @@ impl WorkerStats {
                     ErrorKind::Scenario => (&mut self.errors.scenario, "scenario"),
                     ErrorKind::BodyTooLarge => (&mut self.errors.body_too_large, "body_too_large"),
                     ErrorKind::Tls => (&mut self.errors.tls, "tls"),
+                    ErrorKind::Panic => (&mut self.errors.panic, "panic"),
                 };
                 *slot += 1;
                 self.first_errors.entry(name).or_insert_with(|| err.to_string());

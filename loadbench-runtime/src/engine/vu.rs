@@ -8,6 +8,7 @@ use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use super::halt::{Halt, Phase};
+use super::panics;
 use super::worker::Worker;
 use crate::config::ThinkTime;
 use crate::error::Result;
@@ -163,7 +164,8 @@ where
         // Steps of a warmup iteration are not counted.
         ctx.measuring = measured;
         // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
-        let Some(outcome) = halt.until(index, Phase::Cancelled, pin!(body(&mut ctx))).await else {
+        // A panic in the body fails this iteration only: the user goes on with the next.
+        let Some(outcome) = halt.until(index, Phase::Cancelled, pin!(panics::caught(body(&mut ctx)))).await else {
             worker.borrow_mut().record_cancelled(ctx.user(), measured);
             break;
         };

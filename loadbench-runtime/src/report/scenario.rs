@@ -334,12 +334,22 @@ pub struct ErrorCounts {
     /// certificate required or refused).
     #[serde(default)]
     pub tls: u64,
+    /// The scenario body panicked (the virtual user went on).
+    #[serde(default)]
+    pub panic: u64,
 }
 
 impl ErrorCounts {
     /// The total over all kinds.
     pub fn total(&self) -> u64 {
-        self.connect + self.timeout + self.status + self.io + self.scenario + self.body_too_large + self.tls
+        self.connect
+            + self.timeout
+            + self.status
+            + self.io
+            + self.scenario
+            + self.body_too_large
+            + self.tls
+            + self.panic
     }
 
     /// The count of `kind`.
@@ -352,6 +362,7 @@ impl ErrorCounts {
             ErrorKind::Scenario => &mut self.scenario,
             ErrorKind::BodyTooLarge => &mut self.body_too_large,
             ErrorKind::Tls => &mut self.tls,
+            ErrorKind::Panic => &mut self.panic,
         }
     }
 
@@ -364,6 +375,7 @@ impl ErrorCounts {
         self.scenario += other.scenario;
         self.body_too_large += other.body_too_large;
         self.tls += other.tls;
+        self.panic += other.panic;
     }
 }
 

@@ -334,6 +334,7 @@ fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("scenario", e.scenario),
             ("body_too_large", e.body_too_large),
             ("tls", e.tls),
+            ("panic", e.panic),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -513,7 +514,8 @@ mod tests {
         s.iterations = 500;
         s.ok = 480;
         s.failed = 20;
-        s.errors = ErrorCounts { connect: 3, timeout: 0, status: 15, io: 1, scenario: 0, body_too_large: 1, tls: 0 };
+        s.errors =
+            ErrorCounts { connect: 3, timeout: 0, status: 15, io: 1, scenario: 0, body_too_large: 1, tls: 0, panic: 0 };
         s.http.status = [(200, 480), (503, 15)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (480.0, 500.0);
         let out = render(&report(vec![scenario("hello"), s]));
