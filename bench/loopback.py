@@ -1,6 +1,7 @@
 """What the bench scripts share for servers on 127.0.0.1: a free port, pinning to a CPU, and
 waiting until a server listens."""
 
+import argparse
 import socket
 import sys
 import time
@@ -25,6 +26,16 @@ def wait_listening(port, deadline_s=10):
         except OSError:
             time.sleep(0.05)
     sys.exit(f"error: the hello server did not listen on 127.0.0.1:{port}")
+
+
+def runner_arguments(doc, rounds):
+    """The command line both peer benchmarks share: the binaries they run and the rounds."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--loadbench", required=True)
+    parser.add_argument("--cargo-loadbench", required=True)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    return parser
 
 
 def costs(user, system, rss_kb, requests):

@@ -11,7 +11,6 @@ the median over rounds of each round's ratio, so that a round where the whole ma
 (it happens on shared cloud machines, by 10-20 %) weighs on both sides of the ratio alike.
 """
 
-import argparse
 import json
 import os
 import re
@@ -20,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from loopback import costs, free_port, pinned, wait_listening
+from loopback import costs, free_port, pinned, runner_arguments, wait_listening
 
 DURATION_S = 10  # fixed by the `duration = "10s"` of bench/src/bin/peer-loadbench.rs
 CONCURRENCIES = (50, 1000)
@@ -138,10 +137,5 @@ def main():
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--loadbench", required=True)
-    parser.add_argument("--cargo-loadbench", required=True)
-    parser.add_argument("--rounds", type=int, default=3)
-    ARGS = parser.parse_args()
+    ARGS = runner_arguments(__doc__, rounds=3).parse_args()
     main()

@@ -21,7 +21,6 @@ loadbench and oha verify the server's certificate (`--cacert` with the server's 
 round's ratio to wrk and to oha. `--save FILE` keeps every run's figures as JSON.
 """
 
-import argparse
 import json
 import os
 import re
@@ -33,7 +32,7 @@ import tempfile
 import time
 import urllib.request
 
-from loopback import costs, free_port, pinned, wait_listening
+from loopback import costs, free_port, pinned, runner_arguments, wait_listening
 
 UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
 STEADY_FROM_S = 2.0  # keep-alive runs: when every connection has made its handshake
@@ -299,11 +298,7 @@ def main():
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--loadbench", required=True)
-    parser.add_argument("--cargo-loadbench", required=True)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = runner_arguments(__doc__, rounds=5)
     parser.add_argument("--duration", type=int, default=5,
                         help="seconds per run; loadbench's scenarios are fixed at 5 s (bench/src/bin/peer-loadbench.rs)")
     parser.add_argument("--tools", help="comma-separated subset of the generators to run (default: all)")

@@ -62,12 +62,10 @@ fn certificate(err: &CertificateError) -> String {
         C::UnknownIssuer => {
             "the server's certificate was issued by an unknown issuer (a private CA, or self-signed)".to_owned()
         }
-        C::Expired | C::ExpiredContext { .. } => match err {
-            C::ExpiredContext { not_after, .. } => {
-                format!("the server's certificate expired (valid until {})", unix_time(not_after.as_secs()))
-            }
-            _ => "the server's certificate expired".to_owned(),
-        },
+        C::ExpiredContext { not_after, .. } => {
+            format!("the server's certificate expired (valid until {})", unix_time(not_after.as_secs()))
+        }
+        C::Expired => "the server's certificate expired".to_owned(),
         C::NotValidYet | C::NotValidYetContext { .. } => "the server's certificate is not valid yet".to_owned(),
         C::NotValidForName => "the server's certificate is not valid for the target's host name".to_owned(),
         C::NotValidForNameContext { expected, presented } => {

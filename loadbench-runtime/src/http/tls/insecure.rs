@@ -1,5 +1,5 @@
 //! `--insecure`: a verifier that accepts any certificate but still checks the handshake's
-//! signatures, so that a handshake costs what it costs a verifying client minus the chain check,
+//! signatures, so that a handshake costs what a verifying client's does minus the chain check,
 //! and a server that cannot prove it holds its key still fails. rustls offers no such verifier on
 //! purpose (it is the "dangerous" part of its API); every load tool has the flag.
 

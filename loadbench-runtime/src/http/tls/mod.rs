@@ -7,8 +7,9 @@
 //! with rustls-native-certs: it is what curl and wrk trust, it works offline, it honours
 //! `SSL_CERT_FILE`, and it includes the private CAs an administrator installed. The alternatives
 //! were webpki-roots (Mozilla's list compiled in: blind to a company's own CA, and stale with the
-//! binary) and rustls-platform-verifier (the OS verifier: on Linux the same bundle through more
-//! machinery, and on macOS and Windows a system call per handshake, too slow for a load tool).
+//! binary) and rustls-platform-verifier (the OS's own verifier: on Linux the same bundle through
+//! more machinery, and elsewhere a call into the OS for every handshake, which a load tool that
+//! makes thousands a second has no use for).
 
 mod cause;
 mod insecure;
