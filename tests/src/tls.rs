@@ -15,6 +15,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -369,9 +370,21 @@ impl TlsServer {
         self.counters.resumed.load(Ordering::SeqCst)
     }
 
-    /// TLS handshakes that failed.
+    /// TLS handshakes that failed, once every connection accepted so far has finished its
+    /// handshake one way or the other (waiting up to 5 s for that).
+    ///
+    /// The wait is what makes the figure exact: a client sees the server's alert as soon as it
+    /// is sent, before the server's task has come back to count the failure.
     pub fn failed_handshakes(&self) -> u64 {
-        self.counters.failed_handshakes.load(Ordering::SeqCst)
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let failed = self.counters.failed_handshakes.load(Ordering::SeqCst);
+            let ended = failed + self.counters.handshakes.load(Ordering::SeqCst);
+            if ended >= self.counters.connections.load(Ordering::SeqCst) || Instant::now() >= deadline {
+                return failed;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Why the first handshakes failed, as the server saw it.
