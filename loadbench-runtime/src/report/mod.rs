@@ -19,7 +19,7 @@ pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use scenario::{
-    ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, ScenarioReport,
-    StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
+    CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport,
+    ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};

@@ -83,6 +83,14 @@ pub struct ScenarioReport {
     /// Named steps (`ctx.step`) of the measured iterations, in the order first run.
     #[serde(default)]
     pub steps: Vec<StepReport>,
+    /// Named requests (`.name("GET /items/{id}")`) of the measured iterations, in the order first
+    /// sent: each name's requests as one row, like a step's.
+    #[serde(default)]
+    pub requests: Vec<StepReport>,
+    /// Checks (`ctx.check("has id", …)`) of the measured iterations, in the order first made:
+    /// passes and failures by name; a failed check does not fail its iteration.
+    #[serde(default)]
+    pub checks: Vec<CheckReport>,
     /// The per-user setup (`setup = …`), when the scenario has one.
     #[serde(default)]
     pub user_setup: Option<HookReport>,
@@ -176,6 +184,17 @@ pub struct StepReport {
     pub latency_us: Option<LatencyReport>,
 }
 
+/// One named check of a scenario: `ctx.check("has id", …)` (k6's `check`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// The name given to `ctx.check`.
+    pub name: String,
+    /// Times the condition held.
+    pub passes: u64,
+    /// Times it did not.
+    pub fails: u64,
+}
+
 /// The arrival rate of an open-model scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RateReport {
@@ -232,6 +251,8 @@ impl ScenarioReport {
             rate: None,
             timeline: Vec::new(),
             steps: Vec::new(),
+            requests: Vec::new(),
+            checks: Vec::new(),
             user_setup: None,
             user_teardown: None,
             connect_us: None,
