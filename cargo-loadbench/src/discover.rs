@@ -24,6 +24,9 @@ pub struct BenchTarget {
     /// The directory holding the package's `Cargo.toml`; bench binaries run there, as under
     /// `cargo bench`, so relative paths in scenarios mean the same thing.
     pub package_root: PathBuf,
+    /// The bench target's root source file (`benches/api.rs`), read only to explain a target
+    /// that is set up wrong ([`crate::mistakes`]).
+    pub source: PathBuf,
 }
 
 impl fmt::Display for BenchTarget {
@@ -97,11 +100,12 @@ fn select(metadata: &Metadata, packages: &[String], benches: &[String]) -> Resul
         .flat_map(|package| {
             let package_root =
                 package.manifest_path.parent().map_or_else(|| root.clone(), |p| p.as_std_path().to_owned());
-            bench_targets(package).map(move |name| BenchTarget {
+            bench_targets(package).map(move |target| BenchTarget {
                 package: package.name.to_string(),
                 package_id: package.id.clone(),
-                bench: name.to_owned(),
+                bench: target.name.clone(),
                 package_root: package_root.clone(),
+                source: target.src_path.clone().into_std_path_buf(),
             })
         })
         .collect();
@@ -135,10 +139,10 @@ fn depends_on_runtime(package: &Package) -> bool {
         .any(|d| d.name == RUNTIME_PACKAGE && matches!(d.kind, DependencyKind::Normal | DependencyKind::Development))
 }
 
-/// Names of the package's bench targets. Metadata cannot tell a `harness = false` loadbench bench
-/// from a criterion or libtest one; the bench binaries are asked later.
-fn bench_targets(package: &Package) -> impl Iterator<Item = &str> {
-    package.targets.iter().filter(|t| t.is_kind(TargetKind::Bench)).map(|t| t.name.as_str())
+/// The package's bench targets. Metadata cannot tell a `harness = false` loadbench bench from a
+/// criterion or libtest one; the bench binaries are asked later.
+fn bench_targets(package: &Package) -> impl Iterator<Item = &cargo_metadata::Target> {
+    package.targets.iter().filter(|t| t.is_kind(TargetKind::Bench))
 }
 
 #[cfg(test)]

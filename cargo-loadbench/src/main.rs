@@ -14,6 +14,7 @@ mod dispatch;
 mod error;
 mod finish;
 mod gate;
+mod mistakes;
 mod output;
 mod plausible;
 #[cfg(test)]

@@ -63,6 +63,9 @@ pub fn list(exe: &Executable, output: &Path) -> Result<Option<ScenarioList>, Err
         } else {
             eprintln!("note: {}: skipped: not a loadbench target", exe.target);
         }
+        if let Some(fix) = crate::mistakes::not_a_loadbench_binary(&exe.target) {
+            eprintln!("warning: {}: {fix}", exe.target);
+        }
         return Ok(None);
     }
     read_json(output).map(Some).map_err(|reason| Error::Protocol { target: exe.target.to_string(), reason })

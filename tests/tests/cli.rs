@@ -7,6 +7,8 @@
 //!   loadbench bench, and a minute-long one for the Ctrl-C test.
 //! - `fixtures/no-loadbench`: no loadbench bench target at all (never built).
 //! - `fixtures/broken`: a bench target with a type error.
+//! - `fixtures/mistakes`: scenarios in a bench target without `harness = false`, and in one
+//!   without `loadbench::main!()`.
 //!
 //! The fixtures are built in release mode into `target/fixtures`, shared by every test and kept
 //! between runs; the first run of this file therefore takes about a minute. Baselines,
@@ -305,6 +307,47 @@ fn a_build_error_is_shown_as_cargo_shows_it() {
     // …then our one line.
     assert_eq!(out.errors().last(), Some(&"error: build failed"), "{}", out.stderr);
     assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn a_bench_target_without_main_is_named_with_the_fix() {
+    let out = run_fixture("mistakes", &["--bench", "no_main"]);
+
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert!(out.stderr.contains("error[E0601]"), "{}", out.stderr);
+    let hints: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("hint: ")).collect();
+    assert_eq!(
+        hints,
+        ["hint: benches/no_main.rs declares scenarios but has no `main`: add `loadbench::main!();` at the end of \
+          the file (a bench target with `harness = false` needs it to run them)"],
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.errors().last(), Some(&"error: build failed"), "{}", out.stderr);
+}
+
+#[test]
+fn scenarios_under_libtest_s_harness_are_named_with_the_fix() {
+    let server = TestServer::start(Behavior::default());
+    let out = run_fixture("mistakes", &["--bench", "no_harness", "--target", &server.url()]);
+
+    let manifest = fixture("mistakes");
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "warning: mistakes/no_harness: benches/no_harness.rs declares scenarios, but bench target `no_harness` \
+             runs libtest's harness: add `harness = false` to its [[bench]] section in {} \
+             (`[[bench]] name = \"no_harness\" harness = false`)",
+            manifest.canonicalize().expect("fixture exists").display()
+        )],
+        "{}",
+        out.stderr
+    );
+    // It was the only target selected: nothing is left to run.
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(out.errors().last(), Some(&"error: no #[loadbench::scenario] functions in any bench target"));
+    assert_eq!(server.requests(), 0);
 }
 
 /// `cargo loadbench ARGS…` run by `sh -c "SETUP && exec cargo-loadbench loadbench ARGS…"` in

@@ -37,7 +37,13 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     args.client.apply(ClientOptions::default()).tls.check()?;
     // Before building: a missing or broken baseline should cost seconds, not a build and a run.
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
-    let executables = build::build(manifest_path, &workspace.targets)?;
+    let executables = build::build(manifest_path, &workspace.targets).inspect_err(|err| {
+        if matches!(err, Error::BuildFailed) {
+            for fix in crate::mistakes::missing_main(&workspace.targets) {
+                eprintln!("hint: {fix}");
+            }
+        }
+    })?;
 
     let scratch = tempfile::Builder::new().prefix("cargo-loadbench-").tempdir().map_err(Error::TempDir)?;
     let mut listed = Vec::with_capacity(executables.len());
@@ -278,6 +284,7 @@ mod tests {
             package_id: cargo_metadata::PackageId { repr: "shop".into() },
             bench: bench.into(),
             package_root: PathBuf::from("/shop"),
+            source: PathBuf::from(format!("/shop/benches/{bench}.rs")),
         };
         let config = ConfigReport { concurrency: 2, count: Some(10), timeout_ms: 1_000, ..ConfigReport::default() };
         let scenarios = scenarios
