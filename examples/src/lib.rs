@@ -11,10 +11,11 @@
 //!   `GET /queries?queries=N` (N random rows, 1 to 500).
 //! - The business journey's application (accounts, sessions and records in SQLite, see
 //!   [`journey`]): `POST /login` with `{"user":"user7","password":"password7"}` answers
-//!   `{"token":"…"}` (401 for wrong credentials); with `Authorization: Bearer TOKEN`,
-//!   `POST /records` stores its body as a record and answers 201 with `{"id":N}`,
-//!   `GET /records/{id}` answers the record (404 when there is none) and `POST /logout` ends the
-//!   session (204). Without an open session, those three answer 401.
+//!   `{"token":"…"}` and sets the same token as the cookie `session` (401 for wrong
+//!   credentials); with that cookie or `Authorization: Bearer TOKEN`, `POST /records` stores its
+//!   body as a record and answers 201 with `{"id":N}`, `GET /records/{id}` answers the record
+//!   (404 when there is none) and `POST /logout` ends the session (204) and expires the cookie.
+//!   Without an open session, those three answer 401.
 //! - anything else: 404.
 //!
 //! The `demo-app` binary serves the same routes from a process of its own.
@@ -123,6 +124,8 @@ fn text(status: StatusCode, body: &'static str) -> Reply {
 }
 
 async fn route(app: Arc<App>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, hyper::Error> {
+    // The session cookie that `/login` sets and `/logout` expires.
+    let mut set_cookie = None;
     let (status, content_type, body) = match (request.method(), request.uri().path()) {
         (&Method::GET, "/") => (StatusCode::OK, "text/html", Bytes::from_static(b"<p>hello, world!</p>")),
         (&Method::GET, path) if path.starts_with("/items/") => {
@@ -154,20 +157,31 @@ async fn route(app: Arc<App>, request: Request<Incoming>) -> Result<Response<Ful
         (&Method::GET, "/db") => queries(&app, 1, false),
         (&Method::POST, "/login") => {
             let body = request.into_body().collect().await?.to_bytes();
-            blocking(&app, move |app| log_in(app, &body)).await
+            let reply = blocking(&app, move |app| log_in(app, &body)).await;
+            if reply.0 == StatusCode::OK {
+                let token = serde_json::from_slice::<serde_json::Value>(&reply.2)
+                    .ok()
+                    .and_then(|v| v.get("token")?.as_str().map(str::to_owned));
+                set_cookie = token.map(|token| format!("session={token}; Path=/; HttpOnly; SameSite=Lax"));
+            }
+            reply
         }
         (&Method::POST, "/logout") => {
-            let token = bearer(&request);
-            blocking(&app, move |app| {
+            let token = session_token(&request);
+            let reply = blocking(&app, move |app| {
                 with_session(app, token.as_deref(), |db, _, token| match db.log_out(token) {
                     Ok(_) => (StatusCode::NO_CONTENT, "text/plain", Bytes::new()),
                     Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "logout failed"),
                 })
             })
-            .await
+            .await;
+            if reply.0 == StatusCode::NO_CONTENT {
+                set_cookie = Some("session=; Path=/; Max-Age=0".to_owned());
+            }
+            reply
         }
         (&Method::POST, "/records") => {
-            let token = bearer(&request);
+            let token = session_token(&request);
             let body = request.into_body().collect().await?.to_bytes();
             blocking(&app, move |app| {
                 with_session(app, token.as_deref(), |db, user, _| {
@@ -181,7 +195,7 @@ async fn route(app: Arc<App>, request: Request<Incoming>) -> Result<Response<Ful
         }
         (&Method::GET, path) if path.starts_with("/records/") => {
             let id = path["/records/".len()..].parse::<i64>();
-            let token = bearer(&request);
+            let token = session_token(&request);
             blocking(&app, move |app| {
                 with_session(app, token.as_deref(), |db, _, _| match id.map(|id| db.record(id)) {
                     Ok(Ok(Some(record))) => {
@@ -211,6 +225,9 @@ async fn route(app: Arc<App>, request: Request<Incoming>) -> Result<Response<Ful
     let mut response = Response::new(Full::new(body));
     *response.status_mut() = status;
     response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
+    if let Some(cookie) = set_cookie.and_then(|c| hyper::header::HeaderValue::from_str(&c).ok()) {
+        response.headers_mut().insert(hyper::header::SET_COOKIE, cookie);
+    }
     Ok(response)
 }
 
@@ -260,10 +277,23 @@ fn log_in(app: &App, body: &[u8]) -> Reply {
     }
 }
 
-/// The token of an `Authorization: Bearer TOKEN` header.
-fn bearer(request: &Request<Incoming>) -> Option<String> {
-    let value = request.headers().get(hyper::header::AUTHORIZATION)?.to_str().ok()?;
-    value.strip_prefix("Bearer ").map(|token| token.trim().to_owned())
+/// The session token: of an `Authorization: Bearer TOKEN` header, else of the cookie `session`.
+///
+/// The cookie is found by hand: the demo server needs one name out of a `Cookie` header
+/// (`a=1; session=…`), with no attributes to interpret; the client's side, where the rules are,
+/// is loadbench's jar.
+fn session_token(request: &Request<Incoming>) -> Option<String> {
+    let headers = request.headers();
+    if let Some(value) = headers.get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+        return value.strip_prefix("Bearer ").map(|token| token.trim().to_owned());
+    }
+    headers
+        .get_all(hyper::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix("session=").map(str::to_owned))
+        .filter(|token| !token.is_empty())
 }
 
 /// Runs `handle` with the database, the session's account and its token, or answers 401 when
