@@ -13,7 +13,7 @@ impl Ctx {
     /// `checks > 0.99` is met when more than 99 % of all the scenario's checks passed.
     ///
     /// ```no_run
-    /// #[loadbench::scenario(concurrency = 10, count = 1_000, thresholds("checks >= 99%"))]
+    /// #[loadbench::scenario(concurrency = 10, count = 1_000, thresholds(checks >= 99%))]
     /// async fn item(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ///     let response = ctx.get("/items/1").send().await?;
     ///     ctx.check("status is 200", response.status() == 200);
