@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use cargo_loadbench::{Results, RunSample, ScenarioResult};
 use loadbench::cli::interrupt;
-use loadbench::report::{ErrorCounts, LatencyReport, StepReport};
+use loadbench::report::{CheckReport, ErrorCounts, LatencyReport, StepReport};
 
 use crate::compare::median;
 
@@ -78,7 +78,9 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
     let samples: Vec<RunSample> = ran.iter().map(|s| RunSample::of(s)).collect();
     let rps = median(&ran.iter().map(|s| s.rps).collect::<Vec<_>>());
     let attempts_per_sec = median(&ran.iter().map(|s| s.attempts_per_sec).collect::<Vec<_>>());
-    let steps = merge_steps(&ran);
+    let steps = merge_steps(&ran, |r| &r.steps);
+    let requests = merge_steps(&ran, |r| &r.requests);
+    let checks = merge_checks(&ran);
     let achieved = median(&ran.iter().filter_map(|s| s.rate.map(|r| r.achieved)).collect::<Vec<_>>());
     let latency = median_latency(ran.iter().filter_map(|s| s.latency_us.as_ref()));
     let connect = median_latency(ran.iter().filter_map(|s| s.connect_us.as_ref()));
@@ -104,6 +106,8 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         merged.cancelled += other.cancelled;
     }
     merged.steps = steps;
+    merged.requests = requests;
+    merged.checks = checks;
     merged.rps = rps.unwrap_or(0.0);
     merged.attempts_per_sec = attempts_per_sec.unwrap_or(0.0);
     // The open model's achieved rate is a rate like req/s: the median of the runs. (The
@@ -124,10 +128,10 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
 }
 
 /// Each step's counts summed over the runs and its latencies' medians, steps in the order the
-/// first run that had them ran them.
-fn merge_steps(runs: &[&ScenarioResult]) -> Vec<StepReport> {
+/// first run that had them ran them; the same for named requests (`rows` picks which).
+fn merge_steps(runs: &[&ScenarioResult], rows: fn(&ScenarioResult) -> &Vec<StepReport>) -> Vec<StepReport> {
     let mut names: Vec<&str> = Vec::new();
-    for step in runs.iter().flat_map(|r| &r.steps) {
+    for step in runs.iter().flat_map(|r| rows(r)) {
         if !names.contains(&step.name.as_str()) {
             names.push(&step.name);
         }
@@ -135,7 +139,7 @@ fn merge_steps(runs: &[&ScenarioResult]) -> Vec<StepReport> {
     names
         .into_iter()
         .map(|name| {
-            let of: Vec<&StepReport> = runs.iter().flat_map(|r| &r.steps).filter(|s| s.name == name).collect();
+            let of: Vec<&StepReport> = runs.iter().flat_map(|r| rows(r)).filter(|s| s.name == name).collect();
             let mut errors = ErrorCounts::default();
             for step in &of {
                 errors.add(&step.errors);
@@ -150,6 +154,21 @@ fn merge_steps(runs: &[&ScenarioResult]) -> Vec<StepReport> {
             }
         })
         .collect()
+}
+
+/// Each check's passes and failures summed over the runs, in the order first made.
+fn merge_checks(runs: &[&ScenarioResult]) -> Vec<CheckReport> {
+    let mut merged: Vec<CheckReport> = Vec::new();
+    for check in runs.iter().flat_map(|r| &r.checks) {
+        match merged.iter_mut().find(|c| c.name == check.name) {
+            Some(mine) => {
+                mine.passes += check.passes;
+                mine.fails += check.fails;
+            }
+            None => merged.push(check.clone()),
+        }
+    }
+    merged
 }
 
 /// Each latency figure's median across runs.
@@ -254,6 +273,38 @@ mod tests {
         let insert = &open.steps[0];
         assert_eq!((insert.iterations, insert.ok, insert.failed, insert.errors.io), (30, 27, 3, 3));
         assert_eq!(insert.latency_us.map(|l| l.p50), Some(20.0));
+    }
+
+    #[test]
+    fn named_requests_merge_like_steps_and_checks_add_up() {
+        let rounds: Vec<Results> = [(10.0, 1, false), (30.0, 0, true), (20.0, 2, true)]
+            .into_iter()
+            .map(|(p50, fails, later_check)| {
+                let mut s = scenario("items", 100.0, p50, 0);
+                s.requests = vec![StepReport {
+                    name: "GET /items/{id}".into(),
+                    iterations: 10,
+                    ok: 10 - fails,
+                    failed: fails,
+                    errors: ErrorCounts { status: fails, ..Default::default() },
+                    latency_us: s.latency_us,
+                }];
+                s.checks = vec![CheckReport { name: "has id".into(), passes: 10 - fails, fails }];
+                if later_check {
+                    s.checks.push(CheckReport { name: "later".into(), passes: 1, fails: 0 });
+                }
+                round(vec![s])
+            })
+            .collect();
+        let merged = merge(rounds, round(Vec::new()));
+        let items = &merged.scenarios[0];
+        assert!(items.steps.is_empty(), "{:?}", items.steps);
+        let row = &items.requests[0];
+        assert_eq!((row.name.as_str(), row.iterations, row.ok, row.failed), ("GET /items/{id}", 30, 27, 3));
+        assert_eq!(row.errors.status, 3);
+        assert_eq!(row.latency_us.map(|l| l.p50), Some(20.0), "the median run's");
+        let checks: Vec<(&str, u64, u64)> = items.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
+        assert_eq!(checks, [("has id", 27, 3), ("later", 2, 0)], "in the order first made");
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub enum Metric {
     /// Failed iterations, a count.
     #[cfg_attr(feature = "serde", serde(rename = "failed"))]
     Failed,
+    /// Passed checks (`ctx.check`) as a fraction of all checks made, from 0 to 1; higher is
+    /// better.
+    #[cfg_attr(feature = "serde", serde(rename = "checks"))]
+    Checks,
 }
 
 /// What kind of value a [`Metric`] takes, which decides how limits on it are written.
@@ -57,7 +61,7 @@ pub enum MetricKind {
 
 impl Metric {
     /// Every metric, in the order messages list them.
-    pub const ALL: [Metric; 9] = [
+    pub const ALL: [Metric; 10] = [
         Metric::P50,
         Metric::P90,
         Metric::P99,
@@ -67,6 +71,7 @@ impl Metric {
         Metric::ErrorRate,
         Metric::Rps,
         Metric::Failed,
+        Metric::Checks,
     ];
 
     /// The name written in the attribute, on the command line and in JSON (`p99`, `error_rate`).
@@ -81,6 +86,7 @@ impl Metric {
             Metric::ErrorRate => "error_rate",
             Metric::Rps => "rps",
             Metric::Failed => "failed",
+            Metric::Checks => "checks",
         }
     }
 
@@ -88,15 +94,15 @@ impl Metric {
     pub fn kind(self) -> MetricKind {
         match self {
             Metric::P50 | Metric::P90 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean => MetricKind::Latency,
-            Metric::ErrorRate => MetricKind::Fraction,
+            Metric::ErrorRate | Metric::Checks => MetricKind::Fraction,
             Metric::Rps => MetricKind::Rate,
             Metric::Failed => MetricKind::Count,
         }
     }
 
     /// Parses a limit on this metric, in the unit of [`Threshold::value`]: microseconds for a
-    /// latency (`50ms`), a fraction for `error_rate` (`0.01` or `1%`), per second for `rps`, a
-    /// count for `failed`.
+    /// latency (`50ms`), a fraction for `error_rate` and `checks` (`0.01` or `1%`), per second for
+    /// `rps`, a count for `failed`.
     ///
     /// ```
     /// use loadbench_grammar::Metric;
@@ -238,7 +244,7 @@ pub struct Threshold {
     /// How it is compared with [`Threshold::value`].
     pub op: Op,
     /// The limit, in the unit of the metric's JSON field: microseconds for latencies, a fraction
-    /// for `error_rate`, per second for `rps`, a count for `failed`.
+    /// for `error_rate` and `checks`, per second for `rps`, a count for `failed`.
     pub value: f64,
 }
 
@@ -368,6 +374,8 @@ mod tests {
         assert_eq!(parse("rps>1_000").value, 1000.0);
         assert_eq!(parse("rps >= 12.5").op, Op::Ge);
         assert_eq!(parse("failed<=0"), Threshold { metric: Metric::Failed, op: Op::Le, value: 0.0 });
+        assert_eq!(parse("checks>0.99"), Threshold { metric: Metric::Checks, op: Op::Gt, value: 0.99 });
+        assert_eq!(parse("checks >= 99%").value, 0.99);
         for metric in Metric::ALL {
             let value = if metric.kind() == MetricKind::Latency { "5ms" } else { "1" };
             assert_eq!(parse(&format!("{metric}<{value}")).metric, metric);
@@ -388,7 +396,7 @@ mod tests {
     fn mistakes_say_what_to_write() {
         assert_eq!(
             error("p98<50ms"),
-            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed"
+            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed, checks"
         );
         assert_eq!(error("p99 50ms"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");
         assert_eq!(error("<50ms"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");
@@ -401,5 +409,6 @@ mod tests {
         assert_eq!(error("error_rate<2"), "error_rate is a fraction from 0 to 1, such as 0.01 or 1%, not `2`");
         assert_eq!(error("rps>-1"), "rps takes a number of iterations per second, such as 1000, not `-1`");
         assert_eq!(error("failed<0.5"), "failed takes a whole number, such as 0, not `0.5`");
+        assert_eq!(error("checks>99"), "checks is a fraction from 0 to 1, such as 0.01 or 1%, not `99`");
     }
 }

@@ -27,7 +27,8 @@ pub mod hostile;
 pub mod timing;
 pub mod tls;
 
-/// How the test server answers. Request numbers start at 1, in order of arrival.
+/// How the test server answers. Request numbers start at 1, in order of arrival. Whatever the
+/// behaviour, a path under `/missing/` is answered `404 Not Found`.
 #[derive(Debug, Clone)]
 pub struct Behavior {
     /// Time each request takes before its response.
@@ -209,6 +210,7 @@ async fn handle(
     let now = counters.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     counters.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(Arc::clone(&counters));
+    let missing = request.uri().path().starts_with("/missing/");
     record(request, &counters).await;
     let every = |k: Option<u64>| k.is_some_and(|k| k > 0 && n.is_multiple_of(k));
 
@@ -245,7 +247,13 @@ async fn handle(
         // An error from the service makes hyper drop the connection without a response.
         return Err(std::io::Error::other("test server drops this connection"));
     }
-    let status = if every(behavior.fail_every) { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
+    let status = if missing {
+        StatusCode::NOT_FOUND
+    } else if every(behavior.fail_every) {
+        StatusCode::INTERNAL_SERVER_ERROR
+    } else {
+        StatusCode::OK
+    };
     let mut response = Response::builder().status(status).header("content-type", "text/html");
     if every(behavior.close_every) {
         response = response.header("connection", "close");

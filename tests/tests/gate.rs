@@ -251,7 +251,7 @@ fn threshold_mistakes_are_one_line_usage_errors() {
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert_eq!(
         out.errors(),
-        ["error: --threshold `helo:p99 < 5ms` names no selected scenario; selected: guarded, hello, steady"]
+        ["error: --threshold `helo:p99 < 5ms` names no selected scenario; selected: checked, guarded, hello, steady"]
     );
     assert_eq!(target.requests(), 0, "nothing ran");
 }
@@ -468,6 +468,96 @@ fn markdown_tables(markdown: &str) -> Vec<Vec<Vec<String>>> {
         }
     }
     tables
+}
+
+#[test]
+fn named_requests_and_checks_reach_every_output_and_the_checks_threshold_gates() {
+    let _turn = one_at_a_time();
+    let target = server(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str| dir.path().join(name);
+
+    // Two runs merged: each run's 50 iterations make 5 failed `not tenth` checks.
+    let out = gate(&[
+        "checked",
+        "--target",
+        &target.url(),
+        "--runs",
+        "2",
+        "--threshold",
+        "checked:checks>=95%",
+        "--json",
+        path(&file("out.json")),
+        "--output",
+        path(&file("out.csv")),
+        "--output",
+        path(&file("out.md")),
+    ]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert_eq!(target.requests(), 100);
+    assert_eq!(row(&out.stdout, "↳ GET /items/{id}")[..3], ["↳ GET /items/{id}", "100", "0"], "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "\nchecked: checks 95.0% passed: status is 200 100.0% (100 of 100), not tenth 90.0% (90 of 100)\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\nchecked: thresholds met: checks >= 0.95\n"), "{}", out.stdout);
+
+    let checked = loadbench_tests::cli::scenario(&read_report(&file("out.json")), "checked").clone();
+    let requests: Vec<(&str, u64, u64)> =
+        checked.requests.iter().map(|r| (r.name.as_str(), r.iterations, r.failed)).collect();
+    assert_eq!(requests, [("GET /items/{id}", 100, 0)]);
+    let checks: Vec<(&str, u64, u64)> = checked.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
+    assert_eq!(checks, [("status is 200", 100, 0), ("not tenth", 90, 10)]);
+    assert_eq!(checked.thresholds[0].actual, Some(0.95));
+
+    let mut csv = csv::Reader::from_path(file("out.csv")).expect("CSV");
+    let header = csv.headers().expect("header").clone();
+    let column =
+        |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no `{name}` in {header:?}"));
+    let rows: Vec<[String; 5]> = csv
+        .records()
+        .map(|r| {
+            let r = r.expect("CSV row");
+            ["request", "check", "requests", "ok", "failed"].map(|c| r[column(c)].to_owned())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ["", "", "100", "100", "0"].map(String::from),
+            ["GET /items/{id}", "", "100", "100", "0"].map(String::from),
+            ["", "status is 200", "100", "100", "0"].map(String::from),
+            ["", "not tenth", "100", "90", "10"].map(String::from),
+        ]
+    );
+
+    let markdown = std::fs::read_to_string(file("out.md")).expect("Markdown file");
+    let tables = markdown_tables(&markdown);
+    assert_eq!(tables[0][2][..3], ["↳ GET /items/{id}", "100", "0"], "{markdown}");
+    assert!(markdown.contains("\n- checked: checks 95.0% passed: "), "{markdown}");
+
+    // Above 95 % fails; so does a threshold on checks where none was made.
+    let out = gate(&[
+        "checked",
+        "hello",
+        "--exact",
+        "--target",
+        &target.url(),
+        "--threshold",
+        "checked:checks>0.95",
+        "--threshold",
+        "hello:checks>0.5",
+    ]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.stdout.contains("\nchecked: threshold failed: checks > 0.95 (was 0.95)\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\nhello: threshold failed: checks > 0.5 (not measured: no check was made)\n"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! CSV: one row per scenario, followed by one row per named step of it (`step` set, the
-//! scenario-wide columns empty), with a header row; figures in plain units (microseconds, per
+//! scenario-wide columns empty), one per named request (`request` set, likewise) and one per
+//! check (`check` set: `requests` is the times it was made, `ok` its passes, `failed` its
+//! failures, `error_rate` the fraction that failed), with a header row; figures in plain units (microseconds, per
 //! second, fractions, percent) for spreadsheets and scripts. Per-run figures and the per-second
 //! timeline are in the JSON.
 //!
@@ -8,7 +10,7 @@
 //! the verdict. With one target the columns are as they always were.
 
 use cargo_loadbench::{ComparedMetric, ScenarioResult};
-use loadbench::report::{LatencyReport, StepReport};
+use loadbench::report::{CheckReport, LatencyReport, StepReport};
 use serde::Serialize;
 
 use super::{Context, change_of, side_by_side};
@@ -21,6 +23,10 @@ struct Row<'a> {
     scenario: &'a str,
     /// The step's name on a step row; empty on the scenario's own row.
     step: Option<&'a str>,
+    /// The request name on a named request's row (`.name(…)`); empty on the others.
+    request: Option<&'a str>,
+    /// The check's name on a check's row (`ctx.check`); empty on the others.
+    check: Option<&'a str>,
     runs: usize,
     requests: u64,
     ok: u64,
@@ -61,6 +67,8 @@ impl<'a> Row<'a> {
             bench: s.bench.as_deref(),
             scenario: &s.name,
             step: None,
+            request: None,
+            check: None,
             runs: s.runs.len().max(1),
             requests: s.iterations,
             ok: s.ok,
@@ -105,6 +113,8 @@ impl<'a> Row<'a> {
             bench: s.bench.as_deref(),
             scenario: &s.name,
             step: Some(&step.name),
+            request: None,
+            check: None,
             runs: s.runs.len().max(1),
             requests: step.iterations,
             ok: step.ok,
@@ -118,6 +128,52 @@ impl<'a> Row<'a> {
             p99_us: latency(|l| l.p99),
             p99_9_us: latency(|l| l.p99_9),
             max_us: latency(|l| l.max),
+            bytes_received: 0,
+            interrupted: s.interrupted,
+            did_not_run: None,
+            thresholds: "",
+            failed_thresholds: String::new(),
+            baseline: None,
+            verdict: None,
+            rps_old: None,
+            rps_change_pct: None,
+            p50_old_us: None,
+            p50_change_pct: None,
+            p99_old_us: None,
+            p99_change_pct: None,
+        }
+    }
+}
+
+impl<'a> Row<'a> {
+    /// A named request of `s`: a step's row, but under `request`.
+    fn of_request(s: &'a ScenarioResult, request: &'a StepReport) -> Row<'a> {
+        Row { step: None, request: Some(&request.name), ..Row::of_step(s, request) }
+    }
+
+    /// A check of `s`: the times it was made, passed and failed.
+    fn of_check(s: &'a ScenarioResult, check: &'a CheckReport) -> Row<'a> {
+        let made = check.passes + check.fails;
+        Row {
+            package: s.package.as_deref(),
+            bench: s.bench.as_deref(),
+            scenario: &s.name,
+            step: None,
+            request: None,
+            check: Some(&check.name),
+            runs: s.runs.len().max(1),
+            requests: made,
+            ok: check.passes,
+            failed: check.fails,
+            error_rate: (made > 0).then(|| check.fails as f64 / made as f64),
+            dropped: 0,
+            rps: None,
+            mean_us: None,
+            p50_us: None,
+            p90_us: None,
+            p99_us: None,
+            p99_9_us: None,
+            max_us: None,
             bytes_received: 0,
             interrupted: s.interrupted,
             did_not_run: None,
@@ -184,7 +240,8 @@ fn with_targets(cx: &Context, plain: &str, reference: &str) -> Result<String, St
             ratio(ComparedMetric::P99),
             verdict.to_owned(),
         ];
-        for i in 0..=scenario.steps.len() {
+        let rows = 1 + scenario.steps.len() + scenario.requests.len() + scenario.checks.len();
+        for i in 0..rows {
             let record = records.next().ok_or("fewer CSV rows than scenarios and steps")?.map_err(|e| e.to_string())?;
             let tail = if i == 0 { tail.clone() } else { Default::default() };
             write(&record, target, tail)?;
@@ -194,13 +251,19 @@ fn with_targets(cx: &Context, plain: &str, reference: &str) -> Result<String, St
     String::from_utf8(bytes).map_err(|e| e.to_string())
 }
 
-/// The rows of every scenario and step, under the header, with no side-by-side columns.
+/// The rows of every scenario, step, named request and check, under the header, with no side-by-side columns.
 fn plain(cx: &Context) -> Result<String, String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for scenario in &cx.report.scenarios {
         writer.serialize(Row::of(scenario)).map_err(|e| e.to_string())?;
         for step in &scenario.steps {
             writer.serialize(Row::of_step(scenario, step)).map_err(|e| e.to_string())?;
+        }
+        for request in &scenario.requests {
+            writer.serialize(Row::of_request(scenario, request)).map_err(|e| e.to_string())?;
+        }
+        for check in &scenario.checks {
+            writer.serialize(Row::of_check(scenario, check)).map_err(|e| e.to_string())?;
         }
     }
     if cx.report.scenarios.is_empty() {
@@ -324,5 +387,60 @@ mod tests {
         assert_eq!(cell(&rows[2], "step"), "query");
         assert_eq!(cell(&rows[2], "p50_us"), "");
         assert_eq!(cell(&rows[3], "step"), "");
+    }
+
+    #[test]
+    fn named_requests_and_checks_follow_the_steps_as_rows_of_their_own() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        let latency = report.scenarios[0].latency_us;
+        let row = |name: &str| StepReport {
+            name: name.into(),
+            iterations: 10,
+            ok: 9,
+            failed: 1,
+            errors: Default::default(),
+            latency_us: latency,
+        };
+        report.scenarios[0].steps = vec![row("browse")];
+        report.scenarios[0].requests = vec![row("GET /items/{id}")];
+        report.scenarios[0].checks = vec![CheckReport { name: "has id".into(), passes: 992, fails: 8 }];
+        let out = render(&Context::new(&report, 1, None, false)).expect("csv");
+        let mut reader = csv::Reader::from_reader(out.as_bytes());
+        let header = reader.headers().expect("header").clone();
+        let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>().expect("rows");
+        let cell = |row: &csv::StringRecord, name: &str| {
+            let i = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+            row[i].to_owned()
+        };
+        let kinds: Vec<[String; 3]> = rows.iter().map(|r| ["step", "request", "check"].map(|c| cell(r, c))).collect();
+        assert_eq!(
+            kinds,
+            [
+                ["", "", ""].map(String::from),
+                ["browse", "", ""].map(String::from),
+                ["", "GET /items/{id}", ""].map(String::from),
+                ["", "", "has id"].map(String::from),
+            ]
+        );
+        assert_eq!(["requests", "ok", "failed", "error_rate"].map(|c| cell(&rows[2], c)), ["10", "9", "1", "0.1"]);
+        assert!(cell(&rows[2], "p50_us").parse::<f64>().is_ok(), "{out}");
+        assert_eq!(
+            ["requests", "ok", "failed", "error_rate"].map(|c| cell(&rows[3], c)),
+            ["1000", "992", "8", "0.008"]
+        );
+        assert_eq!(cell(&rows[3], "p50_us"), "");
+
+        // Side by side, every row of a scenario still gets its target.
+        report.scenarios[0].target_name = Some("fast".into());
+        let mut slow = report.scenarios[0].clone();
+        slow.target_name = Some("slow".into());
+        report.scenarios.push(slow);
+        let out = render(&Context::new(&report, 1, None, false)).expect("csv");
+        let mut reader = csv::Reader::from_reader(out.as_bytes());
+        let header = reader.headers().expect("header").clone();
+        let target = header.iter().position(|h| h == "target").expect("a target column");
+        let targets: Vec<String> = reader.records().map(|r| r.expect("row")[target].to_owned()).collect();
+        assert_eq!(targets, ["fast", "fast", "fast", "fast", "slow", "slow", "slow", "slow"]);
     }
 }

@@ -3,7 +3,9 @@
 //! `<failure>`; a scenario that could not run or was interrupted is an `<error>`. A regression
 //! that does not gate is mentioned in the case's `<system-out>`, so the test results agree with
 //! the exit code. Against several targets, each scenario is a case per target (`hello [fast]`),
-//! and the comparison with the first target is in its `<system-out>`: it gates nothing.
+//! and the comparison with the first target is in its `<system-out>`: it gates nothing. A
+//! scenario's checks (`ctx.check`) are a line of its `<system-out>` (the table's `checks …
+//! passed: …`): a failed check fails nothing unless a `checks` threshold makes it a `<failure>`.
 
 use std::time::Duration;
 
@@ -34,6 +36,9 @@ pub fn render(cx: &Context) -> Result<String, String> {
             } else {
                 out.push(line);
             }
+        }
+        if let Some(line) = loadbench::report::named::checks_line(scenario) {
+            out.push(line);
         }
         if let (Some(reference), Some(c)) = (reference, &scenario.side_by_side) {
             out.push(format!("side by side against `{reference}`: {}", side_by_side::verdict_cell(c)));
@@ -139,5 +144,17 @@ mod tests {
         assert!(xml.contains(r#"<testcase name="hello [twin]" classname="shop/api""#), "{xml}");
         assert!(xml.contains(r#"<property name="target" value="twin"/>"#), "{xml}");
         assert!(xml.contains("<system-out>side by side against `fast`: within noise</system-out>"), "{xml}");
+    }
+
+    #[test]
+    fn checks_are_a_line_of_the_scenario_s_output() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].comparison = None;
+        report.scenarios[0].checks =
+            vec![loadbench::report::CheckReport { name: "has id".into(), passes: 992, fails: 8 }];
+        let xml = render(&Context::new(&report, 1, None, false)).expect("xml");
+        assert!(xml.contains("<system-out>checks 99.2% passed: has id 99.2% (992 of 1,000)</system-out>"), "{xml}");
+        assert!(xml.contains(r#"failures="0""#), "a failed check fails nothing by itself: {xml}");
     }
 }

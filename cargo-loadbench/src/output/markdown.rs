@@ -1,9 +1,10 @@
-//! GitHub-flavoured Markdown: a heading, the results table, and with a baseline the comparison
-//! table (against several targets, the side-by-side table); for pull-request comments and
-//! `GITHUB_STEP_SUMMARY`.
+//! GitHub-flavoured Markdown: a heading, the results table (steps and named requests as rows
+//! under their scenario, as in the terminal's table; each scenario's checks as a line below it),
+//! and with a baseline the comparison table (against several targets, the side-by-side table);
+//! for pull-request comments and `GITHUB_STEP_SUMMARY`.
 
 use comfy_table::{Table, presets};
-use loadbench::report::{table, units};
+use loadbench::report::{named, table, units};
 
 use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side, thresholds_cell};
 
@@ -28,6 +29,7 @@ pub fn render(cx: &Context) -> String {
         }
         // Each step under its scenario, as in the terminal's table.
         let steps = s.steps.iter().map(|step| table::step_row(s, step));
+        let requests = s.requests.iter().map(|request| named::request_row(s, request));
         std::iter::once(vec![
             name,
             units::thousands(s.iterations),
@@ -40,9 +42,18 @@ pub fn render(cx: &Context) -> String {
             thresholds_cell(s),
         ])
         .chain(steps)
+        .chain(requests)
         .collect::<Vec<_>>()
     });
     out.push_str(&markdown_table(&HEADER, rows));
+    let checks: Vec<String> = cx
+        .scenarios()
+        .filter_map(|(s, label)| Some(format!("- {}: {}\n", escape(label), escape(&named::checks_line(s)?))))
+        .collect();
+    if !checks.is_empty() {
+        out.push('\n');
+        out.extend(checks);
+    }
     if let Some(note) = runs_note(cx) {
         out.push_str(&format!("\n_{note}_\n"));
     }
@@ -164,5 +175,31 @@ mod tests {
         assert_eq!(at("└ query"), at(&first) + 2, "{out}");
         assert_eq!(rows[at("└ login")][1..3], ["30", "2"]);
         assert!(rows.iter().all(|r| r.len() == HEADER.len()), "{out}");
+    }
+
+    #[test]
+    fn named_requests_are_rows_and_checks_a_line_under_the_table() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].requests = vec![loadbench::report::StepReport {
+            name: "GET /items/{id}".into(),
+            iterations: 30,
+            ok: 28,
+            failed: 2,
+            errors: Default::default(),
+            latency_us: None,
+        }];
+        report.scenarios[0].checks =
+            vec![loadbench::report::CheckReport { name: "has_id".into(), passes: 992, fails: 8 }];
+        let out = render(&Context::new(&report, 1, None, false));
+        let rows: Vec<Vec<&str>> = out
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+            .collect();
+        assert_eq!(rows[2][..3], ["hello", "300", "0"], "{out}");
+        assert_eq!(rows[3][..3], ["↳ GET /items/{id}", "30", "2"], "{out}");
+        assert!(rows.iter().all(|r| r.len() == HEADER.len()), "{out}");
+        assert!(out.contains("\n- hello: checks 99.2% passed: has\\_id 99.2% (992 of 1,000)\n"), "{out}");
     }
 }

@@ -364,7 +364,7 @@ fn every_bad_threshold_is_reported() {
     assert_eq!(
         all,
         [
-            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed",
+            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed, checks",
             "unsupported comparison `==`; use <, <=, > or >=",
             "p99 takes a duration such as 50ms, not `50`",
             "error_rate is a fraction from 0 to 1, such as 0.01 or 1%, not `2`",
@@ -394,7 +394,7 @@ fn every_bad_threshold_is_reported() {
     assert_eq!(
         errors(quote!(thresholds(p98 < "1ms"), count = 0)),
         [
-            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed",
+            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed, checks",
             "`count` must be at least 1"
         ]
     );

@@ -10,7 +10,7 @@ use super::histogram::{latency_of, new_histogram};
 use super::timeline::Timeline;
 use crate::error::{Error, ErrorKind};
 use crate::http::HttpCounters;
-use crate::report::{ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond};
+use crate::report::{CheckReport, ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond};
 
 /// What one worker thread measured. Only that thread writes it, so recording takes no lock.
 #[derive(Debug)]
@@ -33,6 +33,10 @@ pub(crate) struct WorkerStats {
     pub(crate) timeline: Timeline,
     /// Named steps (`ctx.step`), in the order they were first seen.
     pub(crate) steps: Vec<StepStats>,
+    /// Named requests (`.name(…)`), in the order they were first sent.
+    pub(crate) requests: Vec<StepStats>,
+    /// Checks (`ctx.check`), in the order they were first made.
+    pub(crate) checks: Vec<CheckReport>,
     /// Runs of the per-user setup (`setup = …`).
     pub(crate) setup: HookReport,
     /// Runs of the per-user teardown (`teardown = …`).
@@ -41,7 +45,7 @@ pub(crate) struct WorkerStats {
     pub(crate) connections: ConnectionStats,
 }
 
-/// One named step's figures on one worker.
+/// One named step's (or named request's) figures on one worker.
 #[derive(Debug)]
 pub(crate) struct StepStats {
     name: String,
@@ -54,6 +58,20 @@ pub(crate) struct StepStats {
 impl StepStats {
     fn new(name: &str) -> StepStats {
         StepStats { name: name.to_owned(), ok: 0, errors: ErrorCounts::default(), latency_ns: new_histogram() }
+    }
+
+    /// Records one run that took `elapsed` and failed with `error`, if any.
+    fn record(&mut self, error: Option<ErrorKind>, elapsed: Duration) {
+        match error {
+            None => {
+                self.ok += 1;
+                let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+                if self.latency_ns.record(ns).is_err() {
+                    self.latency_ns.saturating_record(ns);
+                }
+            }
+            Some(kind) => *self.errors.slot(kind) += 1,
+        }
     }
 }
 
@@ -69,37 +87,36 @@ impl WorkerStats {
             cancelled: 0,
             timeline: Timeline::default(),
             steps: Vec::new(),
+            requests: Vec::new(),
+            checks: Vec::new(),
             setup: HookReport::default(),
             teardown: HookReport::default(),
             connections: ConnectionStats::default(),
         }
     }
 
-    /// The figures of the step called `name`, created on first use. A linear search: a scenario
-    /// has a handful of steps, and comparing a few short strings beats hashing one.
+    /// The figures of the step called `name`, created on first use.
     fn step(&mut self, name: &str) -> &mut StepStats {
-        let index = match self.steps.iter().position(|s| s.name == name) {
-            Some(index) => index,
-            None => {
-                self.steps.push(StepStats::new(name));
-                self.steps.len() - 1
-            }
-        };
-        &mut self.steps[index]
+        row(&mut self.steps, name)
     }
 
     /// Records one run of the step `name` that took `elapsed` and failed with `error`, if any.
     pub(crate) fn record_step(&mut self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
-        let step = self.step(name);
-        match error {
-            None => {
-                step.ok += 1;
-                let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-                if step.latency_ns.record(ns).is_err() {
-                    step.latency_ns.saturating_record(ns);
-                }
-            }
-            Some(kind) => *step.errors.slot(kind) += 1,
+        self.step(name).record(error, elapsed);
+    }
+
+    /// Records one request named `name` that took `elapsed` and failed with `error`, if any.
+    pub(crate) fn record_request(&mut self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+        row(&mut self.requests, name).record(error, elapsed);
+    }
+
+    /// Records one evaluation of the check `name`.
+    pub(crate) fn record_check(&mut self, name: &str, passed: bool) {
+        let check = check(&mut self.checks, name);
+        if passed {
+            check.passes += 1;
+        } else {
+            check.fails += 1;
         }
     }
 
@@ -179,27 +196,23 @@ impl WorkerStats {
         self.timeline.merge(other.timeline);
         self.setup.merge(other.setup);
         self.teardown.merge(other.teardown);
-        for step in other.steps {
-            let mine = self.step(&step.name);
-            mine.ok += step.ok;
-            mine.errors.add(&step.errors);
-            let _ = mine.latency_ns.add(&step.latency_ns);
+        merge_rows(&mut self.steps, other.steps);
+        merge_rows(&mut self.requests, other.requests);
+        for other in other.checks {
+            let mine = check(&mut self.checks, &other.name);
+            mine.passes += other.passes;
+            mine.fails += other.fails;
         }
     }
 
     /// The figures of each step, in the order the steps were first seen.
     pub(crate) fn steps_report(&self) -> Vec<StepReport> {
-        self.steps
-            .iter()
-            .map(|s| StepReport {
-                name: s.name.clone(),
-                iterations: s.ok + s.errors.total(),
-                ok: s.ok,
-                failed: s.errors.total(),
-                errors: s.errors,
-                latency_us: latency_of(&s.latency_ns),
-            })
-            .collect()
+        rows_report(&self.steps)
+    }
+
+    /// The figures of each named request, in the order the names were first sent.
+    pub(crate) fn requests_report(&self) -> Vec<StepReport> {
+        rows_report(&self.requests)
     }
 
     /// The per-second figures, one entry for every second from the start of the run to its last.
@@ -209,6 +222,55 @@ impl WorkerStats {
 
     pub(crate) fn latency_report(&self) -> Option<LatencyReport> {
         latency_of(&self.latency_ns)
+    }
+}
+
+/// The row called `name` in `rows`, created on first use. A linear search: a scenario has a
+/// handful of steps or names, and comparing a few short strings beats hashing one.
+fn row<'a>(rows: &'a mut Vec<StepStats>, name: &str) -> &'a mut StepStats {
+    let index = match rows.iter().position(|s| s.name == name) {
+        Some(index) => index,
+        None => {
+            rows.push(StepStats::new(name));
+            rows.len() - 1
+        }
+    };
+    &mut rows[index]
+}
+
+/// The check called `name` in `checks`, created on first use (a linear search, as [`row`]).
+fn check<'a>(checks: &'a mut Vec<CheckReport>, name: &str) -> &'a mut CheckReport {
+    let index = match checks.iter().position(|c| c.name == name) {
+        Some(index) => index,
+        None => {
+            checks.push(CheckReport { name: name.to_owned(), passes: 0, fails: 0 });
+            checks.len() - 1
+        }
+    };
+    &mut checks[index]
+}
+
+/// Each row's figures, in the order the rows were first seen.
+fn rows_report(rows: &[StepStats]) -> Vec<StepReport> {
+    rows.iter()
+        .map(|s| StepReport {
+            name: s.name.clone(),
+            iterations: s.ok + s.errors.total(),
+            ok: s.ok,
+            failed: s.errors.total(),
+            errors: s.errors,
+            latency_us: latency_of(&s.latency_ns),
+        })
+        .collect()
+}
+
+/// Adds `other`'s rows to `rows`, keeping the order in which they were first seen.
+fn merge_rows(rows: &mut Vec<StepStats>, other: Vec<StepStats>) {
+    for step in other {
+        let mine = row(rows, &step.name);
+        mine.ok += step.ok;
+        mine.errors.add(&step.errors);
+        let _ = mine.latency_ns.add(&step.latency_ns);
     }
 }
 

@@ -247,10 +247,18 @@ impl Worker {
     }
 }
 
-/// The worker records its users' steps and connections: they run on its thread, one at a time.
+/// The worker records its users' steps, named requests, checks and connections: they run on its thread, one at a time.
 impl Recorder for RefCell<Worker> {
     fn record_step(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
         self.borrow_mut().stats.record_step(name, error, elapsed);
+    }
+
+    fn record_request(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+        self.borrow_mut().stats.record_request(name, error, elapsed);
+    }
+
+    fn record_check(&self, name: &str, passed: bool) {
+        self.borrow_mut().stats.record_check(name, passed);
     }
 
     fn record_connection(&self, connect: Duration, handshake: Option<Duration>) {

@@ -112,6 +112,8 @@ impl RunSettings {
         report.warmup_iterations = run.warmup_iterations;
         report.timeline = stats.timeline_report();
         report.steps = stats.steps_report();
+        report.requests = stats.requests_report();
+        report.checks = stats.checks.clone();
         report.user_setup = workload.setup.map(|_| stats.setup.clone());
         report.user_teardown = workload.teardown.map(|_| stats.teardown.clone());
         report.connect_us = stats.connections.connect_report();

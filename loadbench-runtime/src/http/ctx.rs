@@ -19,6 +19,7 @@ use super::connection::{BodyPolicy, ExchangeError, Http1Connection};
 use super::counters::HttpCounters;
 use super::h1;
 use super::last_request::LastRequest;
+use super::names::{Naming, Sent};
 use super::request_timer::RequestTimer;
 use super::stream::{OpenError, Opened, Stream};
 use super::target::Target;
@@ -167,7 +168,7 @@ impl Ctx {
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
         let error = self.set_path(path).err();
         self.policy = BodyPolicy::Keep(self.max_body);
-        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), error }
+        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), error, name: None }
     }
 
     fn set_path(&mut self, path: &str) -> Result<()> {
@@ -316,6 +317,8 @@ pub struct RequestBuilder<'a> {
     headers: HeaderMap,
     body: Bytes,
     error: Option<Error>,
+    /// The row this request is counted in ([`RequestBuilder::name`]).
+    pub(super) name: Option<&'a str>,
 }
 
 impl<'a> RequestBuilder<'a> {
@@ -377,7 +380,7 @@ impl<'a> RequestBuilder<'a> {
     // byte of a request's future is copied as it moves up through the awaits).
     #[allow(clippy::manual_async_fn)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
-        let RequestBuilder { ctx, method, headers, body, error } = self;
+        let RequestBuilder { ctx, method, headers, body, error, name } = self;
         let plain = headers.is_empty() && body.is_empty();
         let prepared = match (error, ctx.last.joined()) {
             (Some(error), _) => Err(error),
@@ -391,7 +394,8 @@ impl<'a> RequestBuilder<'a> {
                 Ok(())
             }
         };
-        ctx.execute(prepared, method)
+        let naming = Naming::start(name, ctx);
+        Sent::new(ctx.execute(prepared, method), naming)
     }
 }
 

@@ -14,15 +14,17 @@
 //! address under the URL's name.
 //!
 //! Uses only the ground floor (`error`, and `report` for what the options record): the engine
-//! above creates each user's `Ctx` and receives its named steps and its connections through
-//! [`Recorder`], which the engine implements.
+//! above creates each user's `Ctx` and receives its named steps, named requests (`names`),
+//! checks (`checks`) and its connections through [`Recorder`], which the engine implements.
 
+mod checks;
 mod connect_to;
 mod connection;
 mod counters;
 mod ctx;
 mod h1;
 mod last_request;
+mod names;
 mod recorder;
 mod request_timer;
 mod steps;

@@ -1,5 +1,5 @@
-//! What a virtual user's client reports to the engine as it happens: its named steps and the
-//! connections it opens. Implemented by the engine's worker, so that the client does not depend on
+//! What a virtual user's client reports to the engine as it happens: its named steps, named
+//! requests and checks, and the connections it opens. Implemented by the engine's worker, so that the client does not depend on
 //! the engine.
 
 use std::time::Duration;
@@ -10,6 +10,13 @@ use crate::error::ErrorKind;
 pub(crate) trait Recorder: std::fmt::Debug {
     /// Records one run of step `name` that took `elapsed` and failed with `error`, if any.
     fn record_step(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration);
+
+    /// Records one request named `name` (`.name(…)`) that took `elapsed`, from `send` to its
+    /// complete response, and failed with `error`, if any.
+    fn record_request(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration);
+
+    /// Records one evaluation of the check `name` (`ctx.check`).
+    fn record_check(&self, name: &str, passed: bool);
 
     /// Records a connection opened: its TCP connect time and, for TLS, its handshake's.
     fn record_connection(&self, connect: Duration, handshake: Option<Duration>);

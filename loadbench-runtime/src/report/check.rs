@@ -27,6 +27,12 @@ pub fn measure(metric: Metric, scenario: &ScenarioReport) -> Option<f64> {
         // Successful iterations per second: `rps > 1000` is not met by a server failing fast.
         Metric::Rps => Some(scenario.rps),
         Metric::Failed => Some(scenario.failed as f64),
+        // Of every check made, the fraction that passed; no check made, nothing measured.
+        Metric::Checks => {
+            let passes: u64 = scenario.checks.iter().map(|c| c.passes).sum();
+            let made = passes + scenario.checks.iter().map(|c| c.fails).sum::<u64>();
+            (made > 0).then(|| passes as f64 / made as f64)
+        }
         // The grammar's list is non-exhaustive; a metric this runtime cannot measure fails.
         _ => None,
     }
@@ -59,7 +65,7 @@ pub fn any_failed(scenario: &ScenarioReport) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{ConfigReport, LatencyReport};
+    use crate::report::{CheckReport, ConfigReport, LatencyReport};
 
     fn parse(s: &str) -> Threshold {
         s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -82,6 +88,10 @@ mod tests {
             p99_9: 3_000.0,
             max: 4_000.0,
         });
+        s.checks = vec![
+            CheckReport { name: "status".into(), passes: 100, fails: 0 },
+            CheckReport { name: "has id".into(), passes: 90, fails: 10 },
+        ];
         s
     }
 
@@ -112,6 +122,20 @@ mod tests {
 
         s.setup_error = Some("target does not resolve".into());
         assert!(evaluate(&s).is_empty());
+    }
+
+    #[test]
+    fn checks_are_the_fraction_of_all_checks_that_passed() {
+        let mut s = scenario();
+        s.config.thresholds = ["checks > 0.95", "checks >= 95%", "checks > 0.9"].map(parse).to_vec();
+        let outcomes = evaluate(&s);
+        assert_eq!(outcomes.iter().map(|o| o.passed).collect::<Vec<_>>(), [false, true, true]);
+        assert_eq!(outcomes[0].to_string(), "checks > 0.95 (was 0.95)");
+
+        s.checks.clear();
+        let outcomes = evaluate(&s);
+        assert!(outcomes.iter().all(|o| !o.passed), "{outcomes:?}");
+        assert_eq!(outcomes[2].to_string(), "checks > 0.9 (not measured: no check was made)");
     }
 
     #[test]

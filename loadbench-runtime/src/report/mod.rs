@@ -1,7 +1,8 @@
 //! The results of a run: the versioned JSON document (`document` and the `scenario` entries in
 //! it: the contract between a bench binary, `cargo loadbench` and any tool that reads the files),
-//! and what reads it: the results table, the threshold check, the number formats they share
-//! (`units`), and atomic writing of result files (`json`).
+//! and what reads it: the results table (its named requests' rows and checks' lines in `named`),
+//! the threshold check, the number formats they share (`units`), and atomic writing of result
+//! files (`json`).
 //!
 //! Uses only the ground floor and the shared grammar: the engine and the harness fill the
 //! document, and nothing here depends on them.
@@ -10,6 +11,7 @@ pub mod check;
 mod connections;
 mod document;
 mod json;
+pub mod named;
 mod scenario;
 pub mod table;
 mod tls;

@@ -117,7 +117,7 @@ pub struct ThresholdOutcome {
     #[serde(flatten)]
     pub threshold: Threshold,
     /// The measured value, in the threshold's unit; `None` when the figure was not measured
-    /// (no iteration succeeded), which fails the threshold.
+    /// (no iteration succeeded; for `checks`, no check was made), which fails the threshold.
     pub actual: Option<f64>,
     /// Whether the threshold held.
     pub passed: bool,
@@ -129,6 +129,9 @@ impl std::fmt::Display for ThresholdOutcome {
         match self.actual {
             Some(actual) => {
                 write!(f, "{} (was {})", self.threshold, units::metric_value(self.threshold.metric, actual))
+            }
+            None if self.threshold.metric == loadbench_grammar::Metric::Checks => {
+                write!(f, "{} (not measured: no check was made)", self.threshold)
             }
             None => write!(f, "{} (not measured: no iteration succeeded)", self.threshold),
         }

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
-use super::connections;
 use super::units::{bytes, micros, rate, thousands};
 use super::{ConfigReport, LatencyReport, RunReport, ScenarioReport, StepReport, WatchReport};
+use super::{connections, named};
 
 /// The column headers, in order.
 const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "bytes"];
@@ -51,6 +51,9 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
         for step in &scenario.steps {
             table.add_row(step_row(scenario, step));
         }
+        for request in &scenario.requests {
+            table.add_row(named::request_row(scenario, request));
+        }
     }
     // Everything but the name is a number; right-aligned numbers line up by magnitude.
     for column in table.column_iter_mut().skip(1) {
@@ -69,6 +72,9 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
             let _ = writeln!(out, "{label}: {line}");
         }
         if let Some(line) = cancelled_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
+        if let Some(line) = named::checks_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
         if let Some(line) = threshold_line(scenario) {

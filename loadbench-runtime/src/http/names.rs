@@ -1,0 +1,109 @@
+//! Named requests (`.name("GET /items/{id}")`): requests to different URLs grouped into one row
+//! under their scenario, with a count, failures by kind and the latency of the successful ones,
+//! like a step's.
+//!
+//! What fails a named request in its row: [`RequestBuilder::send`] returning an error (counted
+//! under its kind), or a response with a status of 400 or more (counted as `status`, as k6's
+//! `http_req_failed` counts it). The row only observes: a 404 is a failure in the row but the
+//! iteration goes on as before, failing only if the body says so (`expect_status`, `?`).
+//!
+//! An unnamed request pays one branch on an `Option` for this, and its future grows by one
+//! pointer: the name's state is boxed, made only for a named request of a measured iteration.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, ready};
+use std::time::Instant;
+
+use pin_project_lite::pin_project;
+
+use super::{Ctx, Recorder, RequestBuilder, Response};
+use crate::error::{ErrorKind, Result};
+
+impl<'a> RequestBuilder<'a> {
+    /// Names this request: every request under the same name, whatever its URL, is one row under
+    /// the scenario (k6's `name` tag, Locust's and Goose's `name`), in the table, the JSON
+    /// (`requests`) and `cargo loadbench`'s outputs.
+    ///
+    /// The row counts the requests sent in measured iterations (not warmup), the failed ones by
+    /// kind, and the latency of the successful ones, from `send` to the complete response. A
+    /// request fails in its row when `send` returns an error, or when its response's status is
+    /// 400 or more (`status`); the row does not fail the iteration, which fails only as it
+    /// always does (`expect_status`, `?`). A named request inside a step is in both rows.
+    ///
+    /// ```no_run
+    /// #[loadbench::scenario(concurrency = 10, count = 1_000)]
+    /// async fn items(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ///     let id = ctx.user() % 100;
+    ///     ctx.get(&format!("/items/{id}")).name("GET /items/{id}").send().await?.expect_status(200)?;
+    ///     Ok(())
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn name(mut self, name: &'a str) -> Self {
+        self.name = Some(name);
+        self
+    }
+}
+
+/// A named request in flight: its name, where its row is recorded, and when it was sent.
+#[derive(Debug)]
+pub(super) struct Naming<'a> {
+    name: &'a str,
+    recorder: Rc<dyn Recorder>,
+    start: Instant,
+}
+
+impl<'a> Naming<'a> {
+    /// The state of a request named `name` sent now; `None` when it has no name, its iteration
+    /// is not measured (warmup), or nothing records (a one-shot request).
+    pub(super) fn start(name: Option<&'a str>, ctx: &Ctx) -> Option<Box<Naming<'a>>> {
+        let name = name?;
+        if !ctx.measuring {
+            return None;
+        }
+        let recorder = Rc::clone(ctx.recorder.as_ref()?);
+        Some(Box::new(Naming { name, recorder, start: Instant::now() }))
+    }
+
+    /// Records the request's outcome in its row.
+    #[inline(never)]
+    fn finish(&self, outcome: &Result<Response>) {
+        let error = match outcome {
+            Ok(response) if response.status().as_u16() >= 400 => Some(ErrorKind::Status),
+            Ok(_) => None,
+            Err(err) => Some(err.kind()),
+        };
+        self.recorder.record_request(self.name, error, self.start.elapsed());
+    }
+}
+
+pin_project! {
+    /// The future of [`RequestBuilder::send`]: the request's own, and for a named request, the
+    /// record of its row once it completes.
+    pub(super) struct Sent<'a, F> {
+        #[pin]
+        request: F,
+        naming: Option<Box<Naming<'a>>>,
+    }
+}
+
+impl<'a, F> Sent<'a, F> {
+    pub(super) fn new(request: F, naming: Option<Box<Naming<'a>>>) -> Sent<'a, F> {
+        Sent { request, naming }
+    }
+}
+
+impl<F: Future<Output = Result<Response>>> Future for Sent<'_, F> {
+    type Output = Result<Response>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Response>> {
+        let this = self.project();
+        let outcome = ready!(this.request.poll(cx));
+        if let Some(naming) = this.naming.take() {
+            naming.finish(&outcome);
+        }
+        Poll::Ready(outcome)
+    }
+}
