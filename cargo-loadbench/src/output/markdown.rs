@@ -29,7 +29,7 @@ pub fn render(cx: &Context) -> String {
         }
         // Each step under its scenario, as in the terminal's table.
         let steps = s.steps.iter().map(|step| table::step_row(s, step));
-        let requests = s.requests.iter().map(|request| named::request_row(s, request));
+        let requests = s.requests.iter().map(|request| table::request_row(s, request));
         std::iter::once(vec![
             name,
             units::thousands(s.iterations),

@@ -52,7 +52,7 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
             table.add_row(step_row(scenario, step));
         }
         for request in &scenario.requests {
-            table.add_row(named::request_row(scenario, request));
+            table.add_row(request_row(scenario, request));
         }
     }
     // Everything but the name is a number; right-aligned numbers line up by magnitude.
@@ -319,6 +319,15 @@ pub fn step_row(s: &ScenarioReport, step: &StepReport) -> Vec<String> {
         latency(|l| l.max),
         "-".to_owned(),
     ]
+}
+
+/// A named request's row (`.name(…)`), as a step's but for its marker (`  ↳ GET /items/{id}`):
+/// its requests, failures (errors and statuses of 400 or more), requests per second of the
+/// scenario's wall time, the latencies of its successful requests, and `-` for bytes.
+pub fn request_row(s: &ScenarioReport, request: &StepReport) -> Vec<String> {
+    let mut cells = step_row(s, request);
+    cells[0] = format!("  {} {}", named::REQUEST_MARKER, request.name);
+    cells
 }
 
 /// `12 of 500 iterations failed: connect 10, status 2; 512 attempts/s (req/s counts successes);
