@@ -289,7 +289,7 @@ mod tests {
     #[test]
     fn each_step_follows_its_scenario_as_a_row_of_its_own() {
         let mut report = sample_report();
-        let latency = report.scenarios[0].latency_us;
+        let latency = report.scenarios[0].latency_us.clone();
         report.scenarios[0].steps = vec![
             StepReport {
                 name: "insert".into(),
