@@ -7,6 +7,7 @@ use clap::Parser;
 use loadbench::Method;
 use loadbench::load::{self, Rate, RateError};
 use loadbench::oneshot::{Header, Request};
+use loadbench::threshold::Percentile;
 use loadbench::watch::Watch;
 
 use crate::gate::CliThreshold;
@@ -36,7 +37,8 @@ iterations.
 
 Exit codes:
   0    every selected scenario ran (failed requests are counted in the results, not fatal)
-  1    a gate failed: a threshold, or a regression with --fail-on-regression
+  1    a gate failed: a threshold, a regression with --fail-on-regression, or a scenario that
+       measured nothing (no HTTP exchange) with --fail-on-warning
   2    usage, configuration or build error, a filter that matches nothing, a bad threshold,
        an output file that cannot be written, a missing, unreadable or untrustworthy
        baseline, or one not saved for too few successes
@@ -120,7 +122,8 @@ pub struct Args {
     pub runs: Option<u32>,
 
     /// A pass/fail condition such as `hello:p99<50ms`, or `error_rate<0.01` for every scenario
-    /// (repeatable). Metrics: p50 p90 p99 p99_9 max mean error_rate rps failed
+    /// (repeatable). Metrics: p50 p90 p95 p99 p99_9 (any pNN or pNN_N: p75, p99_99) max mean
+    /// error_rate rps failed
     #[arg(
         long = "threshold",
         value_name = "[SCENARIO:]CONDITION",
@@ -129,6 +132,11 @@ pub struct Args {
         global = true
     )]
     pub thresholds: Vec<CliThreshold>,
+
+    /// Exit with code 1 when a scenario measured nothing: no HTTP exchange, or iterations faster
+    /// than a network round trip (a body that forgot `.send().await`)
+    #[arg(long, help_heading = "Gating", global = true)]
+    pub fail_on_warning: bool,
 
     /// Save the results as baseline NAME
     #[arg(long, value_name = "NAME", value_parser = parse_baseline_name, help_heading = "Gating", global = true)]
@@ -170,6 +178,18 @@ pub struct Args {
     /// .csv, .md, .xml for JUnit, .txt for the table) or the one given as FORMAT:FILE
     #[arg(long = "output", value_name = "[FORMAT:]FILE", value_parser = OutputSpec::parse, help_heading = "Output", global = true)]
     pub outputs: Vec<OutputSpec>,
+
+    /// The latency percentiles the table and the Markdown show, as columns before `max`, such as
+    /// 50,95,99.9 (also measured, and in the JSON) [default: 50,95,99]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = parse_percentile,
+        help_heading = "Output",
+        global = true
+    )]
+    pub percentiles: Option<Vec<Percentile>>,
 
     /// Also write the results as JSON to FILE (the same as --output json:FILE)
     #[arg(long, value_name = "FILE", help_heading = "Output", global = true)]
@@ -334,6 +354,24 @@ fn parse_runs(text: &str) -> Result<u32, String> {
     settings::check_runs(runs)
 }
 
+impl Args {
+    /// The latency percentiles a run must measure for this command line: the `--percentiles`
+    /// columns and those the `--threshold`s test.
+    pub fn measured_percentiles(&self) -> Vec<Percentile> {
+        let columns = self.percentiles.iter().flatten().copied();
+        let mut all: Vec<Percentile> =
+            columns.chain(self.thresholds.iter().filter_map(|t| t.threshold.metric.percentile())).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
+
+/// One percentile of `--percentiles 50,95,99.9`, as a bench binary reads it.
+fn parse_percentile(text: &str) -> Result<Percentile, String> {
+    Percentile::parse_percent(text).map_err(|e| e.to_string())
+}
+
 /// `--noise-threshold`: a percentage, with or without `%`.
 fn parse_noise(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches('%').trim();
@@ -458,7 +496,7 @@ mod tests {
     #[test]
     fn bad_gating_values_are_one_line_usage_errors() {
         for (flag, value, message) in [
-            ("--threshold", "hello:p98<5ms", "unknown metric `p98`"),
+            ("--threshold", "hello:p100<5ms", "unknown metric `p100`"),
             ("--threshold", "p99<50", "p99 takes a duration such as 50ms"),
             ("--runs", "0", "runs must be from 1 to 1000, not 0"),
             ("--noise-threshold", "lots", "expected a percentage"),

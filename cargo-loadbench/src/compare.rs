@@ -150,8 +150,8 @@ fn show(value: Option<u64>) -> String {
 fn value(metric: ComparedMetric, sample: &RunSample) -> Option<f64> {
     match metric {
         ComparedMetric::Rps => Some(sample.rps),
-        ComparedMetric::P50 => sample.latency_us.map(|l| l.p50),
-        ComparedMetric::P99 => sample.latency_us.map(|l| l.p99),
+        ComparedMetric::P50 => sample.latency_us.as_ref().map(|l| l.p50),
+        ComparedMetric::P99 => sample.latency_us.as_ref().map(|l| l.p99),
         ComparedMetric::SuccessRate => sample.success_rate(),
     }
     .filter(|v| v.is_finite())
@@ -281,9 +281,11 @@ pub(crate) mod tests {
                     min: latency,
                     p50: latency,
                     p90: latency,
+                    p95: latency,
                     p99: latency,
                     p99_9: latency,
                     max: latency,
+                    percentiles: Default::default(),
                 }),
             })
             .collect();
@@ -389,7 +391,7 @@ pub(crate) mod tests {
         old.rps = 1000.0;
         old.iterations = 100;
         old.ok = 100;
-        old.latency_us = scenario(&[(0.0, 100.0)]).runs[0].latency_us;
+        old.latency_us = scenario(&[(0.0, 100.0)]).runs[0].latency_us.clone();
         let c = compare(&scenario(&[(1000.0, 300.0)]), Some(&old), "main", 0.05);
         assert_eq!((c.baseline_runs, c.method), (1, Method::SingleRun));
         assert_eq!(metric(&c, ComparedMetric::P50).old, 100.0);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cargo_loadbench::Results;
 use loadbench::cli::interrupt;
 use loadbench::exit_code;
-use loadbench::report::MachineInfo;
+use loadbench::report::{LatencyColumns, MachineInfo};
 
 use crate::baseline::{Baseline, Baselines};
 use crate::cli::Args;
@@ -83,6 +83,8 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
 
     let mut cx = Context::new(&report, gating.runs, args.baseline.as_deref(), gating.fail_on_regression);
     cx.notes = notes;
+    cx.columns = LatencyColumns::new(args.percentiles.clone().unwrap_or_default());
+    cx.fail_on_warning = args.fail_on_warning;
     code = code.max(write_outputs(args, &cx));
     for hint in loadbench::report::hints(report.scenarios.iter().map(|s| &s.report)) {
         eprintln!("{hint}");
@@ -119,6 +121,24 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
             args.baseline.as_deref().unwrap_or_default(),
             gate.regressions.join(", ")
         );
+    }
+    let warned: Vec<&str> = report
+        .scenarios
+        .iter()
+        .zip(&cx.labels)
+        .filter(|(s, _)| !s.warnings.is_empty())
+        .map(|(_, l)| l.as_str())
+        .collect();
+    if !warned.is_empty() {
+        if args.fail_on_warning {
+            eprintln!("error: --fail-on-warning: {} measured nothing (see the warnings)", warned.join(", "));
+            code = code.max(exit_code::GATE_FAILED);
+        } else {
+            eprintln!(
+                "note: {} measured nothing (see the warnings); add --fail-on-warning to fail the run on it",
+                warned.join(", ")
+            );
+        }
     }
     if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
         code = code.max(exit_code::SCENARIO_FAILED);

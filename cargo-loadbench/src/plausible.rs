@@ -109,8 +109,18 @@ mod tests {
         let mut s = ScenarioResult::new(ScenarioReport::not_started("hello", config));
         (s.iterations, s.ok, s.failed) = (100, 90, 10);
         (s.rps, s.attempts_per_sec) = (900.0, 1_000.0);
-        s.latency_us =
-            Some(LatencyReport { mean: 2.0, stdev: 1.0, min: 1.0, p50: 2.0, p90: 3.0, p99: 4.0, p99_9: 5.0, max: 6.0 });
+        s.latency_us = Some(LatencyReport {
+            mean: 2.0,
+            stdev: 1.0,
+            min: 1.0,
+            p50: 2.0,
+            p90: 3.0,
+            p95: 3.5,
+            p99: 4.0,
+            p99_9: 5.0,
+            max: 6.0,
+            percentiles: Default::default(),
+        });
         s.runs = vec![RunSample::of(&s)];
         let mut report = Results::new(std::time::SystemTime::now());
         report.scenarios = vec![s];

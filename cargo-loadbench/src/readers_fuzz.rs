@@ -39,9 +39,11 @@ fn real_results() -> Results {
             min: 100.0,
             p50: 800.0,
             p90: 1_000.0,
+            p95: 1_000.0,
             p99: 2_000.0,
             p99_9: 3_000.0,
             max: 4_000.0,
+            percentiles: Default::default(),
         });
         s.package = Some("shop".into());
         s.bench = Some("api".into());

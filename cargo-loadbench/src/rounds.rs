@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use cargo_loadbench::{Results, RunSample, ScenarioResult};
 use loadbench::cli::interrupt;
-use loadbench::report::{CheckReport, ErrorCounts, LatencyReport, StepReport};
+use loadbench::report::{CheckReport, ErrorCounts, LatencyReport, StepReport, Warning};
 
 use crate::compare::median;
 
@@ -91,6 +91,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
     let generator =
         all.iter().filter_map(|s| s.generator.as_ref()).find(|g| g.saturated).or(merged.generator.as_ref()).cloned();
     let interrupted = all.iter().any(|s| s.interrupted);
+    let warnings = merge_warnings(&all);
 
     for other in &rest {
         merged.duration_us = merged.duration_us.saturating_add(other.duration_us);
@@ -122,6 +123,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
     merged.generator = generator;
     merged.interrupted = interrupted;
     merged.runs = samples;
+    merged.warnings = warnings;
     // Evaluated again on the merged figures, with the command line's thresholds added.
     merged.thresholds.clear();
     Some(merged)
@@ -181,10 +183,32 @@ fn median_latency<'a>(latencies: impl Iterator<Item = &'a LatencyReport>) -> Opt
         min: field(|l| l.min)?,
         p50: field(|l| l.p50)?,
         p90: field(|l| l.p90)?,
+        p95: field(|l| l.p95)?,
         p99: field(|l| l.p99)?,
         p99_9: field(|l| l.p99_9)?,
         max: field(|l| l.max)?,
+        // A percentile only some runs computed is the median of those that did.
+        percentiles: latencies
+            .iter()
+            .flat_map(|l| l.percentiles.keys())
+            .filter_map(|name| {
+                let values: Vec<f64> = latencies.iter().filter_map(|l| l.percentiles.get(name).copied()).collect();
+                Some((name.clone(), median(&values)?))
+            })
+            .collect(),
     })
+}
+
+/// The warnings of every run, one of each kind (the first run's message): a run that measured
+/// nothing taints the summary, as a saturated generator does.
+fn merge_warnings(runs: &[&ScenarioResult]) -> Vec<Warning> {
+    let mut warnings: Vec<Warning> = Vec::new();
+    for warning in runs.iter().flat_map(|r| &r.warnings) {
+        if !warnings.iter().any(|w| w.kind == warning.kind) {
+            warnings.push(warning.clone());
+        }
+    }
+    warnings
 }
 
 #[cfg(test)]
@@ -211,9 +235,11 @@ mod tests {
             min: p50 / 2.0,
             p50,
             p90: p50 * 2.0,
+            p95: p50 * 2.0,
             p99: p50 * 3.0,
             p99_9: p50 * 4.0,
             max: p50 * 5.0,
+            percentiles: Default::default(),
         });
         s
     }
@@ -240,7 +266,7 @@ mod tests {
         assert_eq!(hello.http.status.get(&200), Some(&27));
         assert_eq!(hello.duration_us, 3_000);
         assert_eq!(hello.rps, 200.0);
-        let latency = hello.latency_us.unwrap_or_else(|| panic!("latency"));
+        let latency = hello.latency_us.as_ref().unwrap_or_else(|| panic!("latency"));
         assert_eq!((latency.p50, latency.p99, latency.max), (20.0, 60.0, 100.0));
         let run_rps: Vec<f64> = hello.runs.iter().map(|r| r.rps).collect();
         assert_eq!(run_rps, [100.0, 300.0, 200.0], "every run, in order");
@@ -261,7 +287,7 @@ mod tests {
                     ok: 9,
                     failed: 1,
                     errors: ErrorCounts { io: 1, ..Default::default() },
-                    latency_us: s.latency_us,
+                    latency_us: s.latency_us.clone(),
                 }];
                 round(vec![s])
             })
@@ -272,7 +298,30 @@ mod tests {
         assert_eq!(open.rate.map(|r| (r.requested, r.achieved)), Some((2_000.0, 1_950.0)));
         let insert = &open.steps[0];
         assert_eq!((insert.iterations, insert.ok, insert.failed, insert.errors.io), (30, 27, 3, 3));
-        assert_eq!(insert.latency_us.map(|l| l.p50), Some(20.0));
+        assert_eq!(insert.latency_us.as_ref().map(|l| l.p50), Some(20.0));
+    }
+
+    #[test]
+    fn warnings_and_asked_percentiles_survive_the_merge() {
+        let rounds: Vec<Results> = [10.0, 30.0, 20.0]
+            .into_iter()
+            .enumerate()
+            .map(|(i, p75)| {
+                let mut s = scenario("hello", 100.0, 10.0, 0);
+                if let Some(latency) = &mut s.latency_us {
+                    latency.percentiles.insert("p75".into(), p75);
+                }
+                if i == 1 {
+                    let kind = loadbench::report::WarningKind::TooFast;
+                    s.warnings = vec![Warning { kind, message: "too fast".into() }];
+                }
+                round(vec![s])
+            })
+            .collect();
+        let merged = merge(rounds, round(Vec::new()));
+        let hello = &merged.scenarios[0];
+        assert_eq!(hello.warnings.iter().map(|w| w.message.as_str()).collect::<Vec<_>>(), ["too fast"]);
+        assert_eq!(hello.latency_us.as_ref().and_then(|l| l.percentiles.get("p75")), Some(&20.0));
     }
 
     #[test]
@@ -287,7 +336,7 @@ mod tests {
                     ok: 10 - fails,
                     failed: fails,
                     errors: ErrorCounts { status: fails, ..Default::default() },
-                    latency_us: s.latency_us,
+                    latency_us: s.latency_us.clone(),
                 }];
                 s.checks = vec![CheckReport { name: "has id".into(), passes: 10 - fails, fails }];
                 if later_check {
@@ -302,7 +351,7 @@ mod tests {
         let row = &items.requests[0];
         assert_eq!((row.name.as_str(), row.iterations, row.ok, row.failed), ("GET /items/{id}", 30, 27, 3));
         assert_eq!(row.errors.status, 3);
-        assert_eq!(row.latency_us.map(|l| l.p50), Some(20.0), "the median run's");
+        assert_eq!(row.latency_us.as_ref().map(|l| l.p50), Some(20.0), "the median run's");
         let checks: Vec<(&str, u64, u64)> = items.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
         assert_eq!(checks, [("has id", 27, 3), ("later", 2, 0)], "in the order first made");
     }

@@ -11,6 +11,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use loadbench::cli::interrupt;
 use loadbench::exit_code;
 use loadbench::report::{RunReport, SCHEMA_VERSION, ScenarioList};
+use loadbench::threshold::Percentile;
 use serde::de::DeserializeOwned;
 
 use crate::build::Executable;
@@ -30,6 +31,9 @@ pub struct RunOptions {
     pub watches: Vec<loadbench::watch::Watch>,
     /// `--insecure`, `--cacert`, `--cert`, `--key`, `--connect-to`, `--no-tls-resumption`.
     pub client: loadbench::cli::ClientArgs,
+    /// Latency percentiles the binary measures beyond its fixed ones: `--percentiles` and those
+    /// of the `--threshold`s, which are shown and evaluated from its JSON.
+    pub percentiles: Vec<Percentile>,
 }
 
 /// How a bench binary's run ended.
@@ -92,6 +96,10 @@ pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Pa
         command.arg("--grace").arg(format!("{}ms", grace.as_millis().max(1)));
     }
     command.args(options.client.to_args());
+    if !options.percentiles.is_empty() {
+        let names: Vec<String> = options.percentiles.iter().map(ToString::to_string).collect();
+        command.env(loadbench::cli::PERCENTILES_ENV, names.join(","));
+    }
     // `--` so that a scenario named `-x` (names can be any string) stays a name.
     command.arg("--").args(names);
     command.stdout(std::io::stderr()).stderr(Stdio::inherit());

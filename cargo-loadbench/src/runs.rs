@@ -39,7 +39,7 @@ impl RunSample {
             failed: scenario.failed,
             ok: Some(scenario.ok),
             rps: scenario.rps,
-            latency_us: scenario.latency_us,
+            latency_us: scenario.latency_us.clone(),
         }
     }
 

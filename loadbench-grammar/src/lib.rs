@@ -23,12 +23,14 @@
 
 mod duration;
 mod number;
+mod percentile;
 mod rate;
 mod threshold;
 
 pub use duration::{
     DurationError, MAX_DURATION, MIN_DURATION, RangeError, parse_duration, parse_duration_range, total_duration,
 };
+pub use percentile::{Percentile, PercentileError};
 pub use rate::{Rate, RateError};
 pub use threshold::{Metric, MetricKind, Op, Threshold, ThresholdError};
 

@@ -1,5 +1,6 @@
 //! Thresholds: `METRIC OP LIMIT`, such as `p99 < 50ms`, `error_rate <= 1%` or `rps > 1000`.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
@@ -7,42 +8,30 @@ use std::time::Duration;
 
 use crate::duration::{self, DurationError};
 use crate::number;
+use crate::percentile::Percentile;
 
 /// A figure of a scenario that a threshold can test.
+///
+/// Latency percentiles are one variant, [`Metric::Percentile`], of any percentile (`p95`, `p75`,
+/// `p99_99`); the common ones have names of their own (`Metric::P99`), usable in `match` arms.
+/// Written, and in JSON, by [`Metric::name`]: `p99`, `error_rate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Metric {
-    /// Median latency of successful iterations.
-    #[cfg_attr(feature = "serde", serde(rename = "p50"))]
-    P50,
-    /// 90th percentile latency.
-    #[cfg_attr(feature = "serde", serde(rename = "p90"))]
-    P90,
-    /// 99th percentile latency.
-    #[cfg_attr(feature = "serde", serde(rename = "p99"))]
-    P99,
-    /// 99.9th percentile latency.
-    #[cfg_attr(feature = "serde", serde(rename = "p99_9"))]
-    P999,
+    /// A latency percentile of successful iterations: `p50`, `p95`, `p99_9`.
+    Percentile(Percentile),
     /// Slowest successful iteration.
-    #[cfg_attr(feature = "serde", serde(rename = "max"))]
     Max,
     /// Mean latency of successful iterations.
-    #[cfg_attr(feature = "serde", serde(rename = "mean"))]
     Mean,
     /// Failed iterations as a fraction of finished ones, from 0 to 1.
-    #[cfg_attr(feature = "serde", serde(rename = "error_rate"))]
     ErrorRate,
     /// Finished iterations per second.
-    #[cfg_attr(feature = "serde", serde(rename = "rps"))]
     Rps,
     /// Failed iterations, a count.
-    #[cfg_attr(feature = "serde", serde(rename = "failed"))]
     Failed,
     /// Passed checks (`ctx.check`) as a fraction of all checks made, from 0 to 1; higher is
     /// better.
-    #[cfg_attr(feature = "serde", serde(rename = "checks"))]
     Checks,
 }
 
@@ -60,10 +49,23 @@ pub enum MetricKind {
 }
 
 impl Metric {
-    /// Every metric, in the order messages list them.
-    pub const ALL: [Metric; 10] = [
+    /// Median latency of successful iterations.
+    pub const P50: Metric = Metric::Percentile(Percentile::P50);
+    /// 90th percentile latency.
+    pub const P90: Metric = Metric::Percentile(Percentile::P90);
+    /// 95th percentile latency.
+    pub const P95: Metric = Metric::Percentile(Percentile::P95);
+    /// 99th percentile latency.
+    pub const P99: Metric = Metric::Percentile(Percentile::P99);
+    /// 99.9th percentile latency.
+    pub const P999: Metric = Metric::Percentile(Percentile::P999);
+
+    /// The metrics with names of their own, in the order messages list them; any other
+    /// percentile (`p75`, `p99_99`) is a metric too.
+    pub const ALL: [Metric; 11] = [
         Metric::P50,
         Metric::P90,
+        Metric::P95,
         Metric::P99,
         Metric::P999,
         Metric::Max,
@@ -74,26 +76,38 @@ impl Metric {
         Metric::Checks,
     ];
 
-    /// The name written in the attribute, on the command line and in JSON (`p99`, `error_rate`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::P50 => "p50",
-            Metric::P90 => "p90",
-            Metric::P99 => "p99",
-            Metric::P999 => "p99_9",
+    /// The name written in the attribute, on the command line and in JSON (`p99`, `p99_9`,
+    /// `error_rate`).
+    ///
+    /// ```
+    /// use loadbench_grammar::Metric;
+    /// assert_eq!(Metric::P999.name(), "p99_9");
+    /// assert_eq!(Metric::ErrorRate.name(), "error_rate");
+    /// ```
+    pub fn name(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Metric::Percentile(p) => return Cow::Owned(p.name()),
             Metric::Max => "max",
             Metric::Mean => "mean",
             Metric::ErrorRate => "error_rate",
             Metric::Rps => "rps",
             Metric::Failed => "failed",
             Metric::Checks => "checks",
+        })
+    }
+
+    /// The percentile this metric is, if it is one.
+    pub fn percentile(self) -> Option<Percentile> {
+        match self {
+            Metric::Percentile(p) => Some(p),
+            _ => None,
         }
     }
 
     /// How limits on this metric are written.
     pub fn kind(self) -> MetricKind {
         match self {
-            Metric::P50 | Metric::P90 | Metric::P99 | Metric::P999 | Metric::Max | Metric::Mean => MetricKind::Latency,
+            Metric::Percentile(_) | Metric::Max | Metric::Mean => MetricKind::Latency,
             Metric::ErrorRate | Metric::Checks => MetricKind::Fraction,
             Metric::Rps => MetricKind::Rate,
             Metric::Failed => MetricKind::Count,
@@ -158,16 +172,36 @@ impl Metric {
 
 impl fmt::Display for Metric {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.name())
     }
 }
 
 impl FromStr for Metric {
     type Err = ThresholdError;
 
+    /// A name of [`Metric::ALL`], or any percentile: `p75`, `p99_99`.
     fn from_str(s: &str) -> Result<Metric, ThresholdError> {
         let s = s.trim();
-        Metric::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| ThresholdError::UnknownMetric(s.to_owned()))
+        if let Some(metric) = Metric::ALL.into_iter().find(|m| m.name() == s) {
+            return Ok(metric);
+        }
+        s.parse::<Percentile>().map(Metric::Percentile).map_err(|_| ThresholdError::UnknownMetric(s.to_owned()))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.name())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Metric {
+    /// By [`Metric::name`], as the attribute and the command line read it.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Metric, D::Error> {
+        let name = <Cow<'de, str>>::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -282,7 +316,12 @@ impl fmt::Display for ThresholdError {
             ThresholdError::Shape => f.write_str("expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`"),
             ThresholdError::Op(op) => write!(f, "unsupported comparison `{op}`; use <, <=, > or >="),
             ThresholdError::UnknownMetric(name) => {
-                write!(f, "unknown metric `{name}`; expected one of: {}", Metric::ALL.map(Metric::name).join(", "))
+                write!(
+                    f,
+                    "unknown metric `{name}`; expected one of: {}, or another percentile such as p75 or p99_99 \
+                     (above p0, below p100)",
+                    Metric::ALL.map(Metric::name).join(", ")
+                )
             }
             ThresholdError::Limit { metric, expected, limit } => write!(f, "{metric} {expected}, not `{limit}`"),
         }
@@ -337,7 +376,8 @@ impl FromStr for Threshold {
     /// let t: Threshold = "p99 < 50ms".parse().unwrap();
     /// assert_eq!(t, Threshold { metric: Metric::P99, op: Op::Lt, value: 50_000.0 });
     /// assert_eq!(t.to_string(), "p99 < 50ms");
-    /// assert!("p98<50ms".parse::<Threshold>().is_err());
+    /// assert_eq!("p95 < 5ms".parse::<Threshold>().unwrap().metric, Metric::P95);
+    /// assert!("p100<50ms".parse::<Threshold>().is_err());
     /// ```
     fn from_str(text: &str) -> Result<Threshold, ThresholdError> {
         let (metric, op, limit) = Threshold::split(text)?;
@@ -368,6 +408,9 @@ mod tests {
         assert_eq!(parse("p99<50ms"), Threshold { metric: Metric::P99, op: Op::Lt, value: 50_000.0 });
         assert_eq!(parse(" p50 <= 1s 500ms "), Threshold { metric: Metric::P50, op: Op::Le, value: 1_500_000.0 });
         assert_eq!(parse("p99_9<2ms").metric, Metric::P999);
+        assert_eq!(parse("p95<2ms").metric, Metric::P95);
+        assert_eq!(parse("p98<2ms").metric.percentile().map(Percentile::percent), Some(98.0));
+        assert_eq!(parse("p99_99 <= 2ms").metric.to_string(), "p99_99");
         assert_eq!(parse("error_rate<0.01"), Threshold { metric: Metric::ErrorRate, op: Op::Lt, value: 0.01 });
         assert_eq!(parse("error_rate<=1%").value, 0.01);
         assert_eq!(parse("rps>1000"), Threshold { metric: Metric::Rps, op: Op::Gt, value: 1000.0 });
@@ -384,8 +427,17 @@ mod tests {
 
     #[test]
     fn display_reads_back_as_the_same_threshold() {
-        for text in ["p99 < 50ms", "p50 <= 1s 500ms", "mean > 250us", "error_rate < 0.01", "rps >= 1000", "failed <= 0"]
-        {
+        for text in [
+            "p99 < 50ms",
+            "p95 < 5ms",
+            "p75 <= 1ms",
+            "p99_99 < 2s",
+            "p50 <= 1s 500ms",
+            "mean > 250us",
+            "error_rate < 0.01",
+            "rps >= 1000",
+            "failed <= 0",
+        ] {
             let threshold = parse(text);
             assert_eq!(threshold.to_string(), text);
             assert_eq!(parse(&threshold.to_string()), threshold);
@@ -395,9 +447,12 @@ mod tests {
     #[test]
     fn mistakes_say_what_to_write() {
         assert_eq!(
-            error("p98<50ms"),
-            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed, checks"
+            error("p100<50ms"),
+            "unknown metric `p100`; expected one of: p50, p90, p95, p99, p99_9, max, mean, error_rate, rps, failed, \
+             checks, or another percentile such as p75 or p99_99 (above p0, below p100)"
         );
+        assert!(error("p0<50ms").starts_with("unknown metric `p0`;"));
+        assert!(error("p9x<50ms").starts_with("unknown metric `p9x`;"));
         assert_eq!(error("p99 50ms"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");
         assert_eq!(error("<50ms"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");
         assert_eq!(error("p99<"), "expected METRIC OP VALUE, such as `p99<50ms` or `error_rate<0.01`");

@@ -228,14 +228,14 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
     };
 
     let thresholds = args.thresholds.iter().map(|(threshold, span)| {
-        let metric = variant(threshold.metric, *span);
+        let metric = metric(threshold.metric, *span, &private);
         let op = variant(threshold.op, *span);
         if !threshold.value.is_finite() {
             // The grammar only returns finite limits; `f64_unsuffixed` would panic on another.
             return syn::Error::new(*span, "a threshold's limit must be a finite number").into_compile_error();
         }
         let value = literal(Literal::f64_unsuffixed(threshold.value), *span);
-        quote_spanned!(*span=> #private::Threshold { metric: #private::Metric::#metric, op: #private::Op::#op, value: #value })
+        quote_spanned!(*span=> #private::Threshold { metric: #metric, op: #private::Op::#op, value: #value })
     });
 
     // Each hook becomes a function of the registry's `Hook` type; the call is spanned on the
@@ -325,6 +325,30 @@ fn duration_expr(duration: std::time::Duration, span: Span) -> TokenStream {
     let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
     let nanos = literal(Literal::u64_unsuffixed(nanos), span);
     quote!(::core::time::Duration::from_nanos(#nanos))
+}
+
+/// The runtime's value of `metric`: `Metric::P99` for a metric with a name of its own, else
+/// `Metric::Percentile(…)` of the exact percentile, built in the `const` (the grammar already
+/// judged it, so the `None` arm is never taken; were it, the `const` would not compile).
+fn metric(metric: loadbench_grammar::Metric, span: Span, private: &TokenStream) -> TokenStream {
+    if let Some(percentile) = metric.percentile().filter(|_| !loadbench_grammar::Metric::ALL.contains(&metric)) {
+        let n = literal(Literal::u32_unsuffixed(percentile.hundred_thousandths()), span);
+        return quote_spanned!(span=> #private::Metric::Percentile(
+            match #private::Percentile::from_hundred_thousandths(#n) {
+                ::core::option::Option::Some(p) => p,
+                ::core::option::Option::None => ::core::panic!("not a percentile"),
+            }
+        ));
+    }
+    let name = match metric {
+        loadbench_grammar::Metric::P50 => Ident::new("P50", span).into_token_stream(),
+        loadbench_grammar::Metric::P90 => Ident::new("P90", span).into_token_stream(),
+        loadbench_grammar::Metric::P95 => Ident::new("P95", span).into_token_stream(),
+        loadbench_grammar::Metric::P99 => Ident::new("P99", span).into_token_stream(),
+        loadbench_grammar::Metric::P999 => Ident::new("P999", span).into_token_stream(),
+        other => variant(other, span),
+    };
+    quote_spanned!(span=> #private::Metric::#name)
 }
 
 /// The runtime's variant for a value of one of the grammar's enums (`Metric::P99`, `Op::Lt`): the
@@ -482,14 +506,20 @@ mod tests {
 
     #[test]
     fn every_metric_and_comparison_of_the_grammar_names_a_variant() {
-        for metric in loadbench_grammar::Metric::ALL {
-            let ident = variant(metric, Span::call_site()).to_string();
-            assert!(syn::parse_str::<Ident>(&ident).is_ok(), "{metric}: {ident}");
+        let private = quote!(::loadbench::__private);
+        for m in loadbench_grammar::Metric::ALL {
+            let path = metric(m, Span::call_site(), &private).to_string();
+            assert!(syn::parse_str::<syn::Path>(&path).is_ok(), "{m}: {path}");
         }
+        let p75 = metric("p75".parse().unwrap_or(loadbench_grammar::Metric::Max), Span::call_site(), &private);
+        assert!(p75.to_string().contains("from_hundred_thousandths (7500000)"), "{p75}");
         for op in loadbench_grammar::Op::ALL {
             assert!(syn::parse_str::<Ident>(&variant(op, Span::call_site()).to_string()).is_ok(), "{op}");
         }
-        assert_eq!(variant(loadbench_grammar::Metric::P999, Span::call_site()).to_string(), "P999");
+        assert_eq!(
+            metric(loadbench_grammar::Metric::P999, Span::call_site(), &private).to_string(),
+            ":: loadbench :: __private :: Metric :: P999"
+        );
         assert_eq!(variant(loadbench_grammar::Op::Ge, Span::call_site()).to_string(), "Ge");
     }
 

@@ -2,7 +2,10 @@
 
 /// The run completed. Request errors are counted and reported, not fatal.
 pub const OK: u8 = 0;
-/// A gate failed: a threshold or a regression against a baseline.
+/// A gate failed: a threshold or a regression against a baseline; or, with `--fail-on-warning`, a
+/// scenario measured nothing (no HTTP exchange, or iterations faster than a round trip). A run
+/// that measured nothing ran, so it is not [`SCENARIO_FAILED`]; its figures cannot be trusted,
+/// as a missed threshold's cannot, and CI scripts already read 1 as "ran but did not pass".
 pub const GATE_FAILED: u8 = 1;
 /// Usage, configuration or build error: a bad flag or file, a filter that matches nothing.
 pub const USAGE: u8 = 2;

@@ -65,10 +65,11 @@ pub mod load {
 /// let t: Threshold = "p99 < 50ms".parse().unwrap();
 /// assert_eq!(t, Threshold { metric: Metric::P99, op: Op::Lt, value: 50_000.0 });
 /// assert_eq!(t.to_string(), "p99 < 50ms");
-/// assert!("p98<50ms".parse::<Threshold>().is_err());
+/// assert_eq!("p95 < 5ms".parse::<Threshold>().unwrap().metric, Metric::P95);
+/// assert!("p100<50ms".parse::<Threshold>().is_err());
 /// ```
 pub mod threshold {
-    pub use loadbench_grammar::{Metric, MetricKind, Op, Threshold, ThresholdError};
+    pub use loadbench_grammar::{Metric, MetricKind, Op, Percentile, PercentileError, Threshold, ThresholdError};
 }
 
 /// Turns an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>` into a registered scenario.

@@ -5,4 +5,4 @@ pub use crate::engine::registry::ScenarioEntry;
 pub use crate::engine::vu::{Hook, HookFuture, VirtualUser, VuFuture, hook_future, vu_future};
 pub use crate::http::Ctx;
 pub use inventory;
-pub use loadbench_grammar::{Metric, Op, Threshold};
+pub use loadbench_grammar::{Metric, Op, Percentile, Threshold};

@@ -241,11 +241,11 @@ fn threshold_mistakes_are_one_line_usage_errors() {
     let _turn = one_at_a_time();
     let target = server(Duration::ZERO);
 
-    let out = gate(&["--target", &target.url(), "--threshold", "hello:p98<5ms"]);
+    let out = gate(&["--target", &target.url(), "--threshold", "hello:p100<5ms"]);
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert_eq!(out.stderr.lines().count(), 1, "one line: {out:#?}");
-    assert!(out.stderr.starts_with("error: invalid value 'hello:p98<5ms' for '--threshold"), "{out:#?}");
-    assert!(out.stderr.contains("unknown metric `p98`; expected one of: p50, p90, p99"), "{out:#?}");
+    assert!(out.stderr.starts_with("error: invalid value 'hello:p100<5ms' for '--threshold"), "{out:#?}");
+    assert!(out.stderr.contains("unknown metric `p100`; expected one of: p50, p90, p99"), "{out:#?}");
 
     let out = gate(&["--target", &target.url(), "--threshold", "helo:p99<5ms"]);
     assert_eq!(out.code, Some(2), "{out:#?}");

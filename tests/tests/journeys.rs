@@ -58,7 +58,7 @@ fn each_step_is_counted_with_its_own_errors_and_latency() {
     assert_eq!(insert.ok + insert.failed, 100);
     // An iteration fails when either step did; both may fail in the same iteration.
     assert!((14..=28).contains(&report.failed), "{} failed iterations", report.failed);
-    assert!(insert.latency_us.is_some_and(|l| l.min > 0.0 && l.min <= l.p50 && l.p50 <= l.max), "{insert:?}");
+    assert!(insert.latency_us.as_ref().is_some_and(|l| l.min > 0.0 && l.min <= l.p50 && l.p50 <= l.max), "{insert:?}");
 
     let table = loadbench::report::table::render(&{
         let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
@@ -118,7 +118,7 @@ fn setup_and_teardown_run_once_per_user_outside_the_figures() {
     assert_eq!((setup.runs, setup.failed), (5, 0));
     let teardown = report.user_teardown.clone().expect("teardown figures");
     assert_eq!((teardown.runs, teardown.failed), (5, 0));
-    let latency = report.latency_us.expect("latency");
+    let latency = report.latency_us.as_ref().expect("latency");
     assert!(latency.max < 100_000.0, "the 150 ms login is not in the latency: {latency:?}");
     assert!(report.duration_us < 150_000, "nor in the duration: {}µs", report.duration_us);
 

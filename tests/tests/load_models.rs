@@ -70,7 +70,7 @@ fn a_stalled_server_shows_in_the_open_model_and_hides_in_the_closed_one() {
     assert_eq!(open.failed, 0, "{:?}", open.errors);
     // 20 users fill up within 0.1 s of the freeze, the rest of its 200 arrivals find none free.
     assert!(open.dropped >= 100, "dropped {}", open.dropped);
-    let latency = open.latency_us.expect("latency");
+    let latency = open.latency_us.as_ref().expect("latency");
     eprintln!("open_stalled: {} run, {} dropped, {latency:?}", open.iterations, open.dropped);
     assert!(latency.p99 >= 500_000.0, "open model p99 {}µs hides a 1 s stall", latency.p99);
     assert!(latency.max >= 900_000.0, "{latency:?}");
@@ -79,7 +79,7 @@ fn a_stalled_server_shows_in_the_open_model_and_hides_in_the_closed_one() {
 
     let server = TestServer::start(stall);
     let closed = run("closed_stalled", &server.url());
-    let latency = closed.latency_us.expect("latency");
+    let latency = closed.latency_us.as_ref().expect("latency");
     eprintln!("closed_stalled: {} run, {latency:?}", closed.iterations);
     assert!(latency.max >= 900_000.0, "the closed model did hit the stall: {latency:?}");
     assert!(latency.p99 < 200_000.0, "closed model p99 {}µs: it waited instead of measuring", latency.p99);
@@ -132,7 +132,7 @@ fn a_warmup_count_runs_first_and_is_left_out() {
     assert_eq!(report.config.warmup_count, Some(5));
     // Requests 10, 20, …, 100 failed; request 105 is measured too, but not a multiple of 10.
     assert_eq!(report.failed, 10, "{:?}", report.errors);
-    let latency = report.latency_us.expect("latency");
+    let latency = report.latency_us.as_ref().expect("latency");
     assert!(latency.max < 100_000.0, "a 100 ms warmup request leaked into the figures: {latency:?}");
     assert!(report.duration_us < 500_000, "the measured part excludes the 0.5 s warmup: {}µs", report.duration_us);
 }
@@ -149,7 +149,7 @@ fn a_warmup_time_runs_first_and_is_left_out() {
 
     assert!(report.warmup_iterations > 0);
     assert_eq!(server.requests(), report.iterations + report.warmup_iterations);
-    let latency = report.latency_us.expect("latency");
+    let latency = report.latency_us.as_ref().expect("latency");
     assert!(latency.max < 200_000.0, "a 200 ms warmup request leaked into the figures: {latency:?}");
     assert_ran_for(report.duration_us, Duration::from_secs(1), "warmup_time's measured part");
     assert_eq!(report.config.warmup_ms, Some(300));
@@ -166,7 +166,7 @@ fn an_open_model_warmup_is_the_first_arrivals() {
     assert_eq!(report.iterations + report.dropped, 300, "measured arrivals, exactly");
     assert_eq!(server.requests(), report.iterations + report.warmup_iterations);
     assert!(report.warmup_iterations >= 20, "{}", report.warmup_iterations);
-    let latency = report.latency_us.expect("latency");
+    let latency = report.latency_us.as_ref().expect("latency");
     assert!(latency.max < 100_000.0, "a 100 ms warmup request leaked into the figures: {latency:?}");
     assert_ran_for(report.duration_us, Duration::from_millis(300), "warmup_open's measured part");
     let rate = report.rate.expect("rate");
@@ -192,7 +192,7 @@ fn think_time_paces_users_and_stays_out_of_the_latency() {
     // Each user runs 10 iterations with 9 pauses of 50 ms between them.
     assert!(report.duration_us >= 450_000, "ran {}µs", report.duration_us);
     assert!(report.duration_us < 450_000 + LATE.as_micros() as u64, "ran {}µs", report.duration_us);
-    let latency = report.latency_us.expect("latency");
+    let latency = report.latency_us.as_ref().expect("latency");
     assert!(latency.p50 < 50_000.0, "the 50 ms pause is not latency: {latency:?}");
     assert_eq!(report.config.think_time_ms, Some((50, 50)));
 
@@ -202,7 +202,7 @@ fn think_time_paces_users_and_stays_out_of_the_latency() {
     assert!((12..=30).contains(&server.requests()), "{} requests", server.requests());
     assert_eq!(server.requests(), report.iterations);
     assert_ran_for(report.duration_us, Duration::from_secs(1), "think_range");
-    let latency = report.latency_us.expect("latency");
+    let latency = report.latency_us.as_ref().expect("latency");
     assert!(latency.p50 < 50_000.0, "the pause of 50 ms or more is not latency: {latency:?}");
 }
 

@@ -61,7 +61,7 @@ fn requests_under_one_name_are_one_row() {
     assert_eq!(report.requests.len(), 1, "{:?}", report.requests);
     let row = request(&report, "GET /items/{id}");
     assert_eq!((row.iterations, row.ok, row.failed), (items.len() as u64, 200, 0));
-    assert!(row.latency_us.is_some_and(|l| l.min > 0.0 && l.min <= l.p50 && l.p50 <= l.max), "{row:?}");
+    assert!(row.latency_us.as_ref().is_some_and(|l| l.min > 0.0 && l.min <= l.p50 && l.p50 <= l.max), "{row:?}");
     assert!(report.steps.is_empty(), "a name is not a step");
 
     let table = table(&report);

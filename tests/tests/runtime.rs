@@ -36,7 +36,7 @@ fn count_and_concurrency_are_exact_as_the_server_sees_them() {
     // One keep-alive connection per virtual user, never more.
     assert_eq!(report.http.connections, 100);
     assert_eq!(server.connections(), 100);
-    let latency = report.latency_us.expect("latency of successful iterations");
+    let latency = report.latency_us.as_ref().expect("latency of successful iterations");
     assert!(latency.min >= 1_000.0, "each request waits 1 ms on the server: min {}µs", latency.min);
     assert!(latency.min <= latency.p50 && latency.p50 <= latency.p99 && latency.p99 <= latency.max);
     assert!(report.rps > 0.0);

@@ -80,6 +80,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
                 .rate(url.rate)
                 .timeout(url.timeout.unwrap_or(DEFAULT_TIMEOUT))
                 .progress(!args.quiet)
+                .percentiles(args.measured_percentiles())
                 .grace(args.grace.unwrap_or(DEFAULT_GRACE))
                 .stop_flag(interrupt::stop_flag())
                 .cancel_flag(interrupt::cancel_flag());

@@ -75,6 +75,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         watches: args.watched(),
         // Bench binaries run in their package's directory.
         client: args.client.absolute(),
+        percentiles: args.measured_percentiles(),
     };
     let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {

@@ -352,7 +352,7 @@ mod tests {
     #[test]
     fn each_step_follows_its_scenario_as_a_row_of_its_own() {
         let mut report = sample_report();
-        let latency = report.scenarios[0].latency_us;
+        let latency = report.scenarios[0].latency_us.clone();
         report.scenarios[0].steps = vec![
             StepReport {
                 name: "insert".into(),
@@ -393,14 +393,14 @@ mod tests {
     fn named_requests_and_checks_follow_the_steps_as_rows_of_their_own() {
         let mut report = sample_report();
         report.scenarios.truncate(1);
-        let latency = report.scenarios[0].latency_us;
+        let latency = report.scenarios[0].latency_us.clone();
         let row = |name: &str| StepReport {
             name: name.into(),
             iterations: 10,
             ok: 9,
             failed: 1,
             errors: Default::default(),
-            latency_us: latency,
+            latency_us: latency.clone(),
         };
         report.scenarios[0].steps = vec![row("browse")];
         report.scenarios[0].requests = vec![row("GET /items/{id}")];

@@ -40,6 +40,14 @@ pub fn render(cx: &Context) -> Result<String, String> {
         if let Some(line) = loadbench::report::named::checks_line(scenario) {
             out.push(line);
         }
+        for warning in &scenario.warnings {
+            let line = format!("warning: {warning}");
+            if cx.fail_on_warning {
+                failures.push(line);
+            } else {
+                out.push(line);
+            }
+        }
         if let (Some(reference), Some(c)) = (reference, &scenario.side_by_side) {
             out.push(format!("side by side against `{reference}`: {}", side_by_side::verdict_cell(c)));
         }
@@ -57,6 +65,7 @@ pub fn render(cx: &Context) -> Result<String, String> {
             let kinds = [
                 ("threshold", scenario.thresholds.iter().any(|o| !o.passed)),
                 ("regression", regressed(scenario) && cx.fail_on_regression),
+                ("warning", !scenario.warnings.is_empty() && cx.fail_on_warning),
             ];
             let kind = kinds.iter().filter(|(_, yes)| *yes).map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -134,6 +143,23 @@ mod tests {
             informative.contains("<system-out>baseline `main`: regressed (req/s, p50, p99)</system-out>"),
             "{informative}"
         );
+    }
+
+    #[test]
+    fn a_warning_is_output_or_with_fail_on_warning_a_failure() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].warnings = vec![loadbench::report::Warning {
+            kind: loadbench::report::WarningKind::NoRequests,
+            message: "no HTTP exchange".into(),
+        }];
+        let lenient = render(&Context::new(&report, 1, None, false)).expect("xml");
+        assert!(lenient.contains("warning: no HTTP exchange"), "{lenient}");
+        assert!(!lenient.contains("<failure"), "{lenient}");
+        let mut cx = Context::new(&report, 1, None, false);
+        cx.fail_on_warning = true;
+        let strict = render(&cx).expect("xml");
+        assert!(strict.contains(r#"<failure message="warning: no HTTP exchange" type="warning">"#), "{strict}");
     }
 
     #[test]

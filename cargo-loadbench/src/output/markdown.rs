@@ -8,44 +8,38 @@ use loadbench::report::{named, table, units};
 
 use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side, thresholds_cell};
 
-const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "thresholds"];
+/// The results table's headers: those of the terminal's, with thresholds for bytes.
+fn header(cx: &Context) -> Vec<String> {
+    let mut header = table::header(&cx.columns);
+    header.pop();
+    header.push("thresholds".to_owned());
+    header
+}
 
 /// The Markdown document.
 pub fn render(cx: &Context) -> String {
     let mut out = String::from("### loadbench results\n\n");
+    let header = header(cx);
     let rows = cx.scenarios().flat_map(|(s, label)| {
-        let latency = |pick: fn(&loadbench::report::LatencyReport) -> f64| {
-            s.latency_us.as_ref().map_or_else(|| "-".to_owned(), |l| units::micros(pick(l)))
-        };
         let mut name = label.to_owned();
         if s.interrupted {
             name.push_str(" (interrupted)");
         }
         if let Some(error) = &s.setup_error {
-            let mut row = vec!["-".to_owned(); HEADER.len()];
+            let mut row = vec!["-".to_owned(); header.len()];
             row[0] = name;
             row[1] = format!("did not run: {error}");
             return vec![row];
         }
         // Each step under its scenario, as in the terminal's table.
-        let steps = s.steps.iter().map(|step| table::step_row(s, step));
-        let requests = s.requests.iter().map(|request| table::request_row(s, request));
-        std::iter::once(vec![
-            name,
-            units::thousands(s.iterations),
-            units::thousands(s.failed),
-            units::rate(s.rps),
-            latency(|l| l.p50),
-            latency(|l| l.p90),
-            latency(|l| l.p99),
-            latency(|l| l.max),
-            thresholds_cell(s),
-        ])
-        .chain(steps)
-        .chain(requests)
-        .collect::<Vec<_>>()
+        let steps = s.steps.iter().map(|step| table::step_row_with(s, step, &cx.columns));
+        let requests = s.requests.iter().map(|request| table::request_row_with(s, request, &cx.columns));
+        let mut row = vec![name, units::thousands(s.iterations), units::thousands(s.failed), units::rate(s.rps)];
+        row.extend(cx.columns.cells(s.latency_us.as_ref()));
+        row.push(thresholds_cell(s));
+        std::iter::once(row).chain(steps).chain(requests).collect::<Vec<_>>()
     });
-    out.push_str(&markdown_table(&HEADER, rows));
+    out.push_str(&markdown_table(&header, rows));
     let checks: Vec<String> = cx
         .scenarios()
         .filter_map(|(s, label)| Some(format!("- {}: {}\n", escape(label), escape(&named::checks_line(s)?))))
@@ -56,6 +50,19 @@ pub fn render(cx: &Context) -> String {
     }
     if let Some(note) = runs_note(cx) {
         out.push_str(&format!("\n_{note}_\n"));
+    }
+    let warnings: Vec<String> = cx
+        .scenarios()
+        .flat_map(|(s, label)| {
+            s.warnings.iter().map(move |w| format!("- **warning** {}: {}", escape(label), escape(&w.message)))
+        })
+        .collect();
+    if !warnings.is_empty() {
+        out.push('\n');
+        for line in warnings {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     let comparisons: Vec<Vec<String>> = cx.scenarios().filter_map(|(s, label)| comparison_row(s, label)).collect();
     if let Some(baseline) = cx.baseline
@@ -86,9 +93,9 @@ pub fn render(cx: &Context) -> String {
 }
 
 /// A pipe table from comfy-table's Markdown preset, with cells escaped.
-fn markdown_table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+fn markdown_table<S: AsRef<str>>(header: &[S], rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut table = Table::new();
-    table.load_style(presets::ASCII_MARKDOWN).force_no_tty().set_header(header.iter().copied());
+    table.load_style(presets::ASCII_MARKDOWN).force_no_tty().set_header(header.iter().map(AsRef::as_ref));
     for row in rows {
         table.add_row(row.iter().map(|cell| escape(cell)));
     }
@@ -129,7 +136,10 @@ mod tests {
         assert!(side.contains("- Ratios are each target's median over \\`fast\\`'s"), "{side}");
         for line in out.lines().filter(|l| l.starts_with('|')) {
             let cells = line.replace("\\|", "").matches('|').count() - 1;
-            assert!(cells == HEADER.len() || cells == side_by_side::HEADER.len(), "{line}");
+            assert!(
+                cells == header(&Context::new(&report, 1, None, false)).len() || cells == side_by_side::HEADER.len(),
+                "{line}"
+            );
         }
     }
 
@@ -143,7 +153,10 @@ mod tests {
         assert!(out.contains("#### Compared with baseline `main`"), "{out}");
         for line in out.lines().filter(|l| l.starts_with('|')) {
             let cells = line.replace("\\|", "").matches('|').count() - 1;
-            assert!(cells == HEADER.len() || cells == COMPARISON_HEADER.len(), "{line}");
+            assert!(
+                cells == header(&Context::new(&report, 1, None, false)).len() || cells == COMPARISON_HEADER.len(),
+                "{line}"
+            );
         }
     }
 
@@ -174,7 +187,30 @@ mod tests {
         assert_eq!(at("└ login"), at(&first) + 1, "{out}");
         assert_eq!(at("└ query"), at(&first) + 2, "{out}");
         assert_eq!(rows[at("└ login")][1..3], ["30", "2"]);
-        assert!(rows.iter().all(|r| r.len() == HEADER.len()), "{out}");
+        assert!(rows.iter().all(|r| r.len() == header(&Context::new(&report, 1, None, false)).len()), "{out}");
+    }
+
+    #[test]
+    fn percentiles_choose_the_columns_and_warnings_are_listed() {
+        let mut report = sample_report();
+        let first = report.scenarios[0].name.clone();
+        report.scenarios[0].warnings = vec![loadbench::report::Warning {
+            kind: loadbench::report::WarningKind::NoRequests,
+            message: "did the body forget `.send().await`?".into(),
+        }];
+        let mut cx = Context::new(&report, 1, None, false);
+        cx.columns =
+            loadbench::report::LatencyColumns::new(loadbench::cli::parse_percentiles("90,99.9").unwrap_or_default());
+        let out = render(&cx);
+        let cells = |text: &str| -> Vec<String> {
+            let line = text.lines().find(|l| l.starts_with("| scenario")).unwrap_or_default();
+            line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect()
+        };
+        assert_eq!(cells(&out), ["scenario", "requests", "failed", "req/s", "p90", "p99.9", "max", "thresholds"]);
+        let warning = format!("\n- **warning** {}: did the body forget \\`.send().await\\`?\n", escape(&first));
+        assert!(out.contains(&warning), "{out}");
+        let default = render(&Context::new(&report, 1, None, false));
+        assert_eq!(cells(&default)[4..8], ["p50", "p95", "p99", "max"], "{default}");
     }
 
     #[test]
@@ -199,7 +235,7 @@ mod tests {
             .collect();
         assert_eq!(rows[2][..3], ["hello", "300", "0"], "{out}");
         assert_eq!(rows[3][..3], ["↳ GET /items/{id}", "30", "2"], "{out}");
-        assert!(rows.iter().all(|r| r.len() == HEADER.len()), "{out}");
+        assert!(rows.iter().all(|r| r.len() == header(&Context::new(&report, 1, None, false)).len()), "{out}");
         assert!(out.contains("\n- hello: checks 99.2% passed: has\\_id 99.2% (992 of 1,000)\n"), "{out}");
     }
 }

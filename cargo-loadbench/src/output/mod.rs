@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, Results, ScenarioResult, Verdict};
-use loadbench::report::units;
+use loadbench::report::{LatencyColumns, units};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -101,12 +101,25 @@ pub struct Context<'a> {
     pub fail_on_regression: bool,
     /// Further lines worth reading, such as a baseline recorded on another machine.
     pub notes: Vec<String>,
+    /// The latency columns of the results table (`--percentiles`).
+    pub columns: LatencyColumns,
+    /// Whether a warning that a scenario measured nothing fails the run (`--fail-on-warning`).
+    pub fail_on_warning: bool,
 }
 
 impl<'a> Context<'a> {
     /// The context of `report`.
     pub fn new(report: &'a Results, runs: u32, baseline: Option<&'a str>, fail_on_regression: bool) -> Context<'a> {
-        Context { report, labels: labels(&report.scenarios), runs, baseline, fail_on_regression, notes: Vec::new() }
+        Context {
+            report,
+            labels: labels(&report.scenarios),
+            runs,
+            baseline,
+            fail_on_regression,
+            notes: Vec::new(),
+            columns: LatencyColumns::default(),
+            fail_on_warning: false,
+        }
     }
 
     fn scenarios(&self) -> impl Iterator<Item = (&'a ScenarioResult, &str)> {
@@ -375,9 +388,11 @@ pub(crate) mod tests {
             min: p50,
             p50,
             p90: p50,
+            p95: p50,
             p99: p50 * 2.0,
             p99_9: p50 * 2.0,
             max: p50 * 3.0,
+            percentiles: Default::default(),
         };
         let scenario = |name: &str, rps: f64, p50: f64| {
             let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config.clone()));

@@ -66,8 +66,8 @@ fn figure(s: &ScenarioResult, metric: ComparedMetric) -> Option<f64> {
     }
     match metric {
         ComparedMetric::Rps => Some(s.rps),
-        ComparedMetric::P50 => s.latency_us.map(|l| l.p50),
-        ComparedMetric::P99 => s.latency_us.map(|l| l.p99),
+        ComparedMetric::P50 => s.latency_us.as_ref().map(|l| l.p50),
+        ComparedMetric::P99 => s.latency_us.as_ref().map(|l| l.p99),
         ComparedMetric::SuccessRate => (s.iterations > 0).then(|| s.ok as f64 / s.iterations as f64),
     }
 }
@@ -175,9 +175,11 @@ mod tests {
                 min: p50,
                 p50,
                 p90: p50,
+                p95: p50,
                 p99: p50 * 1.5,
                 p99_9: p50 * 2.0,
                 max: p50 * 3.0,
+                percentiles: Default::default(),
             });
             s.rps = rps[1];
             s.runs = rps.iter().map(|&r| RunSample { rps: r, ..RunSample::of(&s) }).collect();

@@ -10,7 +10,7 @@ use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_n
 /// The whole text output.
 pub fn render(cx: &Context) -> String {
     let rows: Vec<_> = cx.scenarios().map(|(s, label)| (&s.report, label)).collect();
-    let mut out = table::render_rows(&rows);
+    let mut out = table::render_rows_with(&rows, &cx.columns);
     if let Some(note) = runs_note(cx) {
         out.push_str(&note);
         out.push('\n');

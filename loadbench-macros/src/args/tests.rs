@@ -352,6 +352,13 @@ fn thresholds() {
             (Metric::Rps, Op::Gt, 1000.0),
         ]
     );
+    // Any percentile, exactly.
+    let p75 = "p75".parse::<Metric>().unwrap_or(Metric::Max);
+    let p99_99 = "p99_99".parse::<Metric>().unwrap_or(Metric::Max);
+    assert_eq!(
+        thresholds_of(quote!(count = 1, thresholds(p95 < 5ms, p75 <= "1ms", p99_99 < 1s))),
+        [(Metric::P95, Op::Lt, 5_000.0), (p75, Op::Le, 1_000.0), (p99_99, Op::Lt, 1_000_000.0)]
+    );
     assert!(parse(quote!(count = 1)).thresholds.is_empty());
 }
 
@@ -359,12 +366,13 @@ fn thresholds() {
 fn every_bad_threshold_is_reported() {
     let all = errors(quote!(
         count = 1,
-        thresholds(p98 < "5ms", p99 == "5ms", p99 < 50, error_rate < 2, rps > -1, failed < 0.5, p50 < "soon", 5)
+        thresholds(p100 < "5ms", p99 == "5ms", p99 < 50, error_rate < 2, rps > -1, failed < 0.5, p50 < "soon", 5)
     ));
     assert_eq!(
         all,
         [
-            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed, checks",
+            "unknown metric `p100`; expected one of: p50, p90, p95, p99, p99_9, max, mean, error_rate, rps, failed, \
+             checks, or another percentile such as p75 or p99_99 (above p0, below p100)",
             "unsupported comparison `==`; use <, <=, > or >=",
             "p99 takes a duration such as 50ms, not `50`",
             "error_rate is a fraction from 0 to 1, such as 0.01 or 1%, not `2`",
@@ -392,9 +400,10 @@ fn every_bad_threshold_is_reported() {
     );
     // Keys after a bad threshold list are still checked.
     assert_eq!(
-        errors(quote!(thresholds(p98 < "1ms"), count = 0)),
+        errors(quote!(thresholds(p100 < "1ms"), count = 0)),
         [
-            "unknown metric `p98`; expected one of: p50, p90, p99, p99_9, max, mean, error_rate, rps, failed, checks",
+            "unknown metric `p100`; expected one of: p50, p90, p95, p99, p99_9, max, mean, error_rate, rps, failed, \
+             checks, or another percentile such as p75 or p99_99 (above p0, below p100)",
             "`count` must be at least 1"
         ]
     );

@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn each_error_points_at_what_to_change() {
-        assert_eq!(refusal(quote!(p98 < "5ms")).0, "p98");
+        assert_eq!(refusal(quote!(p100 < "5ms")).0, "p100");
         assert_eq!(refusal(quote!(p99 == "5ms")).0, "==");
         // Lexed as rustc lexes the attribute (`quote!` would write `=` and `<` apart).
         let reversed: TokenStream = "p99 =< 5ms".parse().unwrap();

@@ -13,6 +13,8 @@ use std::process::ExitCode;
 pub use client::ClientArgs;
 pub use filter::{Filter, NoMatch};
 
+use loadbench_grammar::{Percentile, PercentileError};
+
 use crate::exit_code;
 
 /// Environment variable naming the file where a bench binary writes its results (or its list,
@@ -26,6 +28,23 @@ pub const TARGET_ENV: &str = "LOADBENCH_TARGET";
 /// runs at this fraction of its attribute's load (users, count, duration, rate), as CI runs the
 /// examples.
 pub const SCALE_ENV: &str = "LOADBENCH_SCALE";
+
+/// Environment variable naming latency percentiles a bench binary measures beyond the ones every
+/// report holds, comma-separated (`75,99.99`): `cargo loadbench` asks so for those its
+/// `--threshold`s and `--percentiles` name, which it evaluates and shows from the binary's JSON.
+pub const PERCENTILES_ENV: &str = "LOADBENCH_PERCENTILES";
+
+/// Parses a list of percentiles as `--percentiles` and [`PERCENTILES_ENV`] write it:
+/// `50,95,99.9` (a leading `p` and `_` for the point are accepted: `p99_9`).
+///
+/// ```
+/// let columns = loadbench::cli::parse_percentiles("50, 95,99.9").unwrap();
+/// assert_eq!(columns.iter().map(ToString::to_string).collect::<Vec<_>>(), ["p50", "p95", "p99_9"]);
+/// assert!(loadbench::cli::parse_percentiles("50,100").is_err());
+/// ```
+pub fn parse_percentiles(text: &str) -> Result<Vec<Percentile>, PercentileError> {
+    text.split(',').filter(|part| !part.trim().is_empty()).map(Percentile::parse_percent).collect()
+}
 
 /// Reports a command-line error the way loadbench reports every usage error: one line naming the
 /// problem, exit code 2. (`--help` and `--version` also arrive here, and print in full.)

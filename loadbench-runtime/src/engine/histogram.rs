@@ -3,6 +3,8 @@
 
 use hdrhistogram::Histogram;
 
+use loadbench_grammar::Percentile;
+
 use crate::report::LatencyReport;
 
 /// A latency histogram in nanoseconds: 3 significant digits (0.1 % resolution) from 1 ns, sized
@@ -18,8 +20,9 @@ pub(super) fn new_histogram() -> Histogram<u64> {
     }
 }
 
-/// Percentiles of a nanosecond histogram, in microseconds; `None` when it is empty.
-pub(super) fn latency_of(h: &Histogram<u64>) -> Option<LatencyReport> {
+/// Percentiles of a nanosecond histogram, in microseconds, with the `extra` ones asked for beside
+/// the fixed ones; `None` when it is empty.
+pub(super) fn latency_of(h: &Histogram<u64>, extra: &[Percentile]) -> Option<LatencyReport> {
     if h.is_empty() {
         return None;
     }
@@ -32,8 +35,14 @@ pub(super) fn latency_of(h: &Histogram<u64>) -> Option<LatencyReport> {
         min: us(h.min() as f64),
         p50: at(0.50),
         p90: at(0.90),
+        p95: at(0.95),
         p99: at(0.99),
         p99_9: at(0.999),
         max: us(h.max() as f64),
+        percentiles: extra
+            .iter()
+            .filter(|p| !LatencyReport::FIXED.contains(p))
+            .map(|p| (p.name(), at(p.quantile())))
+            .collect(),
     })
 }

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use loadbench_grammar::Percentile;
+
 use super::connections::ConnectionStats;
 use super::histogram::{latency_of, new_histogram};
 use super::timeline::Timeline;
@@ -206,13 +208,13 @@ impl WorkerStats {
     }
 
     /// The figures of each step, in the order the steps were first seen.
-    pub(crate) fn steps_report(&self) -> Vec<StepReport> {
-        rows_report(&self.steps)
+    pub(crate) fn steps_report(&self, extra: &[Percentile]) -> Vec<StepReport> {
+        rows_report(&self.steps, extra)
     }
 
     /// The figures of each named request, in the order the names were first sent.
-    pub(crate) fn requests_report(&self) -> Vec<StepReport> {
-        rows_report(&self.requests)
+    pub(crate) fn requests_report(&self, extra: &[Percentile]) -> Vec<StepReport> {
+        rows_report(&self.requests, extra)
     }
 
     /// The per-second figures, one entry for every second from the start of the run to its last.
@@ -220,8 +222,9 @@ impl WorkerStats {
         self.timeline.report()
     }
 
-    pub(crate) fn latency_report(&self) -> Option<LatencyReport> {
-        latency_of(&self.latency_ns)
+    /// The latency of the successful iterations, with the `extra` percentiles asked for.
+    pub(crate) fn latency_report(&self, extra: &[Percentile]) -> Option<LatencyReport> {
+        latency_of(&self.latency_ns, extra)
     }
 }
 
@@ -251,7 +254,7 @@ fn check<'a>(checks: &'a mut Vec<CheckReport>, name: &str) -> &'a mut CheckRepor
 }
 
 /// Each row's figures, in the order the rows were first seen.
-fn rows_report(rows: &[StepStats]) -> Vec<StepReport> {
+fn rows_report(rows: &[StepStats], extra: &[Percentile]) -> Vec<StepReport> {
     rows.iter()
         .map(|s| StepReport {
             name: s.name.clone(),
@@ -259,7 +262,7 @@ fn rows_report(rows: &[StepStats]) -> Vec<StepReport> {
             ok: s.ok,
             failed: s.errors.total(),
             errors: s.errors,
-            latency_us: latency_of(&s.latency_ns),
+            latency_us: latency_of(&s.latency_ns, extra),
         })
         .collect()
 }
@@ -282,7 +285,7 @@ mod tests {
     fn latencies_beyond_the_initial_range_are_kept_not_clamped() {
         let mut a = WorkerStats::new();
         a.record(Ok(()), Duration::from_secs(100), Some(0));
-        let latency = a.latency_report().expect("one sample");
+        let latency = a.latency_report(&[]).expect("one sample");
         assert!((latency.max / 1e6 - 100.0).abs() < 0.1, "{latency:?}");
     }
 
@@ -293,7 +296,7 @@ mod tests {
         a.record(Ok(()), Duration::from_micros(2_500), Some(2));
         let mut merged = WorkerStats::new();
         merged.merge(a);
-        let latency = merged.latency_report().expect("two samples");
+        let latency = merged.latency_report(&[]).expect("two samples");
         assert!((latency.min - 1_500.0).abs() < 2.0, "{latency:?}");
         assert!((latency.max - 2_500.0).abs() < 3.0, "{latency:?}");
         let timeline = merged.timeline_report();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use loadbench_grammar::Percentile;
 
 use crate::engine::parse_scale;
 
@@ -39,6 +40,14 @@ pub(super) struct BenchArgs {
     pub(super) grace: Option<Duration>,
     #[command(flatten)]
     pub(super) client: crate::cli::ClientArgs,
+    /// The latency percentiles the table shows, as columns before `max`, such as 50,95,99.9
+    /// (also measured, and in the JSON) [default: 50,95,99]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_percentile)]
+    pub(super) percentiles: Option<Vec<Percentile>>,
+    /// Exit with code 1 when a scenario measured nothing: no HTTP exchange, or iterations faster
+    /// than a network round trip (a body that forgot `.send().await`)
+    #[arg(long)]
+    pub(super) fail_on_warning: bool,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub(super) json: Option<PathBuf>,
@@ -50,6 +59,11 @@ pub(super) struct BenchArgs {
     nocapture: bool,
     #[arg(long, hide = true)]
     show_output: bool,
+}
+
+/// One percentile of a list such as `50,95,99.9`, read as `LOADBENCH_PERCENTILES` is.
+fn parse_percentile(text: &str) -> Result<Percentile, String> {
+    Percentile::parse_percent(text).map_err(|e| e.to_string())
 }
 
 /// A time such as `2s` or `500ms`, read by the grammar as every duration is.

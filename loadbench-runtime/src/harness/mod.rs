@@ -30,12 +30,12 @@ use self::batches::{Selected, batches};
 use self::runner::{Connections, RunSettings};
 use self::targets::DefaultTarget;
 use self::watch::{Sampler, Watch};
-use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, SCALE_ENV, interrupt};
+use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, PERCENTILES_ENV, SCALE_ENV, interrupt};
 use crate::engine::registry::{self, ScenarioEntry, Workload};
 use crate::engine::{LoadPlan, Sizing, StopFlags, parse_scale};
 use crate::exit_code;
 use crate::http::{ClientOptions, TargetError, TlsSetupError};
-use crate::report::{self, RunReport, ScenarioReport, WatchReport, check, table};
+use crate::report::{self, LatencyColumns, RunReport, ScenarioReport, WatchReport, check, table};
 
 /// Why a run could not start. Each maps to exit code 2 (usage or configuration).
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +68,9 @@ pub enum HarnessError {
     /// A target URL is malformed or unsupported.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// `LOADBENCH_PERCENTILES` is not a list of percentiles.
+    #[error("LOADBENCH_PERCENTILES: {0}")]
+    Percentiles(String),
     /// The embedded server given to [`Harness::default_target`] failed to start.
     #[error("the default target failed to start: {0}")]
     DefaultTarget(std::io::Error),
@@ -106,6 +109,10 @@ pub struct Harness {
     grace: Option<Duration>,
     stop: StopFlags,
     client: ClientOptions,
+    /// The table's latency columns (`--percentiles`), also measured.
+    columns: LatencyColumns,
+    /// `--fail-on-warning`.
+    fail_on_warning: bool,
 }
 
 impl std::fmt::Debug for Harness {
@@ -145,6 +152,8 @@ impl Harness {
             grace: None,
             stop: StopFlags::default(),
             client: ClientOptions::default(),
+            columns: LatencyColumns::default(),
+            fail_on_warning: false,
         }
     }
 
@@ -254,7 +263,8 @@ impl Harness {
 
     /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
     /// scenario ran (request errors are counted, not fatal), 1 when a scenario missed one of its
-    /// `thresholds(…)`, 2 for a usage or configuration error, 3 when a scenario could not run,
+    /// `thresholds(…)` (or, with `--fail-on-warning`, earned a warning that it measured nothing),
+    /// 2 for a usage or configuration error, 3 when a scenario could not run,
     /// 130 when stopped by Ctrl-C (SIGINT), 143 by SIGTERM (the partial results are still
     /// reported).
     pub fn run(mut self) -> ExitCode {
@@ -278,6 +288,10 @@ impl Harness {
             self.grace = args.grace;
         }
         self.client = args.client.apply(std::mem::take(&mut self.client));
+        if let Some(percentiles) = args.percentiles {
+            self.columns = LatencyColumns::new(percentiles);
+        }
+        self.fail_on_warning = args.fail_on_warning;
         let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
 
         if args.list {
@@ -304,6 +318,7 @@ impl Harness {
             Err(err) => eprintln!("warning: {err}; a stopped run will show no results"),
         }
         let smoke = self.smoke;
+        let (columns, fail_on_warning) = (self.columns.clone(), self.fail_on_warning);
         let report = match self.run_report() {
             Ok(report) => report,
             Err(err) => {
@@ -318,7 +333,7 @@ impl Harness {
             }
         }
         if output.is_none() {
-            print!("{}", table::render(&report));
+            print!("{}", table::render_with(&report, &columns));
             let failed: Vec<&str> =
                 report.scenarios.iter().filter(|s| check::any_failed(s)).map(|s| s.name.as_str()).collect();
             if !failed.is_empty() {
@@ -332,7 +347,15 @@ impl Harness {
             eprintln!("error: {failure}");
             return ExitCode::from(exit_code::GATE_FAILED);
         }
-        ExitCode::from(outcome::exit_code(&report))
+        let code = outcome::exit_code(&report);
+        if fail_on_warning
+            && code == exit_code::OK
+            && let Some(line) = outcome::warning_failure(&report)
+        {
+            eprintln!("error: {line}");
+            return ExitCode::from(exit_code::GATE_FAILED);
+        }
+        ExitCode::from(code)
     }
 
     /// The scenario filter in force.
@@ -365,6 +388,13 @@ impl Harness {
             process
         });
 
+        // Measured beyond the fixed percentiles: the table's columns, and what `cargo loadbench`
+        // asks for to evaluate its `--threshold`s and show its `--percentiles`.
+        let mut percentiles = self.columns.percentiles().to_vec();
+        if let Some(text) = std::env::var(PERCENTILES_ENV).ok().filter(|s| !s.trim().is_empty()) {
+            let asked = cli::parse_percentiles(&text).map_err(|e| HarnessError::Percentiles(e.to_string()))?;
+            percentiles.extend(asked);
+        }
         let started_at = SystemTime::now();
         let settings = RunSettings {
             // A smoke run is one iteration of the closed model, whatever the attribute asks,
@@ -381,6 +411,7 @@ impl Harness {
             stop: self.stop.clone(),
             grace: self.grace,
             connections: Connections::new(std::mem::take(&mut self.client), resolved.urls.iter().map(String::as_str))?,
+            percentiles,
         };
         let mut scenarios = Vec::with_capacity(selected.len());
         for batch in batches(selected.into_iter().zip(resolved.urls).collect()) {

@@ -26,7 +26,7 @@ use http::header::{HeaderName, HeaderValue};
 use http::uri::{Scheme, Uri};
 use http::{Method, StatusCode};
 
-use loadbench_grammar::Threshold;
+use loadbench_grammar::{Percentile, Threshold};
 
 use super::limits;
 use super::runner::{Connections, RunSettings};
@@ -262,6 +262,7 @@ pub struct OneShot {
     rate: Option<Rate>,
     timeout: Duration,
     thresholds: Vec<Threshold>,
+    percentiles: Vec<Percentile>,
     progress: bool,
     worker_threads: Option<usize>,
     grace: Duration,
@@ -281,6 +282,7 @@ impl OneShot {
             rate: None,
             timeout: DEFAULT_TIMEOUT,
             thresholds: Vec::new(),
+            percentiles: Vec::new(),
             progress: true,
             worker_threads: None,
             grace: DEFAULT_GRACE,
@@ -361,6 +363,20 @@ impl OneShot {
         Ok(self)
     }
 
+    /// Also measures these latency percentiles (beyond p50, p90, p95, p99 and p99.9, always
+    /// measured), as `cargo loadbench url --percentiles 75,99.99` shows them.
+    ///
+    /// ```no_run
+    /// # use loadbench::oneshot::OneShot;
+    /// # fn more(run: OneShot) -> OneShot {
+    /// run.percentiles(vec!["p75".parse().unwrap()])
+    /// # }
+    /// ```
+    pub fn percentiles(mut self, percentiles: Vec<Percentile>) -> OneShot {
+        self.percentiles = percentiles;
+        self
+    }
+
     /// Runs the load and returns its report. A run that cannot start (the host does not
     /// resolve, too few file descriptors) comes back with [`ScenarioReport::setup_error`] set;
     /// request failures are counted in it, never fatal.
@@ -406,6 +422,13 @@ impl OneShot {
             stop: self.stop.clone(),
             grace: None,
             connections: self.connections.clone(),
+            // The thresholds are added after the run: their percentiles are measured here.
+            percentiles: self
+                .percentiles
+                .iter()
+                .copied()
+                .chain(self.thresholds.iter().filter_map(|t| t.metric.percentile()))
+                .collect(),
         };
         let mut report = settings.run(&workload, &config, &self.request.origin);
         report.config.target = Some(self.request.url.clone());

@@ -40,3 +40,12 @@ pub(super) fn smoke_failure(report: &RunReport) -> Option<String> {
     };
     Some(format!("smoke run failed ({size}, without --bench): {}", broken.join(", ")))
 }
+
+/// With `--fail-on-warning`: the line that fails a run any of whose scenarios earned a warning
+/// (it measured nothing: no HTTP exchange, or iterations faster than a round trip), if any.
+pub(super) fn warning_failure(report: &RunReport) -> Option<String> {
+    let warned: Vec<&str> =
+        report.scenarios.iter().filter(|s| !s.warnings.is_empty()).map(|s| s.name.as_str()).collect();
+    (!warned.is_empty())
+        .then(|| format!("--fail-on-warning: {} measured nothing (see the warnings)", warned.join(", ")))
+}

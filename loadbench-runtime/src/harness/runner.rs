@@ -10,7 +10,8 @@ use crate::config::ScenarioConfig;
 use crate::engine::registry::Workload;
 use crate::engine::{self, LoadPlan, Placement, Sizing, StopFlags};
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
-use crate::report::{RateReport, ScenarioReport};
+use crate::report::{RateReport, ScenarioReport, warnings};
+use loadbench_grammar::Percentile;
 
 /// How a run's connections are made: the options, and the TLS client made from them once (it
 /// holds the parsed trust store) when a target is `https://` or a TLS option was given.
@@ -52,6 +53,10 @@ pub(crate) struct RunSettings {
     pub(crate) grace: Option<Duration>,
     /// TLS and `--connect-to`.
     pub(crate) connections: Connections,
+    /// Latency percentiles to measure beyond [`crate::report::LatencyReport::FIXED`]: the table's columns
+    /// (`--percentiles`) and those `cargo loadbench` asks for (`LOADBENCH_PERCENTILES`); a
+    /// scenario's own thresholds add theirs.
+    pub(crate) percentiles: Vec<Percentile>,
 }
 
 impl RunSettings {
@@ -102,7 +107,9 @@ impl RunSettings {
         report.cancelled = stats.cancelled;
         report.iterations = stats.ok + report.failed + stats.cancelled;
         report.errors = stats.errors;
-        report.latency_us = stats.latency_report();
+        let mut percentiles = self.percentiles.clone();
+        percentiles.extend(config.thresholds.iter().filter_map(|t| t.metric.percentile()));
+        report.latency_us = stats.latency_report(&percentiles);
         report.http = stats.http.clone();
         let per_second = |n: u64| if run.wall.is_zero() { 0.0 } else { n as f64 / run.wall.as_secs_f64() };
         // req/s is what the server delivered: a server failing fast must not look fast.
@@ -111,8 +118,8 @@ impl RunSettings {
         report.dropped = stats.dropped;
         report.warmup_iterations = run.warmup_iterations;
         report.timeline = stats.timeline_report();
-        report.steps = stats.steps_report();
-        report.requests = stats.requests_report();
+        report.steps = stats.steps_report(&percentiles);
+        report.requests = stats.requests_report(&percentiles);
         report.checks = stats.checks.clone();
         report.user_setup = workload.setup.map(|_| stats.setup.clone());
         report.user_teardown = workload.teardown.map(|_| stats.teardown.clone());
@@ -123,6 +130,10 @@ impl RunSettings {
             requested,
             achieved: if schedule.is_zero() { 0.0 } else { report.iterations as f64 / schedule.as_secs_f64() },
         });
+        // One smoke iteration measures nothing by design.
+        if !matches!(self.sizing, Sizing::Smoke) {
+            report.warnings = warnings::detect(&report);
+        }
         if self.progress {
             // One example per kind, so a wall of failures comes with a reason.
             for (kind, message) in &stats.first_errors {

@@ -12,10 +12,8 @@ use super::{ScenarioReport, ThresholdOutcome};
 pub fn measure(metric: Metric, scenario: &ScenarioReport) -> Option<f64> {
     let latency = scenario.latency_us.as_ref();
     match metric {
-        Metric::P50 => latency.map(|l| l.p50),
-        Metric::P90 => latency.map(|l| l.p90),
-        Metric::P99 => latency.map(|l| l.p99),
-        Metric::P999 => latency.map(|l| l.p99_9),
+        // A percentile the run was not asked for is not in the report: not measured.
+        Metric::Percentile(p) => latency.and_then(|l| l.percentile(p)),
         Metric::Max => latency.map(|l| l.max),
         Metric::Mean => latency.map(|l| l.mean),
         // Of the iterations that ended in success or failure: one cancelled at the end of the run
@@ -84,9 +82,11 @@ mod tests {
             min: 100.0,
             p50: 800.0,
             p90: 1_000.0,
+            p95: 1_500.0,
             p99: 2_000.0,
             p99_9: 3_000.0,
             max: 4_000.0,
+            percentiles: [("p75".to_owned(), 850.0)].into_iter().collect(),
         });
         s.checks = vec![
             CheckReport { name: "status".into(), passes: 100, fails: 0 },
@@ -136,6 +136,23 @@ mod tests {
         let outcomes = evaluate(&s);
         assert!(outcomes.iter().all(|o| !o.passed), "{outcomes:?}");
         assert_eq!(outcomes[2].to_string(), "checks > 0.9 (not measured: no check was made)");
+    }
+
+    #[test]
+    fn any_percentile_the_run_computed_is_measured_and_others_are_not() {
+        let mut s = scenario();
+        s.config.thresholds = ["p95<2ms", "p95<1ms", "p75<=850us", "p99_99<1h"].map(parse).to_vec();
+        let outcomes = evaluate(&s);
+        assert_eq!(
+            outcomes.iter().map(|o| o.actual).collect::<Vec<_>>(),
+            [Some(1_500.0), Some(1_500.0), Some(850.0), None]
+        );
+        assert_eq!(outcomes.iter().map(|o| o.passed).collect::<Vec<_>>(), [true, false, true, false]);
+        assert_eq!(outcomes[1].to_string(), "p95 < 1ms (was 1.50ms)");
+        assert_eq!(
+            outcomes[3].to_string(),
+            "p99_99 < 1h (not measured: no iteration succeeded, or p99_99 was not computed)"
+        );
     }
 
     #[test]

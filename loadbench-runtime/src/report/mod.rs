@@ -1,13 +1,14 @@
 //! The results of a run: the versioned JSON document (`document` and the `scenario` entries in
 //! it: the contract between a bench binary, `cargo loadbench` and any tool that reads the files),
 //! and what reads it: the results table (its named requests' rows and checks' lines in `named`),
-//! the threshold check, the number formats they share (`units`), and atomic writing of result
-//! files (`json`).
+//! the threshold check, the warnings about runs that measured nothing (`warnings`), the number
+//! formats they share (`units`), and atomic writing of result files (`json`).
 //!
 //! Uses only the ground floor and the shared grammar: the engine and the harness fill the
 //! document, and nothing here depends on them.
 
 pub mod check;
+mod columns;
 mod connections;
 mod document;
 mod json;
@@ -16,7 +17,9 @@ mod scenario;
 pub mod table;
 mod tls;
 pub mod units;
+pub mod warnings;
 
+pub use columns::LatencyColumns;
 pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
 pub use json::{check_writable, write_atomic, write_json_atomic};
@@ -25,3 +28,4 @@ pub use scenario::{
     ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};
+pub use warnings::{Warning, WarningKind};

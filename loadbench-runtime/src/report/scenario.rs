@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use loadbench_grammar::Threshold;
+use loadbench_grammar::{Percentile, Threshold};
 use serde::{Deserialize, Serialize};
 
 use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
+use super::warnings::Warning;
 use crate::error::{ErrorKind, Result};
 
 /// `time` as RFC 3339 in UTC, to the second.
@@ -108,6 +109,10 @@ pub struct ScenarioReport {
     /// TLS handshakes, for an `https://` target; `None` for `http://`.
     #[serde(default)]
     pub tls: Option<TlsReport>,
+    /// Why the run may have measured nothing (no HTTP exchange, iterations faster than a round
+    /// trip); empty for a sound run, a smoke run, or one that did not run.
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
 }
 
 /// Whether a scenario met one threshold.
@@ -133,7 +138,13 @@ impl std::fmt::Display for ThresholdOutcome {
             None if self.threshold.metric == loadbench_grammar::Metric::Checks => {
                 write!(f, "{} (not measured: no check was made)", self.threshold)
             }
-            None => write!(f, "{} (not measured: no iteration succeeded)", self.threshold),
+            None => match self.threshold.metric.percentile() {
+                // Only a run asked for a percentile computes it; a report from another may lack it.
+                Some(p) if !LatencyReport::FIXED.contains(&p) => {
+                    write!(f, "{} (not measured: no iteration succeeded, or {p} was not computed)", self.threshold)
+                }
+                _ => write!(f, "{} (not measured: no iteration succeeded)", self.threshold),
+            },
         }
     }
 }
@@ -261,6 +272,7 @@ impl ScenarioReport {
             connect_us: None,
             tls_handshake_us: None,
             tls: None,
+            warnings: Vec::new(),
         }
     }
 }
@@ -458,7 +470,7 @@ fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTr
 }
 
 /// Latency percentiles from the merged HDR histogram, in microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyReport {
     /// Arithmetic mean.
     pub mean: f64,
@@ -470,12 +482,46 @@ pub struct LatencyReport {
     pub p50: f64,
     /// 90th percentile.
     pub p90: f64,
+    /// 95th percentile (0 in files written before it was measured).
+    #[serde(default)]
+    pub p95: f64,
     /// 99th percentile.
     pub p99: f64,
     /// 99.9th percentile.
     pub p99_9: f64,
     /// Slowest iteration.
     pub max: f64,
+    /// Other percentiles the run was asked for (by thresholds such as `p75 < 5ms`, or table
+    /// columns: `--percentiles`), by name: `{"p75": 640.0, "p99_99": 5210.0}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentiles: BTreeMap<String, f64>,
+}
+
+impl LatencyReport {
+    /// The percentiles every report holds in fields of their own.
+    pub const FIXED: [Percentile; 5] =
+        [Percentile::P50, Percentile::P90, Percentile::P95, Percentile::P99, Percentile::P999];
+
+    /// The `percentile` of this latency, in microseconds; `None` when the run was not asked for
+    /// it (see [`LatencyReport::percentiles`]).
+    ///
+    /// ```
+    /// # use loadbench::report::LatencyReport;
+    /// # use loadbench::threshold::Percentile;
+    /// # fn check(latency: &LatencyReport) {
+    /// let p95 = latency.percentile(Percentile::P95);
+    /// # }
+    /// ```
+    pub fn percentile(&self, percentile: Percentile) -> Option<f64> {
+        match percentile {
+            Percentile::P50 => Some(self.p50),
+            Percentile::P90 => Some(self.p90),
+            Percentile::P95 => Some(self.p95),
+            Percentile::P99 => Some(self.p99),
+            Percentile::P999 => Some(self.p99_9),
+            other => self.percentiles.get(&other.name()).copied(),
+        }
+    }
 }
 
 /// What `cargo loadbench --watch NAME=PID` (or the bench binary itself: `Harness::watch`,

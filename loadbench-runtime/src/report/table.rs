@@ -12,31 +12,44 @@ use std::time::Duration;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
 use super::units::{bytes, micros, rate, thousands};
-use super::{ConfigReport, LatencyReport, RunReport, ScenarioReport, StepReport, WatchReport};
+use super::{ConfigReport, LatencyColumns, RunReport, ScenarioReport, StepReport, WatchReport};
 use super::{connections, named};
 
-/// The column headers, in order.
-const HEADER: [&str; 9] = ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "bytes"];
+/// The column headers, in order, with the latency columns of `columns`.
+pub fn header(columns: &LatencyColumns) -> Vec<String> {
+    let head = ["scenario", "requests", "failed", "req/s"].map(str::to_owned);
+    head.into_iter().chain(columns.headers()).chain(["bytes".to_owned()]).collect()
+}
 
 /// Renders `report` as a table, each scenario under its name, followed by one line per scenario
 /// that could not run and one per scenario with failed iterations or non-2xx responses.
 ///
 /// ```text
 /// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
-/// | scenario     | requests | failed |  req/s |   p50 |    p90 |    p99 |    max |    bytes |
+/// | scenario     | requests | failed |  req/s |   p50 |    p95 |    p99 |    max |    bytes |
 /// +=========================================================================================+
 /// | hello        |   10,000 |     12 | 12,345 | 812µs | 1.24ms | 3.10ms | 15.2ms | 210.0 kB |
 /// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
 /// hello: 12 of 10,000 iterations failed: status 12; 12,360 attempts/s (req/s counts successes); HTTP status 200 ×9,988, 500 ×12
 /// ```
 pub fn render(report: &RunReport) -> String {
+    render_with(report, &LatencyColumns::default())
+}
+
+/// [`render`] with these latency columns (`--percentiles`).
+pub fn render_with(report: &RunReport, columns: &LatencyColumns) -> String {
     let rows: Vec<(&ScenarioReport, &str)> = report.scenarios.iter().map(|s| (s, s.name.as_str())).collect();
-    render_rows(&rows)
+    render_rows_with(&rows, columns)
 }
 
 /// [`render`] with a label of the caller's for each scenario: `cargo loadbench` names a scenario
 /// by its bench target and server too when several ran.
 pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
+    render_rows_with(rows, &LatencyColumns::default())
+}
+
+/// [`render_rows`] with these latency columns (`--percentiles`).
+pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColumns) -> String {
     if rows.is_empty() {
         return "no scenarios ran\n".to_owned();
     }
@@ -45,14 +58,14 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
         .load_style(presets::ASCII_FULL_CONDENSED)
         .force_no_tty()
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(HEADER);
+        .set_header(header(columns));
     for &(scenario, label) in rows {
-        table.add_row(row(scenario, label));
+        table.add_row(row(scenario, label, columns));
         for step in &scenario.steps {
-            table.add_row(step_row(scenario, step));
+            table.add_row(step_row_with(scenario, step, columns));
         }
         for request in &scenario.requests {
-            table.add_row(request_row(scenario, request));
+            table.add_row(request_row_with(scenario, request, columns));
         }
     }
     // Everything but the name is a number; right-aligned numbers line up by magnitude.
@@ -70,6 +83,9 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
             let _ = writeln!(out, "{label}: did not run: {error}");
         } else if let Some(line) = failure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
+        }
+        for warning in &scenario.warnings {
+            let _ = writeln!(out, "{label}: warning: {warning}");
         }
         if let Some(line) = cancelled_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
@@ -279,53 +295,48 @@ pub fn describe_config(config: &ConfigReport) -> String {
     out
 }
 
-fn row(s: &ScenarioReport, label: &str) -> Vec<String> {
+fn row(s: &ScenarioReport, label: &str, columns: &LatencyColumns) -> Vec<String> {
     let name = if s.interrupted { format!("{label} (interrupted)") } else { label.to_owned() };
     if s.setup_error.is_some() {
-        let mut cells = vec!["-".to_owned(); HEADER.len()];
+        let mut cells = vec!["-".to_owned(); header(columns).len()];
         cells[0] = name;
         cells[1] = "did not run".to_owned();
         return cells;
     }
-    let latency = |pick: fn(&LatencyReport) -> f64| s.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)));
-    vec![
-        name,
-        thousands(s.iterations),
-        thousands(s.failed),
-        rate(s.rps),
-        latency(|l| l.p50),
-        latency(|l| l.p90),
-        latency(|l| l.p99),
-        latency(|l| l.max),
-        bytes(s.http.bytes_received),
-    ]
+    let mut cells = vec![name, thousands(s.iterations), thousands(s.failed), rate(s.rps)];
+    cells.extend(columns.cells(s.latency_us.as_ref()));
+    cells.push(bytes(s.http.bytes_received));
+    cells
 }
 
 /// A step's row, indented under its scenario: its runs, failures, runs per second of the
 /// scenario's wall time and latencies, and `-` in the last column (bytes belong to the scenario
 /// as a whole). The Markdown output puts the same rows under its scenarios.
 pub fn step_row(s: &ScenarioReport, step: &StepReport) -> Vec<String> {
-    let latency = |pick: fn(&LatencyReport) -> f64| step.latency_us.as_ref().map_or("-".into(), |l| micros(pick(l)));
+    step_row_with(s, step, &LatencyColumns::default())
+}
+
+/// [`step_row`] with these latency columns.
+pub fn step_row_with(s: &ScenarioReport, step: &StepReport, columns: &LatencyColumns) -> Vec<String> {
     let per_second =
         if s.duration_us == 0 { 0.0 } else { step.iterations as f64 / (s.duration_us as f64 / 1_000_000.0) };
-    vec![
-        format!("  └ {}", step.name),
-        thousands(step.iterations),
-        thousands(step.failed),
-        rate(per_second),
-        latency(|l| l.p50),
-        latency(|l| l.p90),
-        latency(|l| l.p99),
-        latency(|l| l.max),
-        "-".to_owned(),
-    ]
+    let mut cells =
+        vec![format!("  └ {}", step.name), thousands(step.iterations), thousands(step.failed), rate(per_second)];
+    cells.extend(columns.cells(step.latency_us.as_ref()));
+    cells.push("-".to_owned());
+    cells
 }
 
 /// A named request's row (`.name(…)`), as a step's but for its marker (`  ↳ GET /items/{id}`):
 /// its requests, failures (errors and statuses of 400 or more), requests per second of the
 /// scenario's wall time, the latencies of its successful requests, and `-` for bytes.
 pub fn request_row(s: &ScenarioReport, request: &StepReport) -> Vec<String> {
-    let mut cells = step_row(s, request);
+    request_row_with(s, request, &LatencyColumns::default())
+}
+
+/// [`request_row`] with these latency columns.
+pub fn request_row_with(s: &ScenarioReport, request: &StepReport, columns: &LatencyColumns) -> Vec<String> {
+    let mut cells = step_row_with(s, request, columns);
     cells[0] = format!("  {} {}", named::REQUEST_MARKER, request.name);
     cells
 }
@@ -403,10 +414,12 @@ mod tests {
             stdev: 100.0,
             min: 120.0,
             p50: 812.0,
-            p90: 1_240.0,
+            p90: 1_100.0,
+            p95: 1_240.0,
             p99: 12_400.0,
             p99_9: 20_000.0,
             max: 3_100_000.0,
+            percentiles: [("p75".to_owned(), 1_000.0)].into_iter().collect(),
         });
         s.rps = 12_345.4;
         s
@@ -435,7 +448,8 @@ mod tests {
     #[test]
     fn a_row_holds_every_figure_in_human_units() {
         let out = render(&report(vec![scenario("hello")]));
-        assert_eq!(cells(&out, "scenario"), HEADER);
+        assert_eq!(cells(&out, "scenario"), header(&LatencyColumns::default()));
+        assert_eq!(header(&LatencyColumns::default())[4..8], ["p50", "p95", "p99", "max"]);
         assert_eq!(
             cells(&out, "hello"),
             ["hello", "12,500", "0", "12,345", "812µs", "1.24ms", "12.4ms", "3.10s", "250.0 kB"]
@@ -469,7 +483,7 @@ mod tests {
     #[test]
     fn steps_are_indented_rows_under_their_scenario() {
         let mut s = scenario("journey");
-        let latency = s.latency_us;
+        let latency = s.latency_us.clone();
         s.steps = ["insert", "query"]
             .into_iter()
             .map(|name| StepReport {
@@ -478,7 +492,7 @@ mod tests {
                 ok: 12_490,
                 failed: 10,
                 errors: ErrorCounts { status: 10, ..ErrorCounts::default() },
-                latency_us: latency,
+                latency_us: latency.clone(),
             })
             .collect();
         let out = render(&report(vec![s, scenario("after")]));
@@ -493,6 +507,44 @@ mod tests {
             cells(&out, "└ insert"),
             ["└ insert", "12,500", "10", "308,642", "812µs", "1.24ms", "12.4ms", "3.10s", "-"]
         );
+    }
+
+    #[test]
+    fn percentiles_choose_the_latency_columns_of_every_row() {
+        let mut s = scenario("journey");
+        s.steps = vec![StepReport {
+            name: "insert".into(),
+            iterations: 10,
+            ok: 10,
+            failed: 0,
+            errors: ErrorCounts::default(),
+            latency_us: s.latency_us.clone(),
+        }];
+        let columns = LatencyColumns::new(crate::cli::parse_percentiles("75,90,99.9,99.99").unwrap_or_default());
+        let out = render_with(&report(vec![s]), &columns);
+        assert_eq!(
+            cells(&out, "scenario"),
+            ["scenario", "requests", "failed", "req/s", "p75", "p90", "p99.9", "p99.99", "max", "bytes"]
+        );
+        // A percentile the run did not compute is `-`, not a guess.
+        assert_eq!(cells(&out, "journey")[4..9], ["1.00ms", "1.10ms", "20.0ms", "-", "3.10s"]);
+        assert_eq!(cells(&out, "└ insert")[4..10], ["1.00ms", "1.10ms", "20.0ms", "-", "3.10s", "-"]);
+    }
+
+    #[test]
+    fn a_warning_is_a_line_under_its_scenario() {
+        let mut s = scenario("forgot_send");
+        s.http = HttpReport::default();
+        s.warnings = crate::report::warnings::detect(&s);
+        let out = render(&report(vec![s, scenario("sound")]));
+        assert!(
+            out.contains(
+                "\nforgot_send: warning: 12,500 iterations succeeded without a single HTTP exchange (no response, no \
+                 connection): did the body forget `.send().await`?"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("sound: warning"), "{out}");
     }
 
     #[test]
