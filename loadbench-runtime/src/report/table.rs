@@ -97,6 +97,9 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
         if let Some(line) = connections::insecure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = connections::redirects_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = saturation_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
@@ -382,6 +385,7 @@ mod tests {
             status: [(200, 12_500)].into_iter().collect(),
             connections: 20,
             retries: 0,
+            redirects: 0,
         };
         s.latency_us = Some(LatencyReport {
             mean: 900.0,
