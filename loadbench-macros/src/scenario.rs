@@ -7,7 +7,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt as _;
 use syn::{FnArg, ItemFn, ReturnType, Safety, Signature, Type};
 
-use crate::args::{Load, ScenarioArgs};
+use crate::args::{Cookies, Load, ScenarioArgs};
 use crate::errors::Errors;
 
 /// Users available to an open-model scenario without `max_concurrency`: enough for a rate of a
@@ -219,6 +219,15 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         }
         None => quote!(::core::option::Option::None),
     };
+    let cookies = {
+        let (mode, span) = args.cookies.unwrap_or((Cookies::Iteration, Span::call_site()));
+        let variant = Ident::new(mode.variant(), span);
+        quote!(#private::CookieMode::#variant)
+    };
+    let follow_redirects = {
+        let (hops, span) = args.follow_redirects.unwrap_or((0, Span::call_site()));
+        literal(Literal::u32_unsuffixed(hops), span)
+    };
     let target = match &args.target {
         Some((url, span)) => {
             let url = literal(Literal::string(url), *span);
@@ -294,6 +303,8 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                         grace: #grace,
                         target: #target,
                         thresholds: &[#(#thresholds),*],
+                        cookies: #cookies,
+                        follow_redirects: #follow_redirects,
                     },
                     run: __loadbench_virtual_user,
                     setup: #setup,

@@ -63,6 +63,25 @@ pub struct ThinkTime {
     pub max: Duration,
 }
 
+/// What a virtual user's cookie jar keeps (`cookies = "…"` in the attribute). A jar is the
+/// user's own; its domain, path and expiry rules are RFC 6265's, as the `cookie_store` crate
+/// applies them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CookieMode {
+    /// `cookies = "iteration"`, the default: the cookies the user's `setup` got are kept for its
+    /// whole run (log in once per user, in `setup`), and those set during an iteration are
+    /// dropped at its end, so that every iteration starts from the jar `setup` left (k6 empties
+    /// its jar at each iteration; keeping `setup`'s cookies is what makes a session last).
+    #[default]
+    Iteration,
+    /// `cookies = "user"`: kept for the user's whole run, iteration after iteration, as a
+    /// browser keeps them.
+    User,
+    /// `cookies = "off"`: no jar; `Set-Cookie` is ignored and no `Cookie` header is sent unless
+    /// the scenario writes one.
+    Off,
+}
+
 /// The settings of one scenario, built by `#[scenario]` in a `const` context.
 // Not `Eq`: thresholds hold `f64` limits.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,6 +117,12 @@ pub struct ScenarioConfig {
     pub target: Option<&'static str>,
     /// `thresholds(…)` from the attribute: conditions checked after a full run.
     pub thresholds: &'static [Threshold],
+    /// `cookies = "…"`: what each virtual user's cookie jar keeps.
+    pub cookies: CookieMode,
+    /// `follow_redirects = N`: redirects a request follows unless it says otherwise; 0 (the
+    /// default) follows none, so that a request is one exchange and its latency the server's
+    /// (`--follow-redirects` overrides it).
+    pub follow_redirects: u32,
 }
 
 impl ScenarioConfig {

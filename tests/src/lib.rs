@@ -52,6 +52,33 @@ pub struct Behavior {
     pub slow_for: Option<(Duration, Duration)>,
     /// The response body.
     pub body: &'static str,
+    /// Answers every request in place of the rules above (an application: a login, redirects,
+    /// an echo), from the request as received.
+    pub app: Option<fn(&SeenRequest) -> Reply>,
+}
+
+/// What [`Behavior::app`] answers: a status, headers and a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// Headers, in order; a name may repeat (`set-cookie`).
+    pub headers: Vec<(&'static str, String)>,
+    /// The body.
+    pub body: String,
+}
+
+impl Reply {
+    /// A response with `status` and `body`, without headers of its own.
+    pub fn new(status: u16, body: impl Into<String>) -> Reply {
+        Reply { status, headers: Vec::new(), body: body.into() }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
+        self.headers.push((name, value.into()));
+        self
+    }
 }
 
 impl Default for Behavior {
@@ -66,6 +93,7 @@ impl Default for Behavior {
             slow_first: None,
             slow_for: None,
             body: "<p>hello, world!</p>",
+            app: None,
         }
     }
 }
@@ -211,7 +239,16 @@ async fn handle(
     counters.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(Arc::clone(&counters));
     let missing = request.uri().path().starts_with("/missing/");
-    record(request, &counters).await;
+    let seen = record(request, &counters, behavior.app.is_some()).await;
+    if let (Some(app), Some(seen)) = (behavior.app, seen) {
+        let reply = app(&seen);
+        let status = StatusCode::from_u16(reply.status).expect("the app answers a valid status");
+        let mut response = Response::builder().status(status);
+        for (name, value) in reply.headers {
+            response = response.header(name, value);
+        }
+        return Ok(response.body(Full::new(Bytes::from(reply.body))).expect("the app's headers are valid"));
+    }
     let every = |k: Option<u64>| k.is_some_and(|k| k > 0 && n.is_multiple_of(k));
 
     if let Some((k, length)) = behavior.freeze_at
@@ -261,24 +298,30 @@ async fn handle(
     Ok(response.body(Full::new(Bytes::from_static(behavior.body.as_bytes()))).expect("static response parts are valid"))
 }
 
-/// Reads the whole request, and keeps it when it is among the first [`RECORDED`].
-async fn record(request: Request<Incoming>, counters: &Counters) {
+/// Reads the whole request, and keeps it when it is among the first [`RECORDED`]; returns it
+/// when `wanted` (for [`Behavior::app`]).
+async fn record(request: Request<Incoming>, counters: &Counters, wanted: bool) -> Option<SeenRequest> {
     let (parts, body) = request.into_parts();
     // Read even when not kept: a body left unread would cost the connection its keep-alive.
     let body = body.collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
     let mut seen = counters.seen.lock().unwrap_or_else(|e| e.into_inner());
-    if seen.len() < RECORDED {
-        seen.push(SeenRequest {
-            method: parts.method.to_string(),
-            path: parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |p| p.as_str().to_owned()),
-            headers: parts
-                .headers
-                .iter()
-                .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
-                .collect(),
-            body,
-        });
+    if seen.len() >= RECORDED && !wanted {
+        return None;
     }
+    let request = SeenRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |p| p.as_str().to_owned()),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+            .collect(),
+        body,
+    };
+    if seen.len() < RECORDED {
+        seen.push(request.clone());
+    }
+    wanted.then_some(request)
 }
 
 /// A loopback address where nothing listens, for connection-refused tests.

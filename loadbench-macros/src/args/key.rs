@@ -24,10 +24,12 @@ pub(super) enum Key {
     Stages,
     RateStages,
     Group,
+    Cookies,
+    FollowRedirects,
 }
 
 impl Key {
-    pub(super) const ALL: [Key; 18] = [
+    pub(super) const ALL: [Key; 20] = [
         Key::Concurrency,
         Key::Count,
         Key::Duration,
@@ -46,6 +48,8 @@ impl Key {
         Key::Stages,
         Key::RateStages,
         Key::Group,
+        Key::Cookies,
+        Key::FollowRedirects,
     ];
 
     pub(super) fn as_str(self) -> &'static str {
@@ -68,6 +72,8 @@ impl Key {
             Key::Stages => "stages",
             Key::RateStages => "rate_stages",
             Key::Group => "group",
+            Key::Cookies => "cookies",
+            Key::FollowRedirects => "follow_redirects",
         }
     }
 
@@ -92,6 +98,8 @@ impl Key {
             Key::Stages => "[(\"10s\", 100), (\"30s\", 100), (\"10s\", 0)]",
             Key::RateStages => "[(\"10s\", 500), (\"30s\", 500)]",
             Key::Group => "\"shop\"",
+            Key::Cookies => "\"user\"",
+            Key::FollowRedirects => "5",
         }
     }
 

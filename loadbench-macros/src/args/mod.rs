@@ -25,9 +25,10 @@ use syn::spanned::Spanned as _;
 use syn::{Expr, Token, token};
 
 use self::key::Key;
-pub(crate) use self::value::Load;
+pub(crate) use self::value::{Cookies, Load};
 use self::value::{
-    concurrency, duration, hook, non_empty, positive_u64, rate, stages, strip_groups, target, think_time, warmup,
+    concurrency, cookies, duration, hook, hops, non_empty, positive_u64, rate, stages, strip_groups, target,
+    think_time, warmup,
 };
 use crate::errors::Errors;
 
@@ -71,6 +72,10 @@ pub(crate) struct ScenarioArgs {
     pub(crate) rate_stages: Option<(Vec<(Duration, u64)>, Span)>,
     /// `group = "shop"`: scenarios of one group run at the same time.
     pub(crate) group: Option<(String, Span)>,
+    /// `cookies = "iteration" | "user" | "off"`: what each user's jar keeps.
+    pub(crate) cookies: Option<(Cookies, Span)>,
+    /// `follow_redirects = N`: redirects a request follows by default.
+    pub(crate) follow_redirects: Option<(u32, Span)>,
 }
 
 impl ScenarioArgs {
@@ -109,6 +114,8 @@ impl ScenarioArgs {
             stages: None,
             rate_stages: None,
             group: None,
+            cookies: None,
+            follow_redirects: None,
         }
     }
 }
@@ -139,6 +146,8 @@ struct Builder {
     stages: Option<(Vec<(Duration, u64)>, Span)>,
     rate_stages: Option<(Vec<(Duration, u64)>, Span)>,
     group: Option<(String, Span)>,
+    cookies: Option<(Cookies, Span)>,
+    follow_redirects: Option<(u32, Span)>,
 }
 
 impl Builder {
@@ -222,6 +231,8 @@ impl Builder {
             Key::Name => store(&mut self.name, errors.check(non_empty(key, value)), span),
             Key::Group => store(&mut self.group, errors.check(non_empty(key, value)), span),
             Key::Target => store(&mut self.target, errors.check(target(value)), span),
+            Key::Cookies => store(&mut self.cookies, errors.check(cookies(key, value)), span),
+            Key::FollowRedirects => store(&mut self.follow_redirects, errors.check(hops(key, value)), span),
             Key::Thresholds => {} // handled above: a list, not `= value`
         }
         Ok(())
@@ -305,6 +316,8 @@ impl Builder {
             stages: self.stages,
             rate_stages: self.rate_stages,
             group: self.group,
+            cookies: self.cookies,
+            follow_redirects: self.follow_redirects,
         })
     }
 }

@@ -114,6 +114,21 @@ fn strings() {
 }
 
 #[test]
+fn cookies_and_redirects() {
+    let args = parse(quote!(count = 1, cookies = "user", follow_redirects = 0));
+    assert_eq!(args.cookies.map(|(mode, _)| mode), Some(Cookies::User));
+    assert_eq!(args.follow_redirects.map(|(hops, _)| hops), Some(0));
+    assert_eq!(parse(quote!(count = 1, cookies = "off")).cookies.map(|(mode, _)| mode), Some(Cookies::Off));
+    assert!(parse(quote!(count = 1)).cookies.is_none());
+    let refused = errors(quote!(count = 1, cookies = "session"));
+    assert!(refused[0].contains("\"iteration\"") && refused[0].ends_with("not \"session\""), "{refused:?}");
+    assert_eq!(
+        errors(quote!(count = 1, follow_redirects = -1)),
+        ["`follow_redirects` is a number of redirects: 0 (none) or more"]
+    );
+}
+
+#[test]
 fn combinations() {
     assert_eq!(errors(quote!()), [NO_LOAD]);
     assert_eq!(errors(quote!(concurrency = 5)), [NO_LOAD]);
@@ -130,7 +145,7 @@ fn combinations() {
 
 #[test]
 fn unknown_keys_and_malformed_values() {
-    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`";
+    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`, `cookies`, `follow_redirects`";
     assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
     assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
     assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);

@@ -41,6 +41,50 @@ pub(super) fn concurrency(key: Key, value: &Expr) -> syn::Result<u32> {
     Ok(n)
 }
 
+/// `cookies = "…"`: what each virtual user's jar keeps (the runtime's `CookieMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cookies {
+    Iteration,
+    User,
+    Off,
+}
+
+impl Cookies {
+    /// The runtime's variant, for the generated code.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Cookies::Iteration => "Iteration",
+            Cookies::User => "User",
+            Cookies::Off => "Off",
+        }
+    }
+}
+
+/// `cookies = "iteration" | "user" | "off"`.
+pub(super) fn cookies(key: Key, value: &Expr) -> syn::Result<Cookies> {
+    let lit = string_literal(key, value)?;
+    match lit.value().as_str() {
+        "iteration" => Ok(Cookies::Iteration),
+        "user" => Ok(Cookies::User),
+        "off" => Ok(Cookies::Off),
+        other => Err(error_at(
+            lit,
+            format!(
+                "`{key}` is \"iteration\" (the default: setup's cookies kept, each iteration's dropped at its end), \"user\" (kept for the user's whole run) or \"off\", not \"{other}\""
+            ),
+        )),
+    }
+}
+
+/// `follow_redirects = N`: a `u32`, 0 for none.
+pub(super) fn hops(key: Key, value: &Expr) -> syn::Result<u32> {
+    if let Expr::Unary(ExprUnary { op: UnOp::Neg(_), .. }) = value {
+        return Err(syn::Error::new_spanned(value, format!("`{key}` is a number of redirects: 0 (none) or more")));
+    }
+    let lit = int_literal(key, value, "u32")?;
+    lit.base10_parse().map_err(|_| error_at(lit, format!("`{key}` must be at most {}", u32::MAX)))
+}
+
 /// `count = N`, `max_body = N`: a `u64` of at least 1.
 pub(super) fn positive_u64(key: Key, value: &Expr) -> syn::Result<u64> {
     let lit = int_literal(key, value, "u64")?;

@@ -10,7 +10,7 @@ use crate::http::{ClientOptions, ConnectTo};
 /// Where `--help` lists these flags.
 const HEADING: &str = "TLS and connections";
 
-/// TLS and address flags.
+/// TLS, address and redirect flags.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ClientArgs {
     /// Skip verification of the server's TLS certificate (a self-signed test server); the results
@@ -34,6 +34,11 @@ pub struct ClientArgs {
     /// session
     #[arg(long, global = true, help_heading = HEADING)]
     pub no_tls_resumption: bool,
+    /// Follow up to N redirects within the target's origin on every request, over each
+    /// scenario's `follow_redirects` (default: none, so that a request is one exchange and its
+    /// latency the server's)
+    #[arg(long, value_name = "N", global = true, help_heading = HEADING)]
+    pub follow_redirects: Option<u32>,
 }
 
 impl ClientArgs {
@@ -54,6 +59,9 @@ impl ClientArgs {
         }
         options.tls = tls;
         options.connect_to.extend(self.connect_to.iter().cloned());
+        if self.follow_redirects.is_some() {
+            options.follow_redirects = self.follow_redirects;
+        }
         options
     }
 
@@ -92,6 +100,9 @@ impl ClientArgs {
         if self.no_tls_resumption {
             flag("--no-tls-resumption", None);
         }
+        if let Some(hops) = self.follow_redirects {
+            flag("--follow-redirects", Some(hops.to_string().into()));
+        }
         args
     }
 }
@@ -124,6 +135,8 @@ mod tests {
             "--connect-to",
             "h:443:127.0.0.1:8443",
             "--no-tls-resumption",
+            "--follow-redirects",
+            "3",
         ];
         let first = Cli::try_parse_from(given).unwrap().client;
         let again = Cli::try_parse_from(std::iter::once(OsString::from("x")).chain(first.to_args())).unwrap().client;

@@ -28,7 +28,7 @@ use super::warmup::Warmup;
 use super::worker::{WorkSource, Worker, WorkerSetup};
 use crate::config::Load;
 use crate::error::{Error, ErrorKind};
-use crate::http::{Ctx, Recorder, Target};
+use crate::http::{Ctx, Recorder, SessionOptions, Target};
 use crate::report::GeneratorReport;
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
@@ -96,6 +96,7 @@ pub(crate) fn execute(
                 target: placement.target.clone(),
                 timeout: plan.timeout,
                 max_body: plan.max_body,
+                session: plan.session,
                 stop: stop.clone(),
                 grace: plan.grace,
                 arrivals: Arrivals::for_worker(plan, &warmup, index, threads),
@@ -177,6 +178,8 @@ struct WorkerThread {
     timeout: Duration,
     /// Most bytes of a response body a request keeps.
     max_body: u64,
+    /// Each user's cookie jar and the redirects its requests follow.
+    session: SessionOptions,
     stop: StopFlags,
     grace: Duration,
     arrivals: Option<Arrivals>,
@@ -187,7 +190,8 @@ impl WorkerThread {
     /// Sets up this thread's users, waits at the start line, runs them (and, in the open model,
     /// its scheduler) to the end, tears them down and hands back what it measured.
     fn run(self, runtime: tokio::runtime::Runtime, worker: Worker) -> WorkerDone {
-        let WorkerThread { workload, users, target, timeout, max_body, stop, grace, mut arrivals, start_line } = self;
+        let WorkerThread { workload, users, target, timeout, max_body, session, stop, grace, mut arrivals, start_line } =
+            self;
         let local = tokio::task::LocalSet::new();
         let lag = Rc::new(RefCell::new(selfcheck::lag_histogram()));
         let probe_lag = Rc::clone(&lag);
@@ -199,7 +203,7 @@ impl WorkerThread {
             // One slot per user, and the scheduler's after them.
             let halt = Halt::new(users.len() + 1);
             let supervisor = tokio::task::spawn_local(halt::supervise(Rc::clone(&halt), stop, grace));
-            let ready = set_up(&workload, users, &target, (timeout, max_body), &worker, &halt).await;
+            let ready = set_up(&workload, users, &target, (timeout, max_body, session), &worker, &halt).await;
             // Everyone is set up (or failed to be): the run starts now, on every worker at once.
             let start = tokio::task::spawn_blocking(move || start_line.pass()).await.unwrap_or_else(|_| Instant::now());
             worker.borrow_mut().rebase(start);
@@ -320,14 +324,14 @@ async fn set_up(
     workload: &Workload,
     users: Vec<u32>,
     target: &Rc<Target>,
-    (timeout, max_body): (Duration, u64),
+    (timeout, max_body, session): (Duration, u64, SessionOptions),
     worker: &Rc<RefCell<Worker>>,
     halt: &Rc<Halt>,
 ) -> Vec<Ctx> {
     let sink: Rc<dyn Recorder> = Rc::clone(worker) as Rc<dyn Recorder>;
-    let ctxs = users
-        .into_iter()
-        .map(|user| Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink))).with_max_body(max_body));
+    let ctxs = users.into_iter().map(|user| {
+        Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink))).with_max_body(max_body).with_session(session)
+    });
     let Some(setup) = workload.setup else {
         return ctxs.collect();
     };
@@ -357,6 +361,7 @@ async fn set_up(
             ctx.counters.bytes_received = 0;
             ctx.counters.status.clear();
             ctx.counters.retries = 0;
+            ctx.counters.redirects = 0;
             ready.push(ctx);
         }
     }

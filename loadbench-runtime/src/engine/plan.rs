@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::config::{Load, Rate, RateStage, ScenarioConfig, Stage, ThinkTime};
 use crate::engine::ramp;
+use crate::http::SessionOptions;
 use crate::report::ConfigReport;
 
 /// A scaled duration is never shorter than this (unless the declared one already is): below it,
@@ -51,6 +52,8 @@ pub(crate) struct LoadPlan {
     pub(crate) grace: Duration,
     /// The factor the declared load was reduced by, if it was.
     pub(crate) scale: Option<f64>,
+    /// Each user's cookie jar and the redirects a request follows.
+    pub(crate) session: SessionOptions,
 }
 
 impl LoadPlan {
@@ -70,6 +73,7 @@ impl LoadPlan {
             max_body: config.max_body(),
             grace: config.grace(),
             scale: None,
+            session: SessionOptions { cookies: config.cookies, follow_redirects: config.follow_redirects },
         };
         match sizing {
             Sizing::Declared => declared,
@@ -195,6 +199,7 @@ fn time(d: Duration, factor: f64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CookieMode;
 
     fn config() -> ScenarioConfig {
         ScenarioConfig {
@@ -211,6 +216,8 @@ mod tests {
             grace: None,
             target: None,
             thresholds: &[],
+            cookies: CookieMode::Iteration,
+            follow_redirects: 0,
         }
     }
 

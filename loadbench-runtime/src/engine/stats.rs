@@ -171,6 +171,7 @@ impl WorkerStats {
         self.http.bytes_received += counters.bytes_received;
         self.http.connections += counters.connections;
         self.http.retries += counters.retries;
+        self.http.redirects += counters.redirects;
         for (code, n) in counters.status.iter() {
             *self.http.status.entry(code).or_default() += n;
         }

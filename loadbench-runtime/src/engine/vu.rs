@@ -121,6 +121,8 @@ where
         (worker.think_time, worker.has_ramp())
     };
     let mut think = think_time.map(|t| Think::new(t, ctx.user()));
+    // The setup is over: under `cookies = "iteration"`, its jar is what each iteration starts from.
+    ctx.setup_done();
     let mut first = true;
     'iterations: loop {
         if let Some(think) = &mut think
@@ -165,7 +167,10 @@ where
         ctx.measuring = measured;
         // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
         // A panic in the body fails this iteration only: the user goes on with the next.
-        let Some(outcome) = halt.until(index, Phase::Cancelled, pin!(panics::caught(body(&mut ctx)))).await else {
+        let outcome = halt.until(index, Phase::Cancelled, pin!(panics::caught(body(&mut ctx)))).await;
+        // Cookies the iteration got go or stay as the scenario's `cookies` says.
+        ctx.iteration_done();
+        let Some(outcome) = outcome else {
             worker.borrow_mut().record_cancelled(ctx.user(), measured);
             break;
         };

@@ -93,7 +93,7 @@ impl WorkerWarmup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Rate, ScenarioConfig};
+    use crate::config::{CookieMode, Rate, ScenarioConfig};
     use crate::engine::plan::Sizing;
 
     fn plan(rate: Option<Rate>, warmup: Option<Load>) -> LoadPlan {
@@ -111,6 +111,8 @@ mod tests {
             grace: None,
             target: None,
             thresholds: &[],
+            cookies: CookieMode::Iteration,
+            follow_redirects: 0,
         };
         LoadPlan::new(&config, Sizing::Declared)
     }

@@ -30,7 +30,7 @@ use loadbench_grammar::{Percentile, Threshold};
 
 use super::limits;
 use super::runner::{Connections, RunSettings};
-use crate::config::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
+use crate::config::{CookieMode, DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::vu::{VirtualUser, vu_future};
 use crate::engine::{Sizing, StopFlags};
@@ -411,6 +411,8 @@ impl OneShot {
             target: None,
             // Thresholds of a registered scenario are `'static`; these are added to the report.
             thresholds: &[],
+            cookies: CookieMode::Iteration,
+            follow_redirects: 0,
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,

@@ -67,6 +67,9 @@ impl RunSettings {
         if let Some(grace) = self.grace {
             plan.grace = grace;
         }
+        if let Some(hops) = self.connections.options.follow_redirects {
+            plan.session.follow_redirects = hops;
+        }
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
         let threads = match self.worker_threads {
             Some(n) => n.min(plan.concurrency.max(1) as usize),

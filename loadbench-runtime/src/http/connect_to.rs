@@ -16,6 +16,9 @@ pub struct ClientOptions {
     pub tls: TlsOptions,
     /// Address overrides, tried in order; the first that matches a target decides.
     pub connect_to: Vec<ConnectTo>,
+    /// `--follow-redirects N`: the redirects a request follows, over every scenario's
+    /// `follow_redirects`; `None` keeps each scenario's.
+    pub follow_redirects: Option<u32>,
 }
 
 /// One `--connect-to` rule: `HOST:PORT:ADDR:PORT`. An empty `HOST` or `PORT` matches any; an

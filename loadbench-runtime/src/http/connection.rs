@@ -76,6 +76,8 @@ pub(crate) struct RawResponse {
     pub(crate) body: Bytes,
     /// The body's length as received, kept or not.
     pub(crate) body_len: u64,
+    /// Whether the head has a `Set-Cookie` header.
+    pub(crate) sets_cookie: bool,
 }
 
 /// Why an exchange failed. All of them leave the connection unusable.
@@ -326,7 +328,13 @@ impl Http1Connection {
         body_len: u64,
     ) -> Poll<Result<RawResponse, ExchangeError>> {
         self.reusable = head.keep_alive;
-        Poll::Ready(Ok(RawResponse { status: head.status, head: head_bytes, body, body_len }))
+        Poll::Ready(Ok(RawResponse {
+            status: head.status,
+            head: head_bytes,
+            body,
+            body_len,
+            sets_cookie: head.sets_cookie,
+        }))
     }
 
     /// Reads once into the buffer, with at least `want` bytes of room; 0 at end of stream.

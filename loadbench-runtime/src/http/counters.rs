@@ -11,6 +11,8 @@ pub(crate) struct HttpCounters {
     pub(crate) connections: u64,
     /// Requests sent again on a new connection after their reused one turned out closed.
     pub(crate) retries: u64,
+    /// Redirects followed (requests sent to a `Location`).
+    pub(crate) redirects: u64,
     pub(crate) status: StatusCounts,
     pub(crate) tls: TlsCounters,
 }

@@ -10,20 +10,22 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::HeaderMap;
+use http::Method;
 use http::header::{HeaderName, HeaderValue};
 use http::uri::PathAndQuery;
-use http::{Method, StatusCode};
 
-use super::Recorder;
 use super::connection::{BodyPolicy, ExchangeError, Http1Connection};
+use super::cookies::{Cookies, Jar};
 use super::counters::HttpCounters;
-use super::h1;
 use super::last_request::LastRequest;
 use super::names::{Naming, Sent};
+use super::redirects::{Resend, SessionOptions};
 use super::request_timer::RequestTimer;
+use super::response::Response;
 use super::stream::{OpenError, Opened, Stream};
 use super::target::Target;
 use super::tls::Cause;
+use super::{Recorder, h1};
 use crate::config::DEFAULT_MAX_BODY;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -49,7 +51,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// ```
 #[derive(Debug)]
 pub struct Ctx {
-    target: Rc<Target>,
+    pub(super) target: Rc<Target>,
     timeout: Duration,
     /// Most bytes of a response body kept, unless a request says otherwise.
     max_body: u64,
@@ -61,13 +63,21 @@ pub struct Ctx {
     /// For `https://`: this user's TLS configuration, with a session cache of its own.
     tls: Option<Arc<rustls::ClientConfig>>,
     /// The path of the request being built, and whether `wire` already holds the request.
-    last: LastRequest,
+    pub(super) last: LastRequest,
     /// The request being sent, encoded; the allocation is kept from request to request.
-    wire: Vec<u8>,
+    pub(super) wire: Vec<u8>,
     timer: RequestTimer,
     /// [`Ctx::user_data`], one value per type.
     user_data: HashMap<TypeId, Box<dyn Any>>,
     pub(crate) counters: HttpCounters,
+    /// The user's cookies ([`Ctx::cookies`]).
+    pub(super) jar: Jar,
+    /// Redirects a request follows unless it says otherwise (`follow_redirects`).
+    follow_default: u32,
+    /// Redirects the request being built follows; here, as `policy`, to keep the builder small.
+    pub(super) follow: u32,
+    /// The headers and body of a request that may be followed, to send again on a 307 or 308.
+    pub(super) resend: Option<Box<Resend>>,
     /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
     /// nothing collects them.
     pub(super) recorder: Option<Rc<dyn Recorder>>,
@@ -90,6 +100,10 @@ impl Ctx {
             timer: RequestTimer::default(),
             user_data: HashMap::new(),
             counters: HttpCounters::default(),
+            jar: Jar::default(),
+            follow_default: 0,
+            follow: 0,
+            resend: None,
             recorder,
             measuring: true,
         }
@@ -100,6 +114,38 @@ impl Ctx {
     pub(crate) fn with_max_body(mut self, bytes: u64) -> Ctx {
         self.max_body = bytes;
         self
+    }
+
+    /// The scenario's cookie mode and the redirects its requests follow.
+    pub(crate) fn with_session(mut self, session: SessionOptions) -> Ctx {
+        self.jar = Jar::new(session.cookies);
+        self.follow_default = session.follow_redirects;
+        self
+    }
+
+    /// This virtual user's cookie jar: read, set and remove cookies. Cookies are on by default;
+    /// see [`Cookies`] for what an iteration keeps (`cookies = "…"` in the attribute).
+    ///
+    /// ```no_run
+    /// # async fn body(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    /// ctx.cookies().set("locale", "fr")?;
+    /// let session = ctx.cookies().get("session").map(str::to_owned);
+    /// # Ok(()) }
+    /// ```
+    pub fn cookies(&mut self) -> Cookies<'_> {
+        Cookies { jar: &mut self.jar, target: &self.target }
+    }
+
+    /// The user's setup is over: what its jar holds is what each iteration starts from.
+    pub(crate) fn setup_done(&mut self) {
+        self.jar.setup_done();
+    }
+
+    /// An iteration is over (warmup or measured): the jar drops what it got, if the scenario's
+    /// cookie mode says so. A branch on a bool when the iteration set no cookie.
+    #[inline]
+    pub(crate) fn iteration_done(&mut self) {
+        self.jar.iteration_done();
     }
 
     /// This virtual user's own value of type `T`, made with `T::default()` on first use and kept
@@ -168,6 +214,7 @@ impl Ctx {
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
         let error = self.set_path(path).err();
         self.policy = BodyPolicy::Keep(self.max_body);
+        self.follow = self.follow_default;
         RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), error, name: None }
     }
 
@@ -192,6 +239,22 @@ impl Ctx {
     async fn execute(&mut self, prepared: Result<()>, method: Method) -> Result<Response> {
         prepared?;
         let deadline = tokio::time::Instant::now() + self.timeout;
+        let response = self.exchange(&method, deadline).await?;
+        if response.sets_cookie && self.jar.accepts() {
+            // Before a redirect is followed: the next hop may need the cookie.
+            self.jar.store_from(&self.target, self.last.joined().unwrap_or("/"), response.headers());
+        }
+        if self.follow != 0 && response.status.is_redirection() {
+            // Boxed: following is rare, and its future would otherwise grow every request's.
+            return Box::pin(self.follow_redirects(response, method, deadline)).await;
+        }
+        Ok(response)
+    }
+
+    /// One exchange of the request encoded in `wire`, on the user's connection (opened if need
+    /// be), within `deadline`; an idempotent request meeting a closed keep-alive connection is
+    /// sent once more (see `Ctx::execute`).
+    pub(super) async fn exchange(&mut self, method: &Method, deadline: tokio::time::Instant) -> Result<Response> {
         let Ctx { target, conn, wire, timer, counters, policy, tls, recorder, .. } = self;
         if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
             *conn = None;
@@ -212,7 +275,7 @@ impl Ctx {
                 }
             };
             open.begin(*policy);
-            let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, &method));
+            let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, method));
             match timer.within(deadline, exchange).await {
                 Some(Ok(raw)) => {
                     counters.responses += 1;
@@ -223,6 +286,7 @@ impl Ctx {
                         head: raw.head,
                         headers: OnceLock::new(),
                         body: raw.body,
+                        sets_cookie: raw.sets_cookie,
                     });
                 }
                 Some(Err(err)) => {
@@ -312,11 +376,11 @@ fn timed_out(timeout: Duration) -> Error {
 #[derive(Debug)]
 #[must_use = "a request does nothing until `.send().await`"]
 pub struct RequestBuilder<'a> {
-    ctx: &'a mut Ctx,
+    pub(super) ctx: &'a mut Ctx,
     method: Method,
-    headers: HeaderMap,
+    pub(super) headers: HeaderMap,
     body: Bytes,
-    error: Option<Error>,
+    pub(super) error: Option<Error>,
     /// The row this request is counted in ([`RequestBuilder::name`]).
     pub(super) name: Option<&'a str>,
 }
@@ -380,7 +444,17 @@ impl<'a> RequestBuilder<'a> {
     // byte of a request's future is copied as it moves up through the awaits).
     #[allow(clippy::manual_async_fn)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
-        let RequestBuilder { ctx, method, headers, body, error, name } = self;
+        let RequestBuilder { ctx, method, mut headers, body, error, name } = self;
+        if ctx.follow != 0 {
+            // Kept before the jar's `Cookie` is added: each hop asks the jar again.
+            ctx.resend = Some(Box::new(Resend { headers: headers.clone(), body: body.clone() }));
+        }
+        if ctx.jar.has_cookies()
+            && let Some(path) = ctx.last.joined()
+            && let Some(cookie) = ctx.jar.header(&ctx.target, path)
+        {
+            headers.append(http::header::COOKIE, cookie);
+        }
         let plain = headers.is_empty() && body.is_empty();
         let prepared = match (error, ctx.last.joined()) {
             (Some(error), _) => Err(error),
@@ -396,63 +470,5 @@ impl<'a> RequestBuilder<'a> {
         };
         let naming = Naming::start(name, ctx);
         Sent::new(ctx.execute(prepared, method), naming)
-    }
-}
-
-/// A complete response: status, headers and body.
-#[derive(Debug, Clone)]
-pub struct Response {
-    status: StatusCode,
-    /// The head as received; `headers` is parsed from it on first use.
-    head: Bytes,
-    headers: OnceLock<HeaderMap>,
-    body: Bytes,
-}
-
-impl Response {
-    /// The status code.
-    pub fn status(&self) -> StatusCode {
-        self.status
-    }
-
-    /// The response headers.
-    pub fn headers(&self) -> &HeaderMap {
-        self.headers.get_or_init(|| h1::header_map(&self.head))
-    }
-
-    /// The body; empty when the request discarded it ([`RequestBuilder::discard_body`]).
-    pub fn bytes(&self) -> &Bytes {
-        &self.body
-    }
-
-    /// The body as UTF-8 text.
-    pub fn text(&self) -> Result<&str> {
-        std::str::from_utf8(&self.body).map_err(|e| Error::with_source(ErrorKind::Scenario, "body is not UTF-8", e))
-    }
-
-    /// Passes the response through if its status is `expected`, or fails with an
-    /// [`ErrorKind::Status`] error.
-    ///
-    /// ```no_run
-    /// # async fn body(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
-    /// ctx.get("/health").send().await?.expect_status(200)?;
-    /// # Ok(()) }
-    /// ```
-    pub fn expect_status(self, expected: u16) -> Result<Response> {
-        if self.status.as_u16() == expected {
-            Ok(self)
-        } else {
-            Err(Error::new(ErrorKind::Status, format!("expected status {expected}, got {}", self.status)))
-        }
-    }
-
-    /// Passes the response through if its status is 2xx, or fails with an [`ErrorKind::Status`]
-    /// error.
-    pub fn expect_success(self) -> Result<Response> {
-        if self.status.is_success() {
-            Ok(self)
-        } else {
-            Err(Error::new(ErrorKind::Status, format!("expected a 2xx status, got {}", self.status)))
-        }
     }
 }

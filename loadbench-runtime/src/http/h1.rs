@@ -54,6 +54,9 @@ pub(crate) struct Head {
     pub(crate) body: BodyLength,
     /// Whether the connection may carry another request after this response.
     pub(crate) keep_alive: bool,
+    /// Whether the head has a `Set-Cookie` header: seen here, in the one walk over the headers,
+    /// so that a user's jar looks at a response only when it sets a cookie.
+    pub(crate) sets_cookie: bool,
 }
 
 /// Appends the request head (and `body`, if any) to `out`.
@@ -120,6 +123,7 @@ pub(crate) fn parse_head(buf: &[u8], request_method: &Method) -> Result<Option<H
     let mut transfer_encoding = false;
     let mut close = false;
     let mut keep_alive_token = false;
+    let mut sets_cookie = false;
     for h in response.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             let value = parse_content_length(h.value).ok_or(ProtocolError::ContentLength)?;
@@ -136,6 +140,8 @@ pub(crate) fn parse_head(buf: &[u8], request_method: &Method) -> Result<Option<H
                 close |= token.eq_ignore_ascii_case(b"close");
                 keep_alive_token |= token.eq_ignore_ascii_case(b"keep-alive");
             }
+        } else if h.name.eq_ignore_ascii_case("set-cookie") {
+            sets_cookie = true;
         }
     }
 
@@ -153,7 +159,7 @@ pub(crate) fn parse_head(buf: &[u8], request_method: &Method) -> Result<Option<H
         BodyLength::UntilClose
     };
     let keep_alive = !close && (http11 || keep_alive_token) && body != BodyLength::UntilClose;
-    Ok(Some(Head { status, len, body, keep_alive }))
+    Ok(Some(Head { status, len, body, keep_alive, sets_cookie }))
 }
 
 fn parse_content_length(value: &[u8]) -> Option<u64> {
@@ -330,6 +336,12 @@ mod tests {
         assert_eq!(head("HTTP/1.1 100 Continue\r\n\r\n").body, BodyLength::Empty);
         let h = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", &Method::HEAD).unwrap().unwrap();
         assert_eq!((h.body, h.keep_alive), (BodyLength::Empty, true));
+    }
+
+    #[test]
+    fn set_cookie_is_seen_in_the_walk_over_the_headers() {
+        assert!(head("HTTP/1.1 200 OK\r\nset-COOKIE: a=1\r\nContent-Length: 0\r\n\r\n").sets_cookie);
+        assert!(!head("HTTP/1.1 200 OK\r\nCookie: a=1\r\nContent-Length: 0\r\n\r\n").sets_cookie);
     }
 
     #[test]

@@ -8,6 +8,11 @@
 //! request to its deadline however busy the connection keeps it. An idempotent request that
 //! meets a keep-alive connection the server has just closed is retried once (`Ctx`).
 //!
+//! Sessions: each user has a cookie jar (`cookies`, on by default, RFC 6265's rules through the
+//! `cookie_store` crate) and follows redirects within its origin when asked (`redirects`, off by
+//! default); JSON bodies go through serde (`json`). A user that sets no cookie and follows no
+//! redirect pays a branch per request for them.
+//!
 //! `https://` targets go through rustls (`tls`): each user keeps its TLS connection alive and
 //! resumes its own session when it reconnects; a failed handshake is an error of its own kind,
 //! described in plain words. `--connect-to` rules (`connect_to`) send connections to another
@@ -20,22 +25,29 @@
 mod checks;
 mod connect_to;
 mod connection;
+mod cookies;
 mod counters;
 mod ctx;
 mod h1;
+mod json;
 mod last_request;
 mod names;
 mod recorder;
+mod redirects;
 mod request_timer;
+mod response;
 mod steps;
 mod stream;
 mod target;
 mod tls;
 
 pub use connect_to::{ClientOptions, ConnectTo};
+pub use cookies::Cookies;
 pub(crate) use counters::HttpCounters;
-pub use ctx::{Ctx, RequestBuilder, Response};
+pub use ctx::{Ctx, RequestBuilder};
 pub(crate) use recorder::Recorder;
+pub(crate) use redirects::SessionOptions;
+pub use response::Response;
 pub use target::{Target, TargetError};
 pub(crate) use tls::TlsClient;
 pub use tls::{TlsOptions, TlsSetupError};

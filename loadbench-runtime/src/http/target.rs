@@ -27,6 +27,9 @@ pub struct Target {
     tls: Option<(Arc<TlsClient>, ServerName<'static>)>,
     /// The `--connect-to` rule that sent connections elsewhere, if one did.
     redirected: bool,
+    /// The URL as the `url` crate reads it: the origin (scheme, host, port) that cookies are
+    /// matched against and that a redirect must stay within.
+    origin: url::Url,
 }
 
 /// Why a target URL cannot be used.
@@ -121,7 +124,9 @@ impl Target {
             None
         };
         let base_path = uri.path().trim_end_matches('/').to_owned();
-        Ok(Target { url: url.to_owned(), addr, host_header, base_path, tls, redirected })
+        let origin =
+            url::Url::parse(url).map_err(|e| TargetError::Invalid { url: url.to_owned(), reason: e.to_string() })?;
+        Ok(Target { url: url.to_owned(), addr, host_header, base_path, tls, redirected, origin })
     }
 
     /// Checks the host and port of an `http://` or `https://` URL and returns the port given, if
@@ -209,6 +214,31 @@ impl Target {
     /// The address connections go to, when a `--connect-to` rule chose it.
     pub(crate) fn redirected_to(&self) -> Option<SocketAddr> {
         self.redirected.then_some(self.addr)
+    }
+
+    /// The absolute URL of a request to `path` (path and query, as sent) on this target's origin,
+    /// for the cookie jar and redirects; built only when one of them needs it.
+    pub(crate) fn url_for(&self, path: &str) -> Option<url::Url> {
+        let (path, query) = match path.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (path, None),
+        };
+        let mut url = self.origin.clone();
+        // Set rather than joined: a path such as `//host/x` must stay a path on this origin.
+        url.set_path(path);
+        url.set_query(query);
+        url.has_host().then_some(url)
+    }
+
+    /// Whether `url` has this target's scheme, host and port: the redirects a user can follow
+    /// on its own connection.
+    pub(crate) fn same_origin(&self, url: &url::Url) -> bool {
+        url.origin() == self.origin.origin()
+    }
+
+    /// Where a `Location` header points, resolved against the request's `path` on this target.
+    pub(crate) fn resolve_location(&self, path: &str, location: &str) -> Option<url::Url> {
+        self.url_for(path)?.join(location).ok()
     }
 
     /// The request target for `path` under this base URL.

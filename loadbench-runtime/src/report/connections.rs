@@ -1,6 +1,7 @@
 //! What the table says of a scenario's connections, under its row: where the time of opening
 //! them went (TCP connect, TLS handshake), how many handshakes resumed a session, that
-//! certificates were not verified (`--insecure`), and what to do when they could not be.
+//! certificates were not verified (`--insecure`), and what to do when they could not be; the
+//! redirects followed on them.
 
 use super::ScenarioReport;
 use super::units::{micros, thousands};
@@ -30,6 +31,14 @@ pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
         ));
     }
     Some(line)
+}
+
+/// `12 redirects followed (16 responses in all)`: the hops that requests asking to follow
+/// redirects added, each an exchange of its own inside its request's latency.
+pub(super) fn redirects_line(s: &ScenarioReport) -> Option<String> {
+    (s.http.redirects > 0).then(|| {
+        format!("{} redirects followed ({} responses in all)", thousands(s.http.redirects), thousands(s.http.responses))
+    })
 }
 
 /// The warning for a scenario whose server certificate was not checked.

@@ -432,6 +432,10 @@ pub struct HttpReport {
     /// were sent on turned out closed before any byte of the response (a keep-alive race).
     #[serde(default)]
     pub retries: u64,
+    /// Redirects followed: requests sent to a `Location` because a request asked to follow
+    /// (`follow_redirects`); each is also one of `responses`.
+    #[serde(default)]
+    pub redirects: u64,
 }
 
 impl HttpReport {
@@ -441,6 +445,7 @@ impl HttpReport {
         self.bytes_received += other.bytes_received;
         self.connections += other.connections;
         self.retries += other.retries;
+        self.redirects += other.redirects;
         for (&code, &n) in &other.status {
             *self.status.entry(code).or_default() += n;
         }

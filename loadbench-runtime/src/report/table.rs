@@ -119,6 +119,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(line) = connections::insecure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = connections::redirects_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = saturation_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
@@ -408,6 +411,7 @@ mod tests {
             status: [(200, 12_500)].into_iter().collect(),
             connections: 20,
             retries: 0,
+            redirects: 0,
         };
         s.latency_us = Some(LatencyReport {
             mean: 900.0,

@@ -1,0 +1,144 @@
+//! Following redirects, when a request asks ([`RequestBuilder::follow_redirects`], the
+//! attribute's `follow_redirects = N`, `--follow-redirects N`).
+//!
+//! Not followed by default: a measuring tool reports the server's answer, one exchange per
+//! request, and following silently would add round trips to the latency measured. curl and wrk
+//! do not follow either; oha and k6 do by default (k6 up to 10).
+//!
+//! A user's connection is bound to the target, so only redirects within its origin (scheme, host
+//! and port) are followed; one elsewhere ends the chain and its 3xx is the response.
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HeaderMap, LOCATION, TRANSFER_ENCODING};
+use http::{Method, StatusCode};
+
+use super::ctx::{Ctx, RequestBuilder};
+use super::h1;
+use super::response::Response;
+use crate::config::CookieMode;
+use crate::error::Result;
+
+/// What a scenario sets for its users' sessions: the cookie jar's mode and the redirects a
+/// request follows unless it says otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SessionOptions {
+    pub(crate) cookies: CookieMode,
+    pub(crate) follow_redirects: u32,
+}
+
+/// The headers and body of a request that may be followed, kept to be sent again by a 307 or
+/// 308 (a 301, 302 or 303 drops the body).
+#[derive(Debug)]
+pub(crate) struct Resend {
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+impl<'a> RequestBuilder<'a> {
+    /// Follows up to `hops` redirects within the target's origin, over the scenario's
+    /// `follow_redirects` (0, none, unless the attribute or `--follow-redirects` says otherwise).
+    ///
+    /// A 301, 302 or 303 is followed with a GET without body (a HEAD stays a HEAD), a 307 or 308
+    /// with the same method, headers and body; `Location` may be relative or absolute. A
+    /// redirect to another scheme, host or port is not followed (the user's connection is bound
+    /// to the target): its 3xx is the response. When the limit is reached, the last 3xx is the
+    /// response, so `.expect_status(200)` fails it. Cookies a 3xx sets are stored before the
+    /// next hop. The request's latency and its timeout cover every hop; each hop is counted in
+    /// the report's `http.redirects`.
+    ///
+    /// ```no_run
+    /// # async fn body(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    /// // `/old` answers `302 Found` with `Location: /new`.
+    /// ctx.get("/old").follow_redirects(5).send().await?.expect_status(200)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn follow_redirects(self, hops: u32) -> Self {
+        self.ctx.follow = hops;
+        self
+    }
+}
+
+/// The method of the next hop after `status`, and whether it keeps the request's body; `None`
+/// for a status that is not followed (300, 304, 305 …).
+fn next_hop(status: StatusCode, method: &Method) -> Option<(Method, bool)> {
+    match status.as_u16() {
+        301..=303 if *method == Method::HEAD => Some((Method::HEAD, false)),
+        301..=303 => Some((Method::GET, false)),
+        307 | 308 => Some((method.clone(), true)),
+        _ => None,
+    }
+}
+
+/// `path` and query of `url`, as a request line carries them.
+fn request_target(url: &url::Url) -> String {
+    match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_owned(),
+    }
+}
+
+impl Ctx {
+    /// Follows `response`'s redirects, up to the request's limit, within `deadline`.
+    pub(super) async fn follow_redirects(
+        &mut self,
+        mut response: Response,
+        mut method: Method,
+        deadline: tokio::time::Instant,
+    ) -> Result<Response> {
+        let resend = self.resend.take();
+        let mut path = self.last.joined().unwrap_or("/").to_owned();
+        // `wire` no longer holds the request as built: the next one with this path is encoded
+        // again.
+        self.last.set_encoded(None);
+        for _ in 0..self.follow {
+            let Some((next, keep_body)) = next_hop(response.status(), &method) else { break };
+            let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
+            let Some(url) = location.and_then(|location| self.target.resolve_location(&path, location)) else {
+                break;
+            };
+            if !self.target.same_origin(&url) {
+                break;
+            }
+            path = request_target(&url);
+            method = next;
+            let mut headers = resend.as_ref().map(|r| r.headers.clone()).unwrap_or_default();
+            let body = match &resend {
+                Some(r) if keep_body => r.body.clone(),
+                _ => {
+                    for name in [CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING] {
+                        headers.remove(name);
+                    }
+                    Bytes::new()
+                }
+            };
+            // The jar's cookies for the new path, beside any the scenario wrote, as on the first.
+            if let Some(cookie) = self.jar.header(&self.target, &path) {
+                headers.append(COOKIE, cookie);
+            }
+            self.wire.clear();
+            h1::encode_request(&mut self.wire, &method, &path, self.target.host_header(), &headers, &body);
+            response = self.exchange(&method, deadline).await?;
+            self.counters.redirects += 1;
+            if response.sets_cookie && self.jar.accepts() {
+                self.jar.store_from(&self.target, &path, response.headers());
+            }
+        }
+        Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn see_other_becomes_a_get_and_temporary_keeps_the_method() {
+        let hop = |code: u16, method: Method| next_hop(StatusCode::from_u16(code).unwrap(), &method);
+        assert_eq!(hop(302, Method::POST), Some((Method::GET, false)));
+        assert_eq!(hop(303, Method::HEAD), Some((Method::HEAD, false)));
+        assert_eq!(hop(307, Method::POST), Some((Method::POST, true)));
+        assert_eq!(hop(308, Method::PUT), Some((Method::PUT, true)));
+        assert_eq!(hop(304, Method::GET), None);
+        assert_eq!(hop(300, Method::GET), None);
+    }
+}
