@@ -98,6 +98,8 @@ pub struct ScenarioConfig {
     pub target: Option<&'static str>,
     /// `thresholds(…)` from the attribute: conditions checked after a full run.
     pub thresholds: &'static [Threshold],
+    /// `feed = "…"` (with `feed_mode`, `feed_end`): records for [`Ctx::feed`](crate::Ctx::feed).
+    pub feed: Option<crate::feed::FeedConfig>,
 }
 
 impl ScenarioConfig {

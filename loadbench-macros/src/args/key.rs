@@ -24,10 +24,13 @@ pub(super) enum Key {
     Stages,
     RateStages,
     Group,
+    Feed,
+    FeedMode,
+    FeedEnd,
 }
 
 impl Key {
-    pub(super) const ALL: [Key; 18] = [
+    pub(super) const ALL: [Key; 21] = [
         Key::Concurrency,
         Key::Count,
         Key::Duration,
@@ -46,6 +49,9 @@ impl Key {
         Key::Stages,
         Key::RateStages,
         Key::Group,
+        Key::Feed,
+        Key::FeedMode,
+        Key::FeedEnd,
     ];
 
     pub(super) fn as_str(self) -> &'static str {
@@ -68,6 +74,9 @@ impl Key {
             Key::Stages => "stages",
             Key::RateStages => "rate_stages",
             Key::Group => "group",
+            Key::Feed => "feed",
+            Key::FeedMode => "feed_mode",
+            Key::FeedEnd => "feed_end",
         }
     }
 
@@ -92,6 +101,9 @@ impl Key {
             Key::Stages => "[(\"10s\", 100), (\"30s\", 100), (\"10s\", 0)]",
             Key::RateStages => "[(\"10s\", 500), (\"30s\", 500)]",
             Key::Group => "\"shop\"",
+            Key::Feed => "\"data/users.csv\"",
+            Key::FeedMode => "\"sequential\"",
+            Key::FeedEnd => "\"wrap\"",
         }
     }
 

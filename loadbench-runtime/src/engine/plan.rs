@@ -160,6 +160,8 @@ impl LoadPlan {
             // Filled once the target is resolved.
             connect_to: None,
             tls: None,
+            // Filled by the runner from the feed as loaded.
+            feed: None,
         }
     }
 }
@@ -211,6 +213,7 @@ mod tests {
             grace: None,
             target: None,
             thresholds: &[],
+            feed: None,
         }
     }
 

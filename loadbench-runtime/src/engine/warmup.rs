@@ -111,6 +111,7 @@ mod tests {
             grace: None,
             target: None,
             thresholds: &[],
+            feed: None,
         };
         LoadPlan::new(&config, Sizing::Declared)
     }

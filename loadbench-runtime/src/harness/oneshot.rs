@@ -379,6 +379,7 @@ impl OneShot {
             }),
             setup: None,
             teardown: None,
+            feed: None,
         };
         let config = ScenarioConfig {
             concurrency: self.concurrency,
@@ -395,6 +396,7 @@ impl OneShot {
             target: None,
             // Thresholds of a registered scenario are `'static`; these are added to the report.
             thresholds: &[],
+            feed: None,
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,

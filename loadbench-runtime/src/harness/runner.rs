@@ -6,11 +6,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::limits;
-use crate::config::ScenarioConfig;
+use crate::config::{Load, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::{self, LoadPlan, Placement, Sizing, StopFlags};
+use crate::feed::Feed;
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
-use crate::report::{RateReport, ScenarioReport};
+use crate::report::{FeedConfigReport, FeedRanOut, RateReport, ScenarioReport};
+
+/// `config.feed`: the feed as loaded.
+fn feed_config(feed: &Feed) -> FeedConfigReport {
+    let source = feed.source();
+    FeedConfigReport { path: source.shown.clone(), mode: source.mode, end: source.end, records: feed.len() }
+}
 
 /// How a run's connections are made: the options, and the TLS client made from them once (it
 /// holds the parsed trust store) when a target is `https://` or a TLS option was given.
@@ -63,6 +70,7 @@ impl RunSettings {
             plan.grace = grace;
         }
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
+        report.config.feed = workload.feed.as_deref().map(feed_config);
         let threads = match self.worker_threads {
             Some(n) => n.min(plan.concurrency.max(1) as usize),
             None => engine::worker_threads(plan.concurrency),
@@ -121,6 +129,16 @@ impl RunSettings {
             requested,
             achieved: if schedule.is_zero() { 0.0 } else { report.iterations as f64 / schedule.as_secs_f64() },
         });
+        if let Some(feed) = workload.feed.as_deref().filter(|feed| feed.ran_out()) {
+            let asked = match plan.load {
+                Load::Count(n) => n,
+                Load::Duration(_) => 0,
+            };
+            report.feed_ran_out = Some(FeedRanOut {
+                records: feed.len(),
+                not_started: asked.saturating_sub(report.iterations + report.dropped),
+            });
+        }
         if self.progress {
             // One example per kind, so a wall of failures comes with a reason.
             for (kind, message) in &stats.first_errors {

@@ -72,6 +72,8 @@ pub struct Ctx {
     pub(super) recorder: Option<Rc<dyn Recorder>>,
     /// Whether the current iteration is measured (not warmup), so that its steps count.
     pub(crate) measuring: bool,
+    /// This user's cursor into its scenario's feed (`feed.rs`); `None` without one.
+    pub(super) feed: Option<crate::feed::FeedCursor>,
 }
 
 impl Ctx {
@@ -91,6 +93,7 @@ impl Ctx {
             counters: HttpCounters::default(),
             recorder,
             measuring: true,
+            feed: None,
         }
     }
 

@@ -21,6 +21,7 @@ mod connect_to;
 mod connection;
 mod counters;
 mod ctx;
+mod feed;
 mod h1;
 mod last_request;
 mod recorder;

@@ -9,6 +9,7 @@
 pub mod check;
 mod connections;
 mod document;
+mod feed;
 mod json;
 mod scenario;
 pub mod table;
@@ -17,6 +18,7 @@ pub mod units;
 
 pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
+pub use feed::{FeedConfigReport, FeedRanOut};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use scenario::{
     CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport,

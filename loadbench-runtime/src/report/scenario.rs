@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use loadbench_grammar::Threshold;
 use serde::{Deserialize, Serialize};
 
+use super::feed::{FeedConfigReport, FeedRanOut};
 use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
 use crate::error::{ErrorKind, Result};
@@ -108,6 +109,9 @@ pub struct ScenarioReport {
     /// TLS handshakes, for an `https://` target; `None` for `http://`.
     #[serde(default)]
     pub tls: Option<TlsReport>,
+    /// A feed with `feed_end = "stop"` that ran out, and the iterations it left unstarted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed_ran_out: Option<FeedRanOut>,
 }
 
 /// Whether a scenario met one threshold.
@@ -258,6 +262,7 @@ impl ScenarioReport {
             connect_us: None,
             tls_handshake_us: None,
             tls: None,
+            feed_ran_out: None,
         }
     }
 }
@@ -333,6 +338,9 @@ pub struct ConfigReport {
     /// `cargo loadbench`.
     #[serde(default)]
     pub thresholds: Vec<Threshold>,
+    /// The scenario's feed (`feed = "…"`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed: Option<FeedConfigReport>,
 }
 
 /// Failed iterations, by what went wrong.

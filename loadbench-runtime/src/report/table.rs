@@ -71,6 +71,9 @@ pub fn render_rows(rows: &[(&ScenarioReport, &str)]) -> String {
         if let Some(line) = cancelled_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = super::feed::ran_out_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = threshold_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
