@@ -5,7 +5,9 @@
 
 mod args;
 mod errors;
+mod output;
 mod scenario;
+mod suggest;
 
 use proc_macro::TokenStream;
 
@@ -38,6 +40,9 @@ use proc_macro::TokenStream;
 /// | `rate = 2000`, `rate = "2000"`, `rate = "120/m"` | Start iterations at this rate (per second, or `/s`, `/m`, `/h`): the open model. | none (closed model) |
 /// | `max_concurrency = 200` | With `rate`: the virtual users that serve it.                     | 100                      |
 /// | `thresholds(p99 < "50ms", error_rate < 0.01, rps > 1000)` | Conditions checked after a full run; a miss makes the exit code 1. | none |
+/// | `feed = "data/users.csv"` | Records for `ctx.feed()`: a `.csv` file with a header row, or `.jsonl` (one JSON object a line); a relative path is the package's (`CARGO_MANIFEST_DIR`). Read once before the run. | none |
+/// | `feed_mode = "random"`  | `"sequential"` (file order, shared by all users), `"random"`, or `"per_user"` (user `u` keeps record `u`; fewer records than users is an error). | `"sequential"` |
+/// | `feed_end = "stop"`     | A sequential feed at its end: `"wrap"` to the first record, or `"stop"` starting iterations (the report says after how many records, and how many were not started). | `"wrap"` |
 ///
 /// Exactly one of `count` and `duration` must be given. Durations are strings such as `"30s"`,
 /// `"500ms"` or `"1m 30s"`, longer than zero and at most about 584 years.

@@ -5,7 +5,7 @@ use std::fmt;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt as _;
-use syn::{FnArg, ItemFn, ReturnType, Safety, Signature, Type};
+use syn::{FnArg, ItemFn, Safety, Signature, Type};
 
 use crate::args::{Cookies, Load, ScenarioArgs};
 use crate::errors::Errors;
@@ -82,9 +82,7 @@ fn check_signature(sig: &Signature) -> Errors {
         errors.spanned(variadic, "a scenario cannot be variadic");
     }
     check_parameters(sig, &mut errors);
-    if let ReturnType::Default = sig.output {
-        errors.spanned(sig, "a scenario must return `loadbench::Result<()>`");
-    }
+    crate::output::check(sig, &mut errors);
     errors
 }
 
@@ -236,6 +234,8 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         None => quote!(::core::option::Option::None),
     };
 
+    let feed = crate::args::feed_tokens(args.feed.as_ref());
+
     let thresholds = args.thresholds.iter().map(|(threshold, span)| {
         let metric = metric(threshold.metric, *span, &private);
         let op = variant(threshold.op, *span);
@@ -305,6 +305,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                         thresholds: &[#(#thresholds),*],
                         cookies: #cookies,
                         follow_redirects: #follow_redirects,
+                        feed: #feed,
                     },
                     run: __loadbench_virtual_user,
                     setup: #setup,
@@ -422,7 +423,7 @@ mod tests {
                 "a scenario must be an `async fn`",
                 "a scenario cannot have generic parameters",
                 ONE_PARAMETER,
-                "a scenario must return `loadbench::Result<()>`",
+                "a scenario must return `loadbench::Result<()>`: write `async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()>`",
             ]
         );
     }
@@ -446,7 +447,10 @@ mod tests {
         );
         assert_eq!(
             messages(quote!(count = 0), item),
-            ["`count` must be at least 1", "a scenario must return `loadbench::Result<()>`"]
+            [
+                "`count` must be at least 1",
+                "a scenario must return `loadbench::Result<()>`: write `async fn f(ctx: &mut loadbench::Ctx) -> loadbench::Result<()>`"
+            ]
         );
     }
 

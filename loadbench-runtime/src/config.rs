@@ -123,6 +123,8 @@ pub struct ScenarioConfig {
     /// default) follows none, so that a request is one exchange and its latency the server's
     /// (`--follow-redirects` overrides it).
     pub follow_redirects: u32,
+    /// `feed = "…"` (with `feed_mode`, `feed_end`): records for [`Ctx::feed`](crate::Ctx::feed).
+    pub feed: Option<crate::feed::FeedConfig>,
 }
 
 impl ScenarioConfig {

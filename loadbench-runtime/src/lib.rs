@@ -31,6 +31,7 @@
 mod config;
 mod error;
 pub mod exit_code;
+pub mod feed;
 
 // The layers, each using only those listed before it: see ARCHITECTURE.md.
 pub mod cli;

@@ -3,6 +3,7 @@
 pub use crate::config::{CookieMode, Load, Rate, RateStage, ScenarioConfig, Stage, ThinkTime};
 pub use crate::engine::registry::ScenarioEntry;
 pub use crate::engine::vu::{Hook, HookFuture, VirtualUser, VuFuture, hook_future, vu_future};
+pub use crate::feed::{FeedConfig, FeedEnd, FeedMode};
 pub use crate::http::Ctx;
 pub use inventory;
 pub use loadbench_grammar::{Metric, Op, Percentile, Threshold};

@@ -26,10 +26,13 @@ pub(super) enum Key {
     Group,
     Cookies,
     FollowRedirects,
+    Feed,
+    FeedMode,
+    FeedEnd,
 }
 
 impl Key {
-    pub(super) const ALL: [Key; 20] = [
+    pub(super) const ALL: [Key; 23] = [
         Key::Concurrency,
         Key::Count,
         Key::Duration,
@@ -50,6 +53,9 @@ impl Key {
         Key::Group,
         Key::Cookies,
         Key::FollowRedirects,
+        Key::Feed,
+        Key::FeedMode,
+        Key::FeedEnd,
     ];
 
     pub(super) fn as_str(self) -> &'static str {
@@ -74,6 +80,9 @@ impl Key {
             Key::Group => "group",
             Key::Cookies => "cookies",
             Key::FollowRedirects => "follow_redirects",
+            Key::Feed => "feed",
+            Key::FeedMode => "feed_mode",
+            Key::FeedEnd => "feed_end",
         }
     }
 
@@ -100,6 +109,9 @@ impl Key {
             Key::Group => "\"shop\"",
             Key::Cookies => "\"user\"",
             Key::FollowRedirects => "5",
+            Key::Feed => "\"data/users.csv\"",
+            Key::FeedMode => "\"sequential\"",
+            Key::FeedEnd => "\"wrap\"",
         }
     }
 

@@ -6,6 +6,7 @@
 //! [`key`]. Keeping the walk apart from the values lets each value parser be read, and tested,
 //! without the bookkeeping of duplicates and clashes.
 
+mod feed;
 mod key;
 mod thresholds;
 mod value;
@@ -24,6 +25,7 @@ use syn::parse::{ParseBuffer, ParseStream, Parser as _};
 use syn::spanned::Spanned as _;
 use syn::{Expr, Token, token};
 
+pub(crate) use self::feed::tokens as feed_tokens;
 use self::key::Key;
 pub(crate) use self::value::{Cookies, Load};
 use self::value::{
@@ -76,6 +78,18 @@ pub(crate) struct ScenarioArgs {
     pub(crate) cookies: Option<(Cookies, Span)>,
     /// `follow_redirects = N`: redirects a request follows by default.
     pub(crate) follow_redirects: Option<(u32, Span)>,
+    /// `feed = "data/users.csv"` with its mode and end (indices into `feed::MODES`, `ENDS`).
+    pub(crate) feed: Option<FeedArgs>,
+}
+
+/// A scenario's feed, as declared.
+#[derive(Debug)]
+pub(crate) struct FeedArgs {
+    pub(crate) path: (String, Span),
+    /// The runtime's `FeedMode` variant.
+    pub(crate) mode: (&'static str, Span),
+    /// The runtime's `FeedEnd` variant.
+    pub(crate) end: (&'static str, Span),
 }
 
 impl ScenarioArgs {
@@ -116,6 +130,7 @@ impl ScenarioArgs {
             group: None,
             cookies: None,
             follow_redirects: None,
+            feed: None,
         }
     }
 }
@@ -148,6 +163,9 @@ struct Builder {
     group: Option<(String, Span)>,
     cookies: Option<(Cookies, Span)>,
     follow_redirects: Option<(u32, Span)>,
+    feed: Option<(String, Span)>,
+    feed_mode: Option<(usize, Span)>,
+    feed_end: Option<(usize, Span)>,
 }
 
 impl Builder {
@@ -157,8 +175,14 @@ impl Builder {
         let key_span = meta.path.span();
         let Some(key) = Key::from_path(&meta.path) else {
             let path = meta.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
-            let expected = Key::ALL.map(|k| format!("`{k}`")).join(", ");
-            errors.spanned(&meta.path, format!("unknown attribute `{path}`; expected one of: {expected}"));
+            let message = match crate::suggest::closest(&path, Key::ALL.map(Key::as_str)) {
+                Some(key) => format!("unknown attribute `{path}`; did you mean `{key}`?"),
+                None => {
+                    let expected = Key::ALL.map(|k| format!("`{k}`")).join(", ");
+                    format!("unknown attribute `{path}`; expected one of: {expected}")
+                }
+            };
+            errors.spanned(&meta.path, message);
             return skip_value(meta.input);
         };
 
@@ -233,6 +257,9 @@ impl Builder {
             Key::Target => store(&mut self.target, errors.check(target(value)), span),
             Key::Cookies => store(&mut self.cookies, errors.check(cookies(key, value)), span),
             Key::FollowRedirects => store(&mut self.follow_redirects, errors.check(hops(key, value)), span),
+            Key::Feed => store(&mut self.feed, errors.check(feed::path(value)), span),
+            Key::FeedMode => store(&mut self.feed_mode, errors.check(feed::choice(key, value, &feed::MODES)), span),
+            Key::FeedEnd => store(&mut self.feed_end, errors.check(feed::choice(key, value, &feed::ENDS)), span),
             Key::Thresholds => {} // handled above: a list, not `= value`
         }
         Ok(())
@@ -287,6 +314,29 @@ impl Builder {
             errors
                 .at(span, "`think_time` paces the users of the closed model; with `rate`, the schedule sets the pace");
         }
+        if seen(Key::Feed).is_none() {
+            for key in [Key::FeedMode, Key::FeedEnd] {
+                if let Some(span) = seen(key) {
+                    errors.at(span, format!("`{key}` goes with `feed = \"data/users.csv\"`, which names the file"));
+                }
+            }
+        }
+        if let (Some(&(mode, _)), Some(span)) = (self.feed_mode.as_ref(), seen(Key::FeedEnd))
+            && mode != 0
+        {
+            errors.at(
+                span,
+                format!(
+                    "`feed_end` is for `feed_mode = \"sequential\"`: a {} feed never runs out",
+                    if mode == 1 { "random" } else { "per-user" }
+                ),
+            );
+        }
+        let feed = self.feed.map(|path| FeedArgs {
+            path: path.clone(),
+            mode: self.feed_mode.map_or((feed::MODE_VARIANTS[0], path.1), |(i, span)| (feed::MODE_VARIANTS[i], span)),
+            end: self.feed_end.map_or((feed::END_VARIANTS[0], path.1), |(i, span)| (feed::END_VARIANTS[i], span)),
+        });
         let ramp = self.stages.as_ref().or(self.rate_stages.as_ref());
         let load = match (self.count, self.duration, ramp) {
             (Some((count, span)), None, None) => (Load::Count(count), span),
@@ -318,6 +368,7 @@ impl Builder {
             group: self.group,
             cookies: self.cookies,
             follow_redirects: self.follow_redirects,
+            feed,
         })
     }
 }

@@ -145,7 +145,7 @@ fn combinations() {
 
 #[test]
 fn unknown_keys_and_malformed_values() {
-    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`, `cookies`, `follow_redirects`";
+    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`, `cookies`, `follow_redirects`, `feed`, `feed_mode`, `feed_end`";
     assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
     assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
     assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);

@@ -119,7 +119,7 @@ pub(crate) async fn schedule(arrivals: Arrivals, slots: Vec<Rc<UserSlot>>, worke
             tokio::time::sleep_until((due - TIMER_SLACK).into()).await;
         }
         let mut shared = worker.borrow_mut();
-        if shared.stop.load(Ordering::Relaxed) {
+        if shared.stop.load(Ordering::Relaxed) || shared.feed_ran_out() {
             break;
         }
         match shared.idle.pop().and_then(|user| slots.get(user)) {

@@ -28,6 +28,7 @@ use super::warmup::Warmup;
 use super::worker::{WorkSource, Worker, WorkerSetup};
 use crate::config::Load;
 use crate::error::{Error, ErrorKind};
+use crate::feed::FeedCursor;
 use crate::http::{Ctx, Recorder, SessionOptions, Target};
 use crate::report::GeneratorReport;
 
@@ -89,6 +90,7 @@ pub(crate) fn execute(
                 warmup: warmup.for_worker(index, threads),
                 think_time: plan.think_time,
                 stages: plan.stages.clone(),
+                feed: workload.feed.as_ref().filter(|feed| feed.stops()).map(Arc::clone),
             });
             let thread = WorkerThread {
                 workload: workload.clone(),
@@ -330,7 +332,11 @@ async fn set_up(
 ) -> Vec<Ctx> {
     let sink: Rc<dyn Recorder> = Rc::clone(worker) as Rc<dyn Recorder>;
     let ctxs = users.into_iter().map(|user| {
-        Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink))).with_max_body(max_body).with_session(session)
+        let feed = workload.feed.as_ref().map(|feed| FeedCursor::new(Arc::clone(feed), user));
+        Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink)))
+            .with_max_body(max_body)
+            .with_session(session)
+            .with_feed(feed)
     });
     let Some(setup) = workload.setup else {
         return ctxs.collect();

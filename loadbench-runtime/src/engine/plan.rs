@@ -164,6 +164,8 @@ impl LoadPlan {
             // Filled once the target is resolved.
             connect_to: None,
             tls: None,
+            // Filled by the runner from the feed as loaded.
+            feed: None,
         }
     }
 }
@@ -218,6 +220,7 @@ mod tests {
             thresholds: &[],
             cookies: CookieMode::Iteration,
             follow_redirects: 0,
+            feed: None,
         }
     }
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use super::vu::{Hook, VirtualUser, VuFuture};
 use crate::cli::Filter;
 use crate::config::ScenarioConfig;
+use crate::feed::Feed;
 
 /// One `#[scenario]` function, as registered by the macro.
 #[derive(Debug)]
@@ -51,6 +52,8 @@ pub(crate) struct Workload {
     pub(crate) setup: Option<Hook>,
     /// Runs once per virtual user after its last iteration.
     pub(crate) teardown: Option<Hook>,
+    /// The scenario's feed, loaded before the run; each user gets a cursor into it.
+    pub(crate) feed: Option<Arc<Feed>>,
 }
 
 impl std::fmt::Debug for Workload {
@@ -61,7 +64,14 @@ impl std::fmt::Debug for Workload {
 
 impl From<&'static ScenarioEntry> for Workload {
     fn from(entry: &'static ScenarioEntry) -> Workload {
-        Workload { name: Arc::from(entry.name), run: Arc::new(entry.run), setup: entry.setup, teardown: entry.teardown }
+        Workload {
+            name: Arc::from(entry.name),
+            run: Arc::new(entry.run),
+            setup: entry.setup,
+            teardown: entry.teardown,
+            // Loaded by the harness, before any scenario runs.
+            feed: None,
+        }
     }
 }
 

@@ -113,6 +113,7 @@ mod tests {
             thresholds: &[],
             cookies: CookieMode::Iteration,
             follow_redirects: 0,
+            feed: None,
         };
         LoadPlan::new(&config, Sizing::Declared)
     }

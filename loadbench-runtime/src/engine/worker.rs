@@ -17,6 +17,7 @@ use super::stats::WorkerStats;
 use super::warmup::WorkerWarmup;
 use crate::config::{Load, Stage, ThinkTime};
 use crate::error::{Error, ErrorKind};
+use crate::feed::Feed;
 use crate::http::{HttpCounters, Recorder};
 
 /// Upper bound on iterations a worker claims at once: large enough that the shared counter is
@@ -77,6 +78,9 @@ pub(crate) struct Worker {
     pub(crate) idle: Vec<usize>,
     /// Users whose iteration was cancelled, which are not torn down.
     pub(crate) cancelled_users: Vec<u32>,
+    /// A feed with `feed_end = "stop"`: no iteration starts once it has run out. `None` for
+    /// every other scenario, so the check is one branch.
+    feed: Option<Arc<Feed>>,
 }
 
 /// What a worker starts with; the rest of its state starts empty.
@@ -89,11 +93,12 @@ pub(crate) struct WorkerSetup {
     pub(crate) warmup: WorkerWarmup,
     pub(crate) think_time: Option<ThinkTime>,
     pub(crate) stages: Vec<Stage>,
+    pub(crate) feed: Option<Arc<Feed>>,
 }
 
 impl Worker {
     pub(crate) fn new(setup: WorkerSetup) -> Worker {
-        let WorkerSetup { work, stop, progress, origin_offset, warmup, think_time, stages } = setup;
+        let WorkerSetup { work, stop, progress, origin_offset, warmup, think_time, stages, feed } = setup;
         // Placeholders until `rebase` knows the start.
         let now = Instant::now();
         Worker {
@@ -114,19 +119,25 @@ impl Worker {
             stages,
             idle: Vec::new(),
             cancelled_users: Vec::new(),
+            feed,
         }
     }
 
     /// Whether the calling virtual user may start another iteration (`None` when the work is
     /// done), and whether that iteration is measured (`Some(false)`: a warmup iteration).
     pub(crate) fn next_iteration(&mut self) -> Option<bool> {
-        if self.stop.load(Ordering::Relaxed) {
+        if self.stop.load(Ordering::Relaxed) || self.feed_ran_out() {
             return None;
         }
         if self.warmup.claim() {
             return Some(false);
         }
         self.next_measured().then_some(true)
+    }
+
+    /// Whether the scenario's stopping feed has run out: it starts no more iterations.
+    pub(crate) fn feed_ran_out(&self) -> bool {
+        self.feed.as_ref().is_some_and(|feed| feed.ran_out())
     }
 
     /// Fixes the run's instants once its start is known (after every user's setup).

@@ -8,6 +8,7 @@
 
 mod args;
 mod batches;
+mod feeds;
 mod limits;
 mod list;
 pub mod oneshot;
@@ -27,6 +28,7 @@ use clap::Parser;
 
 use self::args::BenchArgs;
 use self::batches::{Selected, batches};
+use self::feeds::load_feeds;
 use self::runner::{Connections, RunSettings};
 use self::targets::DefaultTarget;
 use self::watch::{Sampler, Watch};
@@ -34,6 +36,7 @@ use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, PERCENTILES_ENV, SCALE_ENV, 
 use crate::engine::registry::{self, ScenarioEntry, Workload};
 use crate::engine::{LoadPlan, Sizing, StopFlags, parse_scale};
 use crate::exit_code;
+use crate::feed::{Feed, FeedError, FeedSource};
 use crate::http::{ClientOptions, TargetError, TlsSetupError};
 use crate::report::{self, LatencyColumns, RunReport, ScenarioReport, WatchReport, check, table};
 
@@ -80,6 +83,10 @@ pub enum HarnessError {
     /// A TLS file (`--cacert`, `--cert`, `--key`) cannot be used.
     #[error(transparent)]
     Tls(#[from] TlsSetupError),
+    /// A scenario's feed file is missing, unreadable, empty or malformed, or too short for
+    /// `feed_mode = "per_user"`.
+    #[error(transparent)]
+    Feed(#[from] FeedError),
 }
 
 /// Runs the scenarios registered in this binary.
@@ -113,6 +120,8 @@ pub struct Harness {
     columns: LatencyColumns,
     /// `--fail-on-warning`.
     fail_on_warning: bool,
+    /// Feeds given with [`Harness::feed`], by scenario name.
+    feeds: Vec<(String, FeedSource)>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -126,6 +135,7 @@ impl std::fmt::Debug for Harness {
             .field("watches", &self.watches)
             .field("grace", &self.grace)
             .field("client", &self.client)
+            .field("feeds", &self.feeds)
             .finish_non_exhaustive()
     }
 }
@@ -154,6 +164,7 @@ impl Harness {
             client: ClientOptions::default(),
             columns: LatencyColumns::default(),
             fail_on_warning: false,
+            feeds: Vec::new(),
         }
     }
 
@@ -395,15 +406,18 @@ impl Harness {
             let asked = cli::parse_percentiles(&text).map_err(|e| HarnessError::Percentiles(e.to_string()))?;
             percentiles.extend(asked);
         }
+        let sizing = match scale {
+            Some(factor) => Sizing::Scaled(factor),
+            None if self.smoke => Sizing::Smoke,
+            None => Sizing::Declared,
+        };
+        // Every selected scenario's feed, read before any load, so that a bad file costs nothing.
+        let feeds = load_feeds(&selected, &self.feeds, sizing)?;
         let started_at = SystemTime::now();
         let settings = RunSettings {
             // A smoke run is one iteration of the closed model, whatever the attribute asks,
             // unless a scale asks for more.
-            sizing: match scale {
-                Some(factor) => Sizing::Scaled(factor),
-                None if self.smoke => Sizing::Smoke,
-                None => Sizing::Declared,
-            },
+            sizing,
             progress: self.progress,
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),
@@ -420,7 +434,7 @@ impl Harness {
             }
             // Sampled per batch: the scenarios of a group share one server, busy with all of them.
             let samplers: Vec<Sampler> = self.watches.iter().map(Sampler::start).collect();
-            let reports = run_batch(&settings, &batch);
+            let reports = run_batch(&settings, &batch, &feeds);
             let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
             for (mut report, (entry, _)) in reports.into_iter().zip(&batch) {
                 if report.setup_error.is_none() {
@@ -447,9 +461,12 @@ impl Harness {
 
 /// Runs one batch: a scenario alone, or a group as one workload, every scenario at once, each on
 /// worker threads of its own (without progress bars, which would overwrite each other).
-fn run_batch(settings: &RunSettings, batch: &[Selected]) -> Vec<ScenarioReport> {
-    let run =
-        |settings: &RunSettings, (entry, url): &Selected| settings.run(&Workload::from(*entry), &entry.config, url);
+fn run_batch(settings: &RunSettings, batch: &[Selected], feeds: &[(&str, Arc<Feed>)]) -> Vec<ScenarioReport> {
+    let run = |settings: &RunSettings, (entry, url): &Selected| {
+        let mut workload = Workload::from(*entry);
+        workload.feed = feeds.iter().find(|(name, _)| *name == entry.name).map(|(_, feed)| Arc::clone(feed));
+        settings.run(&workload, &entry.config, url)
+    };
     if let [one] = batch {
         return vec![run(settings, one)];
     }

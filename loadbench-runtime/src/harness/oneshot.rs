@@ -395,6 +395,7 @@ impl OneShot {
             }),
             setup: None,
             teardown: None,
+            feed: None,
         };
         let config = ScenarioConfig {
             concurrency: self.concurrency,
@@ -413,6 +414,7 @@ impl OneShot {
             thresholds: &[],
             cookies: CookieMode::Iteration,
             follow_redirects: 0,
+            feed: None,
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,

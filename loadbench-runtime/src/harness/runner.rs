@@ -6,12 +6,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::limits;
-use crate::config::ScenarioConfig;
+use crate::config::{Load, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::{self, LoadPlan, Placement, Sizing, StopFlags};
+use crate::feed::Feed;
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
-use crate::report::{RateReport, ScenarioReport, warnings};
+use crate::report::{FeedConfigReport, FeedRanOut, RateReport, ScenarioReport, warnings};
 use loadbench_grammar::Percentile;
+
+/// `config.feed`: the feed as loaded.
+fn feed_config(feed: &Feed) -> FeedConfigReport {
+    let source = feed.source();
+    FeedConfigReport { path: source.shown.clone(), mode: source.mode, end: source.end, records: feed.len() }
+}
 
 /// How a run's connections are made: the options, and the TLS client made from them once (it
 /// holds the parsed trust store) when a target is `https://` or a TLS option was given.
@@ -71,6 +78,7 @@ impl RunSettings {
             plan.session.follow_redirects = hops;
         }
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
+        report.config.feed = workload.feed.as_deref().map(feed_config);
         let threads = match self.worker_threads {
             Some(n) => n.min(plan.concurrency.max(1) as usize),
             None => engine::worker_threads(plan.concurrency),
@@ -136,6 +144,16 @@ impl RunSettings {
         // One smoke iteration measures nothing by design.
         if !matches!(self.sizing, Sizing::Smoke) {
             report.warnings = warnings::detect(&report);
+        }
+        if let Some(feed) = workload.feed.as_deref().filter(|feed| feed.ran_out()) {
+            let asked = match plan.load {
+                Load::Count(n) => n,
+                Load::Duration(_) => 0,
+            };
+            report.feed_ran_out = Some(FeedRanOut {
+                records: feed.len(),
+                not_started: asked.saturating_sub(report.iterations + report.dropped),
+            });
         }
         if self.progress {
             // One example per kind, so a wall of failures comes with a reason.

@@ -83,6 +83,8 @@ pub struct Ctx {
     pub(super) recorder: Option<Rc<dyn Recorder>>,
     /// Whether the current iteration is measured (not warmup), so that its steps count.
     pub(crate) measuring: bool,
+    /// This user's cursor into its scenario's feed (`feed.rs`); `None` without one.
+    pub(super) feed: Option<crate::feed::FeedCursor>,
 }
 
 impl Ctx {
@@ -106,6 +108,7 @@ impl Ctx {
             resend: None,
             recorder,
             measuring: true,
+            feed: None,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod check;
 mod columns;
 mod connections;
 mod document;
+mod feed;
 mod json;
 pub mod named;
 mod scenario;
@@ -22,6 +23,7 @@ pub mod warnings;
 pub use columns::LatencyColumns;
 pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
+pub use feed::{FeedConfigReport, FeedRanOut};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use scenario::{
     CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport,

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use loadbench_grammar::{Percentile, Threshold};
 use serde::{Deserialize, Serialize};
 
+use super::feed::{FeedConfigReport, FeedRanOut};
 use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
 use super::warnings::Warning;
@@ -113,6 +114,9 @@ pub struct ScenarioReport {
     /// trip); empty for a sound run, a smoke run, or one that did not run.
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// A feed with `feed_end = "stop"` that ran out, and the iterations it left unstarted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed_ran_out: Option<FeedRanOut>,
 }
 
 /// Whether a scenario met one threshold.
@@ -273,6 +277,7 @@ impl ScenarioReport {
             tls_handshake_us: None,
             tls: None,
             warnings: Vec::new(),
+            feed_ran_out: None,
         }
     }
 }
@@ -348,6 +353,9 @@ pub struct ConfigReport {
     /// `cargo loadbench`.
     #[serde(default)]
     pub thresholds: Vec<Threshold>,
+    /// The scenario's feed (`feed = "…"`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed: Option<FeedConfigReport>,
 }
 
 /// Failed iterations, by what went wrong.

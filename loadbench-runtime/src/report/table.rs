@@ -93,6 +93,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(line) = named::checks_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = super::feed::ran_out_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = threshold_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }

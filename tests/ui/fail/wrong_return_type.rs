@@ -1,4 +1,4 @@
-// The shape is right, so the macro accepts it; rustc's type error points at the function name.
+// The error type is plainly not loadbench::Error: the expected signature, on the return type.
 #[loadbench::scenario(count = 1)]
 async fn hello(ctx: &mut loadbench::Ctx) -> Result<(), String> {
     let _ = ctx;
