@@ -131,7 +131,21 @@ fn journey() {
         let n = s.iterations;
         assert_eq!(steps, [("login", n, 0), (middle, 3 * n, 0), ("logout", n, 0)], "{}: iterations × steps", s.name);
         assert_eq!(s.config.group.as_deref(), Some("journey"));
+        // The accounts came from the CSV file, the session from the login's cookie: every check
+        // passed, every record asked for answered.
+        assert_eq!(s.config.feed.as_ref().map(|f| f.records), Some(250), "{}: data/users.csv", s.name);
+        let checks: Vec<(&str, u64, u64)> = s.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
+        let logins = [("login answers a token", n, 0), ("login sets the session cookie", n, 0)];
+        let answers = if middle == "insert" {
+            ("insert answers an id", 3 * n, 0)
+        } else {
+            ("the record is the one asked for", 3 * n, 0)
+        };
+        assert_eq!(checks, [logins[0], logins[1], answers], "{}: checks", s.name);
     }
+    let named: Vec<(&str, u64, u64)> = reader.requests.iter().map(|r| (r.name.as_str(), r.ok, r.failed)).collect();
+    assert_eq!(named, [("GET /records/{id}", 3 * reader.iterations, 0)], "one row for every record queried");
+    assert!(reader.thresholds.iter().all(|t| t.passed), "{:?}", reader.thresholds);
 
     // The application ran as a process of its own, watched while the group ran, and stopped
     // with the bench.

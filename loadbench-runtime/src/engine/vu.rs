@@ -96,7 +96,12 @@ pub fn hook_future<'a, F>(ctx: &'a mut Ctx, hook: F) -> HookFuture<'a>
 where
     F: AsyncFnOnce(&mut Ctx) -> Result<()> + 'a,
 {
-    Box::pin(async move { hook(ctx).await })
+    Box::pin(async move {
+        // A setup's or teardown's steps, named requests and checks are in no figure, as its
+        // time and exchanges are not.
+        ctx.measuring = false;
+        hook(ctx).await
+    })
 }
 
 /// Runs `body` in `user`'s loop until the scenario's work is done.

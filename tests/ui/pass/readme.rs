@@ -108,4 +108,50 @@ fn readme_process_main() -> std::process::ExitCode {
         .run()
 }
 
+// Sessions, request names, data feeders and checks.
+
+#[loadbench::scenario(concurrency = 50, duration = "1m")]
+async fn account(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let user = ctx.user();
+    let credentials = serde_json::json!({ "user": format!("user{user}"), "password": "secret" });
+    ctx.post("/login").json(&credentials).send().await?.expect_status(200)?;
+    // The session cookie of the login's answer goes with this request by itself.
+    ctx.get("/account").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 20, count = 10_000)]
+async fn items(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let id = ctx.user() % 1_000; // a u32
+    ctx.get(&format!("/items/{id}")).name("GET /items/{id}").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+struct Account {
+    user: String,
+    password: String,
+}
+
+#[loadbench::scenario(concurrency = 100, count = 5_000, feed = "data/users.csv", feed_mode = "per_user")]
+async fn log_in(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let record = ctx.feed()?;
+    let user = record.get("user")?; // a column, as text
+    let account: Account = record.parse()?; // or the whole record, through serde
+    assert_eq!(user, account.user);
+    let credentials = serde_json::json!({ "user": account.user, "password": account.password });
+    ctx.post("/login").json(&credentials).send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 10, count = 1_000, thresholds(checks > 0.99, p95 < "20ms"))]
+async fn item(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let response = ctx.get("/items/1").send().await?;
+    ctx.check("status is 200", response.status() == 200);
+    if !ctx.check("has an id", response.text()?.contains(r#""id""#)) {
+        return Ok(()); // nothing more to look at
+    }
+    Ok(())
+}
+
 fn main() {}
