@@ -77,8 +77,13 @@ async fn reader(ctx: &mut Ctx) -> loadbench::Result<()> {
     for _ in 0..3 {
         let id = fastrand::u32(1..=RECORDS);
         ctx.step("query", async |ctx| {
-            let record: Value =
-                ctx.get(&format!("/records/{id}")).name("GET /records/{id}").send().await?.expect_status(200)?.json()?;
+            let record: Value = ctx
+                .get(&format!("/records/{id}"))
+                .name("GET /records/{id}")
+                .send()
+                .await?
+                .expect_status(200)?
+                .json()?;
             ctx.check("the record is the one asked for", record.get("id").and_then(Value::as_u64) == Some(id.into()));
             Ok(())
         })

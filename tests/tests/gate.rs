@@ -245,7 +245,7 @@ fn threshold_mistakes_are_one_line_usage_errors() {
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert_eq!(out.stderr.lines().count(), 1, "one line: {out:#?}");
     assert!(out.stderr.starts_with("error: invalid value 'hello:p100<5ms' for '--threshold"), "{out:#?}");
-    assert!(out.stderr.contains("unknown metric `p100`; expected one of: p50, p90, p99"), "{out:#?}");
+    assert!(out.stderr.contains("unknown metric `p100`; expected one of: p50, p90, p95, p99"), "{out:#?}");
 
     let out = gate(&["--target", &target.url(), "--threshold", "helo:p99<5ms"]);
     assert_eq!(out.code, Some(2), "{out:#?}");
@@ -422,7 +422,7 @@ fn every_output_format_reads_back() {
     let markdown = std::fs::read_to_string(file("results.md")).expect("Markdown file");
     let tables = markdown_tables(&markdown);
     assert_eq!(tables.len(), 2, "results and comparison: {markdown}");
-    assert_eq!(tables[0][0], ["scenario", "requests", "failed", "req/s", "p50", "p90", "p99", "max", "thresholds"]);
+    assert_eq!(tables[0][0], ["scenario", "requests", "failed", "req/s", "p50", "p95", "p99", "max", "thresholds"]);
     assert_eq!(tables[0][1][..3], ["guarded", "20", "0"]);
     assert!(tables[0][1][8].starts_with("failed: p50 < 1ns (was "), "{:?}", tables[0][1]);
     assert_eq!(tables[0][2][..3], ["hello", "100", "0"]);

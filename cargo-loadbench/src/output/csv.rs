@@ -10,7 +10,7 @@
 //! the verdict. With one target the columns are as they always were.
 
 use cargo_loadbench::{ComparedMetric, ScenarioResult};
-use loadbench::report::{CheckReport, LatencyReport, StepReport};
+use loadbench::report::{CheckReport, LatencyReport, StepReport, WarningKind};
 use serde::Serialize;
 
 use super::{Context, change_of, side_by_side};
@@ -38,6 +38,7 @@ struct Row<'a> {
     mean_us: Option<f64>,
     p50_us: Option<f64>,
     p90_us: Option<f64>,
+    p95_us: Option<f64>,
     p99_us: Option<f64>,
     p99_9_us: Option<f64>,
     max_us: Option<f64>,
@@ -47,6 +48,8 @@ struct Row<'a> {
     /// `met`, `failed`, or empty when the scenario has no thresholds.
     thresholds: &'static str,
     failed_thresholds: String,
+    /// The kinds of the warnings that the run measured nothing, `;`-separated (`no_requests`).
+    warnings: String,
     baseline: Option<&'a str>,
     verdict: Option<&'static str>,
     rps_old: Option<f64>,
@@ -79,6 +82,7 @@ impl<'a> Row<'a> {
             mean_us: latency(|l| l.mean),
             p50_us: latency(|l| l.p50),
             p90_us: latency(|l| l.p90),
+            p95_us: latency(|l| l.p95),
             p99_us: latency(|l| l.p99),
             p99_9_us: latency(|l| l.p99_9),
             max_us: latency(|l| l.max),
@@ -91,6 +95,7 @@ impl<'a> Row<'a> {
                 (false, false) => "failed",
             },
             failed_thresholds: failed.join("; "),
+            warnings: s.warnings.iter().map(|w| warning_kind(w.kind)).collect::<Vec<_>>().join(";"),
             baseline: s.comparison.as_ref().map(|c| c.baseline.as_str()),
             verdict: s.comparison.as_ref().map(|c| c.verdict.label()),
             rps_old: change(ComparedMetric::Rps).map(|m| m.old),
@@ -125,6 +130,7 @@ impl<'a> Row<'a> {
             mean_us: latency(|l| l.mean),
             p50_us: latency(|l| l.p50),
             p90_us: latency(|l| l.p90),
+            p95_us: latency(|l| l.p95),
             p99_us: latency(|l| l.p99),
             p99_9_us: latency(|l| l.p99_9),
             max_us: latency(|l| l.max),
@@ -133,6 +139,7 @@ impl<'a> Row<'a> {
             did_not_run: None,
             thresholds: "",
             failed_thresholds: String::new(),
+            warnings: String::new(),
             baseline: None,
             verdict: None,
             rps_old: None,
@@ -171,6 +178,7 @@ impl<'a> Row<'a> {
             mean_us: None,
             p50_us: None,
             p90_us: None,
+            p95_us: None,
             p99_us: None,
             p99_9_us: None,
             max_us: None,
@@ -179,6 +187,7 @@ impl<'a> Row<'a> {
             did_not_run: None,
             thresholds: "",
             failed_thresholds: String::new(),
+            warnings: String::new(),
             baseline: None,
             verdict: None,
             rps_old: None,
@@ -274,6 +283,15 @@ fn plain(cx: &Context) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| e.to_string())
 }
 
+/// A warning's kind as the JSON names it.
+fn warning_kind(kind: WarningKind) -> &'static str {
+    match kind {
+        WarningKind::NoRequests => "no_requests",
+        WarningKind::TooFast => "too_fast",
+        _ => "other",
+    }
+}
+
 #[cfg(test)]
 // A failed expectation is a failed test; `expect` says which.
 #[allow(clippy::expect_used)]
@@ -297,6 +315,8 @@ mod tests {
         assert_eq!(cell(&rows[0], "verdict"), "regressed");
         assert_eq!(cell(&rows[0], "p50_old_us"), "200.0");
         assert_eq!(cell(&rows[0], "thresholds"), "met");
+        assert_eq!(cell(&rows[0], "warnings"), "");
+        assert!(!cell(&rows[0], "p95_us").is_empty());
         assert_eq!(cell(&rows[1], "scenario"), "guarded|pipe");
         assert_eq!(cell(&rows[1], "thresholds"), "failed");
         assert_eq!(cell(&rows[1], "failed_thresholds"), "p50 < 10ms (was 20.0ms)");
