@@ -14,6 +14,7 @@ mod document;
 mod feed;
 mod json;
 pub mod named;
+mod notes;
 mod scenario;
 pub mod table;
 mod tls;

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
-use super::units::{bytes, micros, rate, thousands};
-use super::{ConfigReport, LatencyColumns, RunReport, ScenarioReport, StepReport, WatchReport};
-use super::{connections, named};
+use super::units::{bytes, rate, thousands};
+use super::{ConfigReport, LatencyColumns, RunReport, ScenarioReport, StepReport};
+use super::{connections, named, notes};
 
 /// The column headers, in order, with the latency columns of `columns`.
 pub fn header(columns: &LatencyColumns) -> Vec<String> {
@@ -75,19 +75,19 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
 
     let mut out = table.to_string();
     out.push('\n');
-    for line in group_lines(rows) {
+    for line in notes::group_lines(rows) {
         let _ = writeln!(out, "{line}");
     }
     for &(scenario, label) in rows {
         if let Some(error) = &scenario.setup_error {
             let _ = writeln!(out, "{label}: did not run: {error}");
-        } else if let Some(line) = failure_line(scenario) {
+        } else if let Some(line) = notes::failure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
         for warning in &scenario.warnings {
             let _ = writeln!(out, "{label}: warning: {warning}");
         }
-        if let Some(line) = cancelled_line(scenario) {
+        if let Some(line) = notes::cancelled_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
         if let Some(line) = named::checks_line(scenario) {
@@ -96,7 +96,7 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(line) = super::feed::ran_out_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
-        if let Some(line) = threshold_line(scenario) {
+        if let Some(line) = notes::threshold_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
         for (what, hook) in [("setup", &scenario.user_setup), ("teardown", &scenario.user_teardown)] {
@@ -110,7 +110,7 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
                 );
             }
         }
-        if let Some(line) = open_model_line(scenario) {
+        if let Some(line) = notes::open_model_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
         if let Some(factor) = scenario.config.scale {
@@ -125,128 +125,14 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(line) = connections::redirects_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
-        if let Some(line) = saturation_line(scenario) {
+        if let Some(line) = notes::saturation_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
         for watched in &scenario.watched {
-            let _ = writeln!(out, "{label}: {}", watch_line(watched));
+            let _ = writeln!(out, "{label}: {}", notes::watch_line(watched));
         }
     }
     out
-}
-
-/// `3 iterations cancelled: still in flight when the 5s grace period ended (not failures, not in
-/// the latency)`, or `None` when none was.
-fn cancelled_line(s: &ScenarioReport) -> Option<String> {
-    (s.cancelled > 0).then(|| {
-        let grace = humantime::format_duration(Duration::from_millis(s.config.grace_ms));
-        let noun = if s.cancelled == 1 { "iteration" } else { "iterations" };
-        format!(
-            "{} {noun} cancelled: still in flight when the {grace} grace period ended, or at a second signal \
-             (not failures, not in the latency)",
-            thousands(s.cancelled)
-        )
-    })
-}
-
-/// One line per group of scenarios that ran together: their totals, as one workload.
-/// `group shop (insert_records + query_records, together): 12,345 requests, 3 failed, 1,234 req/s`
-fn group_lines(rows: &[(&ScenarioReport, &str)]) -> Vec<String> {
-    let mut groups: Vec<&str> = Vec::new();
-    for (s, _) in rows {
-        if let Some(group) = s.config.group.as_deref().filter(|g| !groups.contains(g)) {
-            groups.push(group);
-        }
-    }
-    groups
-        .into_iter()
-        .filter_map(|group| {
-            let members: Vec<&(&ScenarioReport, &str)> = rows
-                .iter()
-                .filter(|(s, _)| s.config.group.as_deref() == Some(group) && s.setup_error.is_none())
-                .collect();
-            // A group of one is just a scenario (say, when a filter selected one member).
-            if members.len() < 2 {
-                return None;
-            }
-            let names: Vec<&str> = members.iter().map(|(_, label)| *label).collect();
-            let requests: u64 = members.iter().map(|(s, _)| s.iterations).sum();
-            let failed: u64 = members.iter().map(|(s, _)| s.failed).sum();
-            // They ran at the same time, so their rates add up.
-            let rps: f64 = members.iter().map(|(s, _)| s.rps).sum();
-            Some(format!(
-                "group {group} ({}, together): {} requests, {} failed, {} req/s",
-                names.join(" + "),
-                thousands(requests),
-                thousands(failed),
-                rate(rps)
-            ))
-        })
-        .collect()
-}
-
-/// `open model: 2,000/s requested, 1,985/s achieved, 30 dropped (0.3%)` for a scenario with
-/// `rate`, so that a server (or generator) that could not keep up is visible without the JSON.
-fn open_model_line(s: &ScenarioReport) -> Option<String> {
-    let r = s.rate.as_ref()?;
-    let mut line = format!("open model: {}/s requested, {}/s achieved", rate(r.requested), rate(r.achieved));
-    if s.dropped > 0 {
-        let arrivals = s.iterations + s.dropped;
-        let share = s.dropped as f64 / arrivals as f64 * 100.0;
-        let _ = write!(line, ", {} dropped ({share:.1}%): no virtual user was free", thousands(s.dropped));
-    }
-    Some(line)
-}
-
-/// `app (pid 4242): CPU avg 85%, peak 99%; RSS 64.1 MB at start, 70.2 MB peak, 66.0 MB at end`.
-fn watch_line(w: &WatchReport) -> String {
-    let mut parts = Vec::new();
-    if let (Some(avg), Some(peak)) = (w.cpu_avg_percent, w.cpu_peak_percent) {
-        parts.push(format!("CPU avg {avg:.0}%, peak {peak:.0}%"));
-    }
-    if let (Some(start), Some(peak), Some(end)) = (w.rss_start_bytes, w.rss_peak_bytes, w.rss_end_bytes) {
-        parts.push(format!("RSS {} at start, {} peak, {} at end", bytes(start), bytes(peak), bytes(end)));
-    }
-    if let Some(note) = &w.note {
-        parts.push(note.clone());
-    }
-    format!("{} (pid {}): {}", w.name, w.pid, parts.join("; "))
-}
-
-/// `warning: the generator was saturated (…)` when loadbench itself may have been the limit.
-fn saturation_line(s: &ScenarioReport) -> Option<String> {
-    let g = s.generator.as_ref().filter(|g| g.saturated)?;
-    let mut why = Vec::new();
-    if let Some(u) = g.cpu_utilization {
-        let threads = if g.worker_threads == 1 {
-            "1 worker thread".to_owned()
-        } else {
-            format!("{} worker threads", g.worker_threads)
-        };
-        why.push(format!("CPU {:.0}% of {threads}", u * 100.0));
-    }
-    if let Some(lag) = g.lag_p99_us {
-        why.push(format!("timer lag p99 {}", micros(lag as f64)));
-    }
-    Some(format!(
-        "warning: the generator was saturated ({}); these figures may show loadbench's limit, not the server's",
-        why.join(", ")
-    ))
-}
-
-/// `thresholds failed: p99 < 50ms (was 61.2ms)` when any threshold failed, `thresholds met: …`
-/// when all held, `None` when none was checked.
-fn threshold_line(s: &ScenarioReport) -> Option<String> {
-    if s.thresholds.is_empty() {
-        return None;
-    }
-    let failed: Vec<String> = s.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
-    if failed.is_empty() {
-        let met: Vec<String> = s.thresholds.iter().map(|o| o.threshold.to_string()).collect();
-        return Some(format!("thresholds met: {}", met.join(", ")));
-    }
-    let noun = if failed.len() == 1 { "threshold" } else { "thresholds" };
-    Some(format!("{noun} failed: {}", failed.join(", ")))
 }
 
 /// One-line description of a scenario's load, such as
@@ -345,46 +231,6 @@ pub fn request_row_with(s: &ScenarioReport, request: &StepReport, columns: &Late
     let mut cells = step_row_with(s, request, columns);
     cells[0] = format!("  {} {}", named::REQUEST_MARKER, request.name);
     cells
-}
-
-/// `12 of 500 iterations failed: connect 10, status 2; 512 attempts/s (req/s counts successes);
-/// HTTP status 200 ×488, 500 ×2`, or `None`
-/// when every iteration succeeded with a 2xx response.
-fn failure_line(s: &ScenarioReport) -> Option<String> {
-    let non_2xx = s.http.status.keys().any(|code| !(200..300).contains(code));
-    if s.failed == 0 && !non_2xx {
-        return None;
-    }
-    let mut line = String::new();
-    if s.failed > 0 {
-        let e = &s.errors;
-        let kinds = [
-            ("connect", e.connect),
-            ("timeout", e.timeout),
-            ("status", e.status),
-            ("io", e.io),
-            ("scenario", e.scenario),
-            ("body_too_large", e.body_too_large),
-            ("tls", e.tls),
-            ("panic", e.panic),
-        ]
-        .into_iter()
-        .filter(|&(_, n)| n > 0)
-        .map(|(kind, n)| format!("{kind} {}", thousands(n)))
-        .collect::<Vec<_>>()
-        .join(", ");
-        let _ = write!(line, "{} of {} iterations failed: {kinds}", thousands(s.failed), thousands(s.iterations));
-        // req/s counts successes only; the offered load is worth seeing beside it.
-        let _ = write!(line, "; {} attempts/s (req/s counts successes)", rate(s.attempts_per_sec));
-    }
-    if non_2xx {
-        if !line.is_empty() {
-            line.push_str("; ");
-        }
-        let codes = s.http.status.iter().map(|(code, n)| format!("{code} ×{}", thousands(*n))).collect::<Vec<_>>();
-        let _ = write!(line, "HTTP status {}", codes.join(", "));
-    }
-    Some(line)
 }
 
 #[cfg(test)]
