@@ -4,10 +4,11 @@
 //! The fixtures are built in release mode into `target/fixtures`, shared by every test and kept
 //! between runs; the first run therefore takes about a minute.
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use cargo_loadbench::{Results, ScenarioResult};
 
@@ -131,4 +132,32 @@ pub fn row(table: &str, name: &str) -> Vec<String> {
         .map(|line| line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect::<Vec<_>>())
         .find(|cells| cells.first().is_some_and(|c| c == name))
         .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
+}
+
+/// The bench binary of fixture `name` (its one bench target), built in release mode into
+/// [`fixture_target_dir`] and found from what `cargo bench --no-run` reports; built once per
+/// test binary and fixture, for tests that run a bench binary without `cargo loadbench`.
+pub fn fixture_bench_binary(name: &str) -> PathBuf {
+    static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(path) = built.get(name) {
+        return path.clone();
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["bench", "--no-run", "--message-format=json", "--manifest-path"])
+        .arg(fixture(name))
+        .env("CARGO_TARGET_DIR", fixture_target_dir())
+        .output()
+        .expect("cargo bench --no-run");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let path = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        // The library's own libtest harness is built too; only the bench target is ours.
+        .filter(|message| message["target"]["kind"].as_array().is_some_and(|kinds| kinds.iter().any(|k| k == "bench")))
+        .find_map(|message| message.get("executable")?.as_str().map(PathBuf::from))
+        .expect("cargo reported the bench executable");
+    built.insert(name.to_owned(), path.clone());
+    path
 }

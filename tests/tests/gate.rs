@@ -9,14 +9,14 @@
 // A broken test environment (cargo missing, a fixture that does not build) should fail loudly.
 #![allow(clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use cargo_loadbench::{ComparedMetric, Comparison, Method, Results, Verdict};
 use loadbench_tests::cli::{
-    Output, cargo_loadbench_with_env, fixture, fixture_target_dir, read_report, row, run_fixture,
+    Output, cargo_loadbench_with_env, fixture, fixture_bench_binary, read_report, row, run_fixture,
 };
 use loadbench_tests::{Behavior, TestServer};
 
@@ -256,35 +256,11 @@ fn threshold_mistakes_are_one_line_usage_errors() {
     assert_eq!(target.requests(), 0, "nothing ran");
 }
 
-/// The fixture's bench binary, as `cargo bench --no-run` reports it.
-fn bench_binary() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
-            .args(["bench", "--no-run", "--message-format=json", "--manifest-path"])
-            .arg(fixture("gate"))
-            .env("CARGO_TARGET_DIR", fixture_target_dir())
-            .output()
-            .expect("cargo bench --no-run");
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            // The library's own libtest harness is built too; only the bench target is ours.
-            .filter(|message| {
-                message["target"]["kind"].as_array().is_some_and(|kinds| kinds.iter().any(|k| k == "bench"))
-            })
-            .find_map(|message| message.get("executable")?.as_str().map(PathBuf::from))
-            .expect("cargo reported the bench executable")
-    })
-}
-
 #[test]
 fn a_bench_binary_run_alone_fails_on_its_own_thresholds() {
     let _turn = one_at_a_time();
     let run = |args: &[&str]| {
-        let output = Command::new(bench_binary())
+        let output = Command::new(fixture_bench_binary("gate"))
             .args(args)
             .env_remove(loadbench::cli::OUTPUT_ENV)
             .env_remove(loadbench::cli::TARGET_ENV)
@@ -699,7 +675,7 @@ fn a_bench_binary_checks_its_output_file_before_running() {
     let _turn = one_at_a_time();
     let target = server(Duration::ZERO);
     for (flag, env) in [(Some("/proc/x.json"), None), (None, Some("/proc/x.json"))] {
-        let mut command = Command::new(bench_binary());
+        let mut command = Command::new(fixture_bench_binary("gate"));
         command
             .args(["--bench", "--quiet", "--target", &target.url(), "guarded"])
             .env_remove(loadbench::cli::TARGET_ENV);

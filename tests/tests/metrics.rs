@@ -6,13 +6,12 @@
 // A broken test environment (cargo missing, a fixture that does not build) should fail loudly.
 #![allow(clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cargo_loadbench::Results;
 use loadbench::report::WarningKind;
-use loadbench_tests::cli::{Output, fixture, fixture_target_dir, read_report, row, run_fixture, scenario};
+use loadbench_tests::cli::{Output, fixture_bench_binary, read_report, row, run_fixture, scenario};
 use loadbench_tests::{Behavior, TestServer};
 
 /// Serialises the tests of this file: they share the fixture's build, and a too-fast verdict
@@ -35,32 +34,9 @@ fn metrics(target: &TestServer, args: &[&str]) -> (Output, Results) {
     (out, report)
 }
 
-/// The fixture's bench binary, as `cargo bench --no-run` reports it.
-fn bench_binary() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
-            .args(["bench", "--no-run", "--message-format=json", "--manifest-path"])
-            .arg(fixture("metrics"))
-            .env("CARGO_TARGET_DIR", fixture_target_dir())
-            .output()
-            .expect("cargo bench --no-run");
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|message| {
-                message["target"]["kind"].as_array().is_some_and(|kinds| kinds.iter().any(|k| k == "bench"))
-            })
-            .find_map(|message| message.get("executable")?.as_str().map(PathBuf::from))
-            .expect("cargo reported the bench executable")
-    })
-}
-
 /// The bench binary run alone: its exit code, stdout and stderr.
 fn alone(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(bench_binary())
+    let output = Command::new(fixture_bench_binary("metrics"))
         .args(args)
         .env_remove(loadbench::cli::OUTPUT_ENV)
         .env_remove(loadbench::cli::TARGET_ENV)

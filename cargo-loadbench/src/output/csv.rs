@@ -109,70 +109,22 @@ impl<'a> Row<'a> {
 }
 
 impl<'a> Row<'a> {
-    /// A step of `s`: its own counts and latency; the columns about the scenario as a whole
-    /// (rate, thresholds, baseline) stay empty.
-    fn of_step(s: &'a ScenarioResult, step: &'a StepReport) -> Row<'a> {
-        let latency = |pick: fn(&LatencyReport) -> f64| step.latency_us.as_ref().map(pick);
-        Row {
-            package: s.package.as_deref(),
-            bench: s.bench.as_deref(),
-            scenario: &s.name,
-            step: Some(&step.name),
-            request: None,
-            check: None,
-            runs: s.runs.len().max(1),
-            requests: step.iterations,
-            ok: step.ok,
-            failed: step.failed,
-            error_rate: (step.iterations > 0).then(|| step.failed as f64 / step.iterations as f64),
-            dropped: 0,
-            rps: None,
-            mean_us: latency(|l| l.mean),
-            p50_us: latency(|l| l.p50),
-            p90_us: latency(|l| l.p90),
-            p95_us: latency(|l| l.p95),
-            p99_us: latency(|l| l.p99),
-            p99_9_us: latency(|l| l.p99_9),
-            max_us: latency(|l| l.max),
-            bytes_received: 0,
-            interrupted: s.interrupted,
-            did_not_run: None,
-            thresholds: "",
-            failed_thresholds: String::new(),
-            warnings: String::new(),
-            baseline: None,
-            verdict: None,
-            rps_old: None,
-            rps_change_pct: None,
-            p50_old_us: None,
-            p50_change_pct: None,
-            p99_old_us: None,
-            p99_change_pct: None,
-        }
-    }
-}
-
-impl<'a> Row<'a> {
-    /// A named request of `s`: a step's row, but under `request`.
-    fn of_request(s: &'a ScenarioResult, request: &'a StepReport) -> Row<'a> {
-        Row { step: None, request: Some(&request.name), ..Row::of_step(s, request) }
-    }
-
-    /// A check of `s`: the times it was made, passed and failed.
-    fn of_check(s: &'a ScenarioResult, check: &'a CheckReport) -> Row<'a> {
-        let made = check.passes + check.fails;
+    /// A row under `s` with no figures of its own: what a step, a named request and a check
+    /// start from. The columns about the scenario as a whole (rate, thresholds, baseline) stay
+    /// empty on those rows.
+    fn under(s: &'a ScenarioResult) -> Row<'a> {
         Row {
             package: s.package.as_deref(),
             bench: s.bench.as_deref(),
             scenario: &s.name,
             step: None,
             request: None,
-            check: Some(&check.name),
+            check: None,
             runs: s.runs.len().max(1),
-            requests: made,
-            ok: check.passes,
-            failed: check.fails,
-            error_rate: (made > 0).then(|| check.fails as f64 / made as f64),
+            requests: 0,
+            ok: 0,
+            failed: 0,
+            error_rate: None,
             dropped: 0,
             rps: None,
             mean_us: None,
@@ -196,6 +148,44 @@ impl<'a> Row<'a> {
             p50_change_pct: None,
             p99_old_us: None,
             p99_change_pct: None,
+        }
+    }
+
+    /// A step of `s`: its own counts and latency.
+    fn of_step(s: &'a ScenarioResult, step: &'a StepReport) -> Row<'a> {
+        let latency = |pick: fn(&LatencyReport) -> f64| step.latency_us.as_ref().map(pick);
+        Row {
+            step: Some(&step.name),
+            requests: step.iterations,
+            ok: step.ok,
+            failed: step.failed,
+            error_rate: (step.iterations > 0).then(|| step.failed as f64 / step.iterations as f64),
+            mean_us: latency(|l| l.mean),
+            p50_us: latency(|l| l.p50),
+            p90_us: latency(|l| l.p90),
+            p95_us: latency(|l| l.p95),
+            p99_us: latency(|l| l.p99),
+            p99_9_us: latency(|l| l.p99_9),
+            max_us: latency(|l| l.max),
+            ..Row::under(s)
+        }
+    }
+
+    /// A named request of `s`: a step's row, but under `request`.
+    fn of_request(s: &'a ScenarioResult, request: &'a StepReport) -> Row<'a> {
+        Row { step: None, request: Some(&request.name), ..Row::of_step(s, request) }
+    }
+
+    /// A check of `s`: the times it was made, passed and failed.
+    fn of_check(s: &'a ScenarioResult, check: &'a CheckReport) -> Row<'a> {
+        let made = check.passes + check.fails;
+        Row {
+            check: Some(&check.name),
+            requests: made,
+            ok: check.passes,
+            failed: check.fails,
+            error_rate: (made > 0).then(|| check.fails as f64 / made as f64),
+            ..Row::under(s)
         }
     }
 }
