@@ -9,30 +9,13 @@
 //! and port) are followed; one elsewhere ends the chain and its 3xx is the response.
 
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HeaderMap, LOCATION, TRANSFER_ENCODING};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, COOKIE, LOCATION, TRANSFER_ENCODING};
 use http::{Method, StatusCode};
 
 use super::ctx::{Ctx, RequestBuilder};
 use super::h1;
 use super::response::Response;
-use crate::config::CookieMode;
 use crate::error::Result;
-
-/// What a scenario sets for its users' sessions: the cookie jar's mode and the redirects a
-/// request follows unless it says otherwise.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct SessionOptions {
-    pub(crate) cookies: CookieMode,
-    pub(crate) follow_redirects: u32,
-}
-
-/// The headers and body of a request that may be followed, kept to be sent again by a 307 or
-/// 308 (a 301, 302 or 303 drops the body).
-#[derive(Debug)]
-pub(crate) struct Resend {
-    pub(crate) headers: HeaderMap,
-    pub(crate) body: Bytes,
-}
 
 impl<'a> RequestBuilder<'a> {
     /// Follows up to `hops` redirects within the target's origin, over the scenario's
