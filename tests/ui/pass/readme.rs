@@ -111,7 +111,7 @@ fn readme_process_main() -> std::process::ExitCode {
 // Sessions, request names, data feeders and checks.
 
 #[loadbench::scenario(concurrency = 50, duration = "1m")]
-async fn account(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+async fn session(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let user = ctx.user();
     let credentials = serde_json::json!({ "user": format!("user{user}"), "password": "secret" });
     ctx.post("/login").json(&credentials).send().await?.expect_status(200)?;
@@ -134,7 +134,7 @@ struct Account {
 }
 
 #[loadbench::scenario(concurrency = 100, count = 5_000, feed = "data/users.csv", feed_mode = "per_user")]
-async fn log_in(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+async fn fed_log_in(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let record = ctx.feed()?;
     let user = record.get("user")?; // a column, as text
     let account: Account = record.parse()?; // or the whole record, through serde
