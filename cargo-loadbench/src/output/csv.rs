@@ -62,32 +62,16 @@ struct Row<'a> {
 
 impl<'a> Row<'a> {
     fn of(s: &'a ScenarioResult) -> Row<'a> {
-        let latency = |pick: fn(&LatencyReport) -> f64| s.latency_us.as_ref().map(pick);
         let change = |metric| change_of(s, metric);
         let failed: Vec<String> = s.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
         Row {
-            package: s.package.as_deref(),
-            bench: s.bench.as_deref(),
-            scenario: &s.name,
-            step: None,
-            request: None,
-            check: None,
-            runs: s.runs.len().max(1),
             requests: s.iterations,
             ok: s.ok,
             failed: s.failed,
             error_rate: (s.iterations > 0).then(|| s.failed as f64 / s.iterations as f64),
             dropped: s.dropped,
             rps: Some(s.rps),
-            mean_us: latency(|l| l.mean),
-            p50_us: latency(|l| l.p50),
-            p90_us: latency(|l| l.p90),
-            p95_us: latency(|l| l.p95),
-            p99_us: latency(|l| l.p99),
-            p99_9_us: latency(|l| l.p99_9),
-            max_us: latency(|l| l.max),
             bytes_received: s.http.bytes_received,
-            interrupted: s.interrupted,
             did_not_run: s.setup_error.as_deref(),
             thresholds: match (s.thresholds.is_empty(), failed.is_empty()) {
                 (true, _) => "",
@@ -104,14 +88,15 @@ impl<'a> Row<'a> {
             p50_change_pct: change(ComparedMetric::P50).map(|m| m.change * 100.0),
             p99_old_us: change(ComparedMetric::P99).map(|m| m.old),
             p99_change_pct: change(ComparedMetric::P99).map(|m| m.change * 100.0),
+            ..Row::under(s).with_latency(s.latency_us.as_ref())
         }
     }
 }
 
 impl<'a> Row<'a> {
-    /// A row under `s` with no figures of its own: what a step, a named request and a check
-    /// start from. The columns about the scenario as a whole (rate, thresholds, baseline) stay
-    /// empty on those rows.
+    /// A row of `s` with no figures yet: what the scenario's own row, a step's, a named
+    /// request's and a check's start from, so that each sets only what is its own. The columns
+    /// about the scenario as a whole (rate, thresholds, baseline) stay empty on the rows under it.
     fn under(s: &'a ScenarioResult) -> Row<'a> {
         Row {
             package: s.package.as_deref(),
@@ -153,21 +138,28 @@ impl<'a> Row<'a> {
 
     /// A step of `s`: its own counts and latency.
     fn of_step(s: &'a ScenarioResult, step: &'a StepReport) -> Row<'a> {
-        let latency = |pick: fn(&LatencyReport) -> f64| step.latency_us.as_ref().map(pick);
         Row {
             step: Some(&step.name),
             requests: step.iterations,
             ok: step.ok,
             failed: step.failed,
             error_rate: (step.iterations > 0).then(|| step.failed as f64 / step.iterations as f64),
-            mean_us: latency(|l| l.mean),
-            p50_us: latency(|l| l.p50),
-            p90_us: latency(|l| l.p90),
-            p95_us: latency(|l| l.p95),
-            p99_us: latency(|l| l.p99),
-            p99_9_us: latency(|l| l.p99_9),
-            max_us: latency(|l| l.max),
-            ..Row::under(s)
+            ..Row::under(s).with_latency(step.latency_us.as_ref())
+        }
+    }
+
+    /// This row with the latency columns of `latency` (empty when nothing succeeded).
+    fn with_latency(self, latency: Option<&LatencyReport>) -> Row<'a> {
+        let pick = |pick: fn(&LatencyReport) -> f64| latency.map(pick);
+        Row {
+            mean_us: pick(|l| l.mean),
+            p50_us: pick(|l| l.p50),
+            p90_us: pick(|l| l.p90),
+            p95_us: pick(|l| l.p95),
+            p99_us: pick(|l| l.p99),
+            p99_9_us: pick(|l| l.p99_9),
+            max_us: pick(|l| l.max),
+            ..self
         }
     }
 
