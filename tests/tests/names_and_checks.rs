@@ -205,3 +205,36 @@ fn checks_of_warmup_iterations_are_not_counted() {
     // The user's 10 warmup iterations came first: its measured ones are its 11th to 60th.
     assert_eq!(checks(&report), [("status is 200", 50, 0), ("not tenth", 45, 5)]);
 }
+
+/// A setup and a teardown that make a named request, run a step and a check: the server sees
+/// them, no figure counts them (as their time and exchanges are in no figure).
+async fn hook_traffic(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.step("in a hook", async |ctx| {
+        ctx.get("/hook").name("GET /items/{id}").send().await?.expect_status(200)?;
+        Ok(())
+    })
+    .await?;
+    ctx.check("has an id", false);
+    Ok(())
+}
+
+#[loadbench::scenario(name = "named_with_hooks", concurrency = 2, count = 10, setup = hook_traffic, teardown = hook_traffic)]
+async fn named_with_hooks(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/items/1").name("GET /items/{id}").send().await?.expect_status(200)?;
+    ctx.check("has an id", true);
+    Ok(())
+}
+
+#[test]
+fn a_setup_s_and_a_teardown_s_names_steps_and_checks_are_in_no_figure() {
+    let server = TestServer::start(Behavior::default());
+    let report = run("named_with_hooks", &server.url());
+
+    let hooks = server.seen().into_iter().filter(|r| r.path == "/hook").count();
+    assert_eq!(hooks, 4, "two users' setups and teardowns reached the server");
+    let row = request(&report, "GET /items/{id}");
+    assert_eq!((row.iterations, row.ok), (10, 10), "the iterations' requests only");
+    assert!(report.steps.is_empty(), "the hooks' step: {:?}", report.steps);
+    let checks: Vec<(&str, u64, u64)> = report.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
+    assert_eq!(checks, [("has an id", 10, 0)], "the hooks' failed checks are not counted");
+}
