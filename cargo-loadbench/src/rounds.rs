@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use cargo_loadbench::{Results, RunSample, ScenarioResult};
 use loadbench::cli::interrupt;
-use loadbench::report::{CheckReport, ErrorCounts, LatencyReport, StepReport, Warning};
+use loadbench::report::{Causes, CheckReport, ErrorCounts, LatencyReport, StepReport, Warning};
 
 use crate::compare::median;
 
@@ -99,6 +99,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         merged.ok += other.ok;
         merged.failed += other.failed;
         merged.errors.add(&other.errors);
+        merged.causes.merge(&other.causes);
         merged.http.add(&other.http);
         if let (Some(tls), Some(other)) = (&mut merged.tls, &other.tls) {
             tls.add(other);
@@ -143,8 +144,10 @@ fn merge_steps(runs: &[&ScenarioResult], rows: fn(&ScenarioResult) -> &Vec<StepR
         .map(|name| {
             let of: Vec<&StepReport> = runs.iter().flat_map(|r| rows(r)).filter(|s| s.name == name).collect();
             let mut errors = ErrorCounts::default();
+            let mut causes = Causes::default();
             for step in &of {
                 errors.add(&step.errors);
+                causes.merge(&step.causes);
             }
             StepReport {
                 name: name.to_owned(),
@@ -152,6 +155,7 @@ fn merge_steps(runs: &[&ScenarioResult], rows: fn(&ScenarioResult) -> &Vec<StepR
                 ok: of.iter().map(|s| s.ok).sum(),
                 failed: of.iter().map(|s| s.failed).sum(),
                 errors,
+                causes,
                 latency_us: median_latency(of.iter().filter_map(|s| s.latency_us.as_ref())),
             }
         })
@@ -287,6 +291,7 @@ mod tests {
                     ok: 9,
                     failed: 1,
                     errors: ErrorCounts { io: 1, ..Default::default() },
+                    causes: Default::default(),
                     latency_us: s.latency_us.clone(),
                 }];
                 round(vec![s])
@@ -336,6 +341,7 @@ mod tests {
                     ok: 10 - fails,
                     failed: fails,
                     errors: ErrorCounts { status: fails, ..Default::default() },
+                    causes: Default::default(),
                     latency_us: s.latency_us.clone(),
                 }];
                 s.checks = vec![CheckReport { name: "has id".into(), passes: 10 - fails, fails }];

@@ -325,6 +325,7 @@ mod tests {
             ok: 10,
             failed: 0,
             errors: Default::default(),
+            causes: Default::default(),
             latency_us: None,
         }];
         report.scenarios.push(slow);
@@ -362,6 +363,7 @@ mod tests {
                 ok: 9,
                 failed: 1,
                 errors: Default::default(),
+                causes: Default::default(),
                 latency_us: latency,
             },
             StepReport {
@@ -370,6 +372,7 @@ mod tests {
                 ok: 10,
                 failed: 0,
                 errors: Default::default(),
+                causes: Default::default(),
                 latency_us: None,
             },
         ];
@@ -402,6 +405,7 @@ mod tests {
             ok: 9,
             failed: 1,
             errors: Default::default(),
+            causes: Default::default(),
             latency_us: latency.clone(),
         };
         report.scenarios[0].steps = vec![row("browse")];

@@ -172,6 +172,7 @@ mod tests {
                 ok: 28,
                 failed: 2,
                 errors: Default::default(),
+                causes: Default::default(),
                 latency_us: None,
             })
             .collect();
@@ -223,6 +224,7 @@ mod tests {
             ok: 28,
             failed: 2,
             errors: Default::default(),
+            causes: Default::default(),
             latency_us: None,
         }];
         report.scenarios[0].checks =

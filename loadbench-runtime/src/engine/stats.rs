@@ -263,6 +263,7 @@ fn rows_report(rows: &[StepStats], extra: &[Percentile]) -> Vec<StepReport> {
             ok: s.ok,
             failed: s.errors.total(),
             errors: s.errors,
+            causes: Default::default(),
             latency_us: latency_of(&s.latency_ns, extra),
         })
         .collect()

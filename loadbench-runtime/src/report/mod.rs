@@ -7,6 +7,7 @@
 //! Uses only the ground floor and the shared grammar: the engine and the harness fill the
 //! document, and nothing here depends on them.
 
+mod causes;
 pub mod check;
 mod columns;
 mod connections;
@@ -21,6 +22,7 @@ mod tls;
 pub mod units;
 pub mod warnings;
 
+pub use causes::{Causes, ErrorCause, LISTED_CAUSES};
 pub use columns::LatencyColumns;
 pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};

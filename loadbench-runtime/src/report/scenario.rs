@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use loadbench_grammar::{Percentile, Threshold};
 use serde::{Deserialize, Serialize};
 
+use super::causes::Causes;
 use super::feed::{FeedConfigReport, FeedRanOut};
 use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
@@ -41,6 +42,9 @@ pub struct ScenarioReport {
     pub failed: u64,
     /// Failed iterations by kind.
     pub errors: ErrorCounts,
+    /// Why iterations failed: the distinct messages, most frequent first, with their counts.
+    #[serde(default, skip_serializing_if = "Causes::is_empty")]
+    pub causes: Causes,
     /// HTTP exchanges made by the scenario body.
     pub http: HttpReport,
     /// Latency of successful iterations; `None` when no iteration succeeded.
@@ -198,6 +202,9 @@ pub struct StepReport {
     pub failed: u64,
     /// Failed runs by kind.
     pub errors: ErrorCounts,
+    /// Why runs failed: the distinct messages, most frequent first, with their counts.
+    #[serde(default, skip_serializing_if = "Causes::is_empty")]
+    pub causes: Causes,
     /// Latency of successful runs, from the step's start to its end; `None` when none succeeded.
     pub latency_us: Option<LatencyReport>,
 }
@@ -256,6 +263,7 @@ impl ScenarioReport {
             ok: 0,
             failed: 0,
             errors: ErrorCounts::default(),
+            causes: Causes::default(),
             http: HttpReport::default(),
             latency_us: None,
             rps: 0.0,

@@ -345,6 +345,7 @@ mod tests {
                 ok: 12_490,
                 failed: 10,
                 errors: ErrorCounts { status: 10, ..ErrorCounts::default() },
+                causes: Default::default(),
                 latency_us: latency.clone(),
             })
             .collect();
@@ -371,6 +372,7 @@ mod tests {
             ok: 10,
             failed: 0,
             errors: ErrorCounts::default(),
+            causes: Default::default(),
             latency_us: s.latency_us.clone(),
         }];
         let columns = LatencyColumns::new(crate::cli::parse_percentiles("75,90,99.9,99.99").unwrap_or_default());
