@@ -26,6 +26,23 @@ pub enum ErrorKind {
     Panic,
 }
 
+impl ErrorKind {
+    /// The kind's name in the results (`errors`, `causes[].kind`): `"connect"`, `"timeout"`,
+    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"` or `"panic"`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Status => "status",
+            ErrorKind::Io => "io",
+            ErrorKind::Scenario => "scenario",
+            ErrorKind::BodyTooLarge => "body_too_large",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Panic => "panic",
+        }
+    }
+}
+
 /// The error type of scenario bodies.
 ///
 /// Errors from loadbench's HTTP client carry their [`ErrorKind`]; any other error converts with
@@ -81,17 +98,30 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// The message and its whole chain of causes, as anyhow's `{:#}` prints it: the OS cause of
+    /// an `io` error ("Connection reset by peer (os error 104)") is usually the innermost source,
+    /// and the one that says what happened. Each part is said once: an error converted with `?`
+    /// has no message of its own (its kind is said apart from it), and a source whose text its
+    /// parent's already contains (`#[error("cannot read: {0}")]` over the same error) is left out.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
-        // The whole chain, as anyhow's `{:#}` prints it: the OS cause of an `io` error ("Connection
-        // reset by peer (os error 104)") is usually the innermost source, and the one that says
-        // what happened.
-        let mut next: Option<&(dyn std::error::Error + 'static)> = match &self.source {
-            Some(source) => Some(source.as_ref()),
-            None => None,
+        let Some(source) = &self.source else {
+            return f.write_str(&self.message);
         };
+        // Only a failure formats this, so the parts may be strings of their own.
+        let mut previous = self.message.clone();
+        let mut first = previous.is_empty();
+        f.write_str(&previous)?;
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
         while let Some(source) = next {
-            write!(f, ": {source}")?;
+            let text = source.to_string();
+            if !text.is_empty() && !previous.contains(&text) {
+                if !first {
+                    f.write_str(": ")?;
+                }
+                f.write_str(&text)?;
+                first = false;
+                previous = text;
+            }
             next = source.source();
         }
         Ok(())
@@ -108,7 +138,52 @@ impl<E> From<E> for Error
 where
     E: std::error::Error + Send + Sync + 'static,
 {
+    /// The error's own words are the message: no prefix, the kind ([`ErrorKind::Scenario`]) is
+    /// said apart from it.
     fn from(source: E) -> Self {
-        Error { kind: ErrorKind::Scenario, message: String::from("scenario error"), source: Some(Box::new(source)) }
+        Error { kind: ErrorKind::Scenario, message: String::new(), source: Some(Box::new(source)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error whose text repeats its source's, as `#[error("cannot read: {0}")]` with
+    /// `#[source]` on the same field does.
+    #[derive(Debug)]
+    struct Wrapping(std::io::Error);
+
+    impl fmt::Display for Wrapping {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "cannot read items.csv: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapping {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    fn missing() -> std::io::Error {
+        std::io::Error::from(std::io::ErrorKind::NotFound)
+    }
+
+    #[test]
+    fn a_converted_error_is_its_own_words_said_once() {
+        let converted = Error::from(missing());
+        assert_eq!(converted.kind(), ErrorKind::Scenario);
+        assert_eq!(converted.to_string(), missing().to_string(), "no `scenario error` prefix");
+        let parsed = match "x".parse::<u64>() {
+            Err(e) => Error::from(e),
+            Ok(n) => Error::msg(format!("parsed {n}")),
+        };
+        assert_eq!(parsed.to_string(), "invalid digit found in string");
+        let wrapped = Error::from(Wrapping(missing()));
+        assert_eq!(wrapped.to_string(), format!("cannot read items.csv: {}", missing()), "the source is not repeated");
+        let chained = Error::with_source(ErrorKind::Io, "request failed", Wrapping(missing()));
+        assert_eq!(chained.to_string(), format!("request failed: cannot read items.csv: {}", missing()));
+        assert_eq!(format!("{chained:?}"), format!("Io: {chained}"));
     }
 }
