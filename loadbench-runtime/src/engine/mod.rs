@@ -8,6 +8,7 @@
 //! drives it, and nothing below it depends on it.
 
 mod arrivals;
+mod causes;
 mod connections;
 mod executor;
 mod halt;

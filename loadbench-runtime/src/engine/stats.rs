@@ -1,18 +1,20 @@
 //! Per-worker measurements and their merge into a [`ScenarioReport`](crate::report::ScenarioReport).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
 use loadbench_grammar::Percentile;
 
+use super::causes::CauseCounts;
 use super::connections::ConnectionStats;
 use super::histogram::{latency_of, new_histogram};
 use super::timeline::Timeline;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::http::HttpCounters;
-use crate::report::{CheckReport, ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond};
+use crate::report::{
+    Causes, CheckReport, ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond,
+};
 
 /// What one worker thread measured. Only that thread writes it, so recording takes no lock.
 #[derive(Debug)]
@@ -23,8 +25,8 @@ pub(crate) struct WorkerStats {
     pub(crate) ok: u64,
     pub(crate) errors: ErrorCounts,
     pub(crate) http: HttpReport,
-    /// One example message per error kind, so the report can say what went wrong.
-    pub(crate) first_errors: BTreeMap<&'static str, String>,
+    /// Why iterations failed: their messages, counted within a bound.
+    pub(crate) causes: CauseCounts,
     /// Open model: arrivals that found no idle virtual user and were not run.
     pub(crate) dropped: u64,
     /// Measured iterations still in flight when the run was cut short (its grace period over, or
@@ -53,17 +55,25 @@ pub(crate) struct StepStats {
     name: String,
     ok: u64,
     errors: ErrorCounts,
+    /// Why runs failed: their messages, counted within a bound.
+    causes: CauseCounts,
     /// Latency of successful runs of the step, in nanoseconds.
     latency_ns: Histogram<u64>,
 }
 
 impl StepStats {
     fn new(name: &str) -> StepStats {
-        StepStats { name: name.to_owned(), ok: 0, errors: ErrorCounts::default(), latency_ns: new_histogram() }
+        StepStats {
+            name: name.to_owned(),
+            ok: 0,
+            errors: ErrorCounts::default(),
+            causes: CauseCounts::default(),
+            latency_ns: new_histogram(),
+        }
     }
 
     /// Records one run that took `elapsed` and failed with `error`, if any.
-    fn record(&mut self, error: Option<ErrorKind>, elapsed: Duration) {
+    fn record(&mut self, error: Option<&Error>, elapsed: Duration) {
         match error {
             None => {
                 self.ok += 1;
@@ -72,7 +82,10 @@ impl StepStats {
                     self.latency_ns.saturating_record(ns);
                 }
             }
-            Some(kind) => *self.errors.slot(kind) += 1,
+            Some(err) => {
+                *self.errors.slot(err.kind()) += 1;
+                self.causes.count(err);
+            }
         }
     }
 }
@@ -84,7 +97,7 @@ impl WorkerStats {
             ok: 0,
             errors: ErrorCounts::default(),
             http: HttpReport::default(),
-            first_errors: BTreeMap::new(),
+            causes: CauseCounts::default(),
             dropped: 0,
             cancelled: 0,
             timeline: Timeline::default(),
@@ -103,12 +116,12 @@ impl WorkerStats {
     }
 
     /// Records one run of the step `name` that took `elapsed` and failed with `error`, if any.
-    pub(crate) fn record_step(&mut self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+    pub(crate) fn record_step(&mut self, name: &str, error: Option<&Error>, elapsed: Duration) {
         self.step(name).record(error, elapsed);
     }
 
     /// Records one request named `name` that took `elapsed` and failed with `error`, if any.
-    pub(crate) fn record_request(&mut self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+    pub(crate) fn record_request(&mut self, name: &str, error: Option<&Error>, elapsed: Duration) {
         row(&mut self.requests, name).record(error, elapsed);
     }
 
@@ -150,18 +163,8 @@ impl WorkerStats {
                 if let Some(second) = second {
                     self.timeline.failed(second);
                 }
-                let (slot, name) = match err.kind() {
-                    ErrorKind::Connect => (&mut self.errors.connect, "connect"),
-                    ErrorKind::Timeout => (&mut self.errors.timeout, "timeout"),
-                    ErrorKind::Status => (&mut self.errors.status, "status"),
-                    ErrorKind::Io => (&mut self.errors.io, "io"),
-                    ErrorKind::Scenario => (&mut self.errors.scenario, "scenario"),
-                    ErrorKind::BodyTooLarge => (&mut self.errors.body_too_large, "body_too_large"),
-                    ErrorKind::Tls => (&mut self.errors.tls, "tls"),
-                    ErrorKind::Panic => (&mut self.errors.panic, "panic"),
-                };
-                *slot += 1;
-                self.first_errors.entry(name).or_insert_with(|| err.to_string());
+                *self.errors.slot(err.kind()) += 1;
+                self.causes.count(&err);
             }
         }
     }
@@ -191,9 +194,7 @@ impl WorkerStats {
         self.errors.add(&other.errors);
         self.http.add(&other.http);
         self.connections.merge(other.connections);
-        for (kind, message) in other.first_errors {
-            self.first_errors.entry(kind).or_insert(message);
-        }
+        self.causes.merge(other.causes);
         self.dropped += other.dropped;
         self.cancelled += other.cancelled;
         self.timeline.merge(other.timeline);
@@ -206,6 +207,11 @@ impl WorkerStats {
             mine.passes += other.passes;
             mine.fails += other.fails;
         }
+    }
+
+    /// Why the iterations failed: the most frequent messages, the rest summed.
+    pub(crate) fn causes_report(&self) -> Causes {
+        self.causes.report()
     }
 
     /// The figures of each step, in the order the steps were first seen.
@@ -263,7 +269,7 @@ fn rows_report(rows: &[StepStats], extra: &[Percentile]) -> Vec<StepReport> {
             ok: s.ok,
             failed: s.errors.total(),
             errors: s.errors,
-            causes: Default::default(),
+            causes: s.causes.report(),
             latency_us: latency_of(&s.latency_ns, extra),
         })
         .collect()
@@ -275,6 +281,7 @@ fn merge_rows(rows: &mut Vec<StepStats>, other: Vec<StepStats>) {
         let mine = row(rows, &step.name);
         mine.ok += step.ok;
         mine.errors.add(&step.errors);
+        mine.causes.merge(step.causes);
         let _ = mine.latency_ns.add(&step.latency_ns);
     }
 }

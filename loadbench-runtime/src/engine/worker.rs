@@ -260,11 +260,11 @@ impl Worker {
 
 /// The worker records its users' steps, named requests, checks and connections: they run on its thread, one at a time.
 impl Recorder for RefCell<Worker> {
-    fn record_step(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+    fn record_step(&self, name: &str, error: Option<&Error>, elapsed: Duration) {
         self.borrow_mut().stats.record_step(name, error, elapsed);
     }
 
-    fn record_request(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration) {
+    fn record_request(&self, name: &str, error: Option<&Error>, elapsed: Duration) {
         self.borrow_mut().stats.record_request(name, error, elapsed);
     }
 

@@ -322,7 +322,8 @@ impl OneShot {
         self
     }
 
-    /// Shows or hides progress (and the first error of each kind) on stderr.
+    /// Shows or hides progress on stderr; the results, failures' causes included, are in the
+    /// report either way.
     pub fn progress(mut self, show: bool) -> OneShot {
         self.progress = show;
         self

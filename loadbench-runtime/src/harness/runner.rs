@@ -118,6 +118,7 @@ impl RunSettings {
         report.cancelled = stats.cancelled;
         report.iterations = stats.ok + report.failed + stats.cancelled;
         report.errors = stats.errors;
+        report.causes = stats.causes_report();
         let mut percentiles = self.percentiles.clone();
         percentiles.extend(config.thresholds.iter().filter_map(|t| t.metric.percentile()));
         report.latency_us = stats.latency_report(&percentiles);
@@ -154,12 +155,6 @@ impl RunSettings {
                 records: feed.len(),
                 not_started: asked.saturating_sub(report.iterations + report.dropped),
             });
-        }
-        if self.progress {
-            // One example per kind, so a wall of failures comes with a reason.
-            for (kind, message) in &stats.first_errors {
-                eprintln!("{}: first {kind} error: {message}", workload.name);
-            }
         }
         report
     }

@@ -19,7 +19,7 @@ use std::time::Instant;
 use pin_project_lite::pin_project;
 
 use super::{Ctx, Recorder, RequestBuilder, Response};
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 impl<'a> RequestBuilder<'a> {
     /// Names this request: every request under the same name, whatever its URL, is one row under
@@ -67,15 +67,20 @@ impl<'a> Naming<'a> {
         Some(Box::new(Naming { name, recorder, start: Instant::now() }))
     }
 
-    /// Records the request's outcome in its row.
+    /// Records the request's outcome in its row; a status of 400 or more is a failure there,
+    /// said as the one-shot run says it.
     #[inline(never)]
     fn finish(&self, outcome: &Result<Response>) {
-        let error = match outcome {
-            Ok(response) if response.status().as_u16() >= 400 => Some(ErrorKind::Status),
-            Ok(_) => None,
-            Err(err) => Some(err.kind()),
-        };
-        self.recorder.record_request(self.name, error, self.start.elapsed());
+        let elapsed = self.start.elapsed();
+        match outcome {
+            Ok(response) if response.status().as_u16() >= 400 => {
+                let status = response.status();
+                let error = Error::new(ErrorKind::Status, format!("expected a status below 400, got {status}"));
+                self.recorder.record_request(self.name, Some(&error), elapsed);
+            }
+            Ok(_) => self.recorder.record_request(self.name, None, elapsed),
+            Err(err) => self.recorder.record_request(self.name, Some(err), elapsed),
+        }
     }
 }
 

@@ -4,16 +4,17 @@
 
 use std::time::Duration;
 
-use crate::error::ErrorKind;
+use crate::error::Error;
 
 /// Where the measurements of a worker's virtual users go, beside their iterations.
 pub(crate) trait Recorder: std::fmt::Debug {
-    /// Records one run of step `name` that took `elapsed` and failed with `error`, if any.
-    fn record_step(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration);
+    /// Records one run of step `name` that took `elapsed` and failed with `error`, if any (its
+    /// kind and its message are counted).
+    fn record_step(&self, name: &str, error: Option<&Error>, elapsed: Duration);
 
     /// Records one request named `name` (`.name(…)`) that took `elapsed`, from `send` to its
     /// complete response, and failed with `error`, if any.
-    fn record_request(&self, name: &str, error: Option<ErrorKind>, elapsed: Duration);
+    fn record_request(&self, name: &str, error: Option<&Error>, elapsed: Duration);
 
     /// Records one evaluation of the check `name` (`ctx.check`).
     fn record_check(&self, name: &str, passed: bool);

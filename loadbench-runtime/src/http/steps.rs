@@ -39,7 +39,7 @@ impl Ctx {
         let outcome = body(self).await;
         let elapsed = start.elapsed();
         if let (true, Some(sink)) = (self.measuring, &self.recorder) {
-            sink.record_step(name, outcome.as_ref().err().map(|e| e.kind()), elapsed);
+            sink.record_step(name, outcome.as_ref().err(), elapsed);
         }
         outcome
     }
