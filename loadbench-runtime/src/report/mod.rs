@@ -7,6 +7,7 @@
 //! Uses only the ground floor and the shared grammar: the engine and the harness fill the
 //! document, and nothing here depends on them.
 
+pub mod cause_lines;
 mod causes;
 pub mod check;
 mod columns;

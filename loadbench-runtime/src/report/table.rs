@@ -13,7 +13,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
 use super::units::{bytes, rate, thousands};
 use super::{ConfigReport, LatencyColumns, RunReport, ScenarioReport, StepReport};
-use super::{connections, named, notes};
+use super::{cause_lines, connections, named, notes};
 
 /// The column headers, in order, with the latency columns of `columns`.
 pub fn header(columns: &LatencyColumns) -> Vec<String> {
@@ -31,6 +31,7 @@ pub fn header(columns: &LatencyColumns) -> Vec<String> {
 /// | hello        |   10,000 |     12 | 12,345 | 812µs | 1.24ms | 3.10ms | 15.2ms | 210.0 kB |
 /// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
 /// hello: 12 of 10,000 iterations failed: status 12; 12,360 attempts/s (req/s counts successes); HTTP status 200 ×9,988, 500 ×12
+/// hello: causes: 12 × status: expected status 200, got 500 Internal Server Error
 /// ```
 pub fn render(report: &RunReport) -> String {
     render_with(report, &LatencyColumns::default())
@@ -83,6 +84,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
             let _ = writeln!(out, "{label}: did not run: {error}");
         } else if let Some(line) = notes::failure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
+        }
+        for line in cause_lines::lines(scenario, label) {
+            let _ = writeln!(out, "{line}");
         }
         for warning in &scenario.warnings {
             let _ = writeln!(out, "{label}: warning: {warning}");
@@ -440,7 +444,21 @@ mod tests {
             ErrorCounts { connect: 3, timeout: 0, status: 15, io: 1, scenario: 0, body_too_large: 1, tls: 0, panic: 0 };
         s.http.status = [(200, 480), (503, 15)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (480.0, 500.0);
+        let cause = |kind: &str, message: &str, count| crate::report::ErrorCause {
+            kind: kind.into(),
+            message: message.into(),
+            count,
+        };
+        s.causes.top = vec![cause("status", "expected status 200, got 503", 15), cause("connect", "cannot connect", 3)];
+        s.causes.others = 2;
         let out = render(&report(vec![scenario("hello"), s]));
+        let causes = [
+            "HTTP status 200 ×480, 503 ×15",
+            "checkout: causes: 15 × status: expected status 200, got 503",
+            "                   3 × connect: cannot connect",
+            "                  … and 2 more failures with other messages\n",
+        ];
+        assert!(out.contains(&causes.join("\n")), "the causes follow their scenario's failure line: {out}");
         assert_eq!(cells(&out, "checkout")[1..4], ["500", "20", "480"], "req/s counts successes");
         assert!(
             out.contains(
