@@ -13,6 +13,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use cargo_loadbench::{Results, ScenarioResult};
+use loadbench::report::{Causes, ErrorCause};
 use loadbench_tests::cli::{Output, cargo_loadbench, cargo_loadbench_in, read_report, row};
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
 
@@ -197,11 +198,20 @@ fn server_errors_are_failed_requests_and_the_run_still_succeeds() {
     assert_eq!((s.iterations, s.ok, s.failed, s.errors.status), (100, 80, 20, 20), "{s:#?}");
     assert_eq!((s.http.status.get(&200), s.http.status.get(&500)), (Some(&80), Some(&20)));
     assert_eq!(row(&out.stdout, "GET /")[1..3], ["100", "20"], "{}", out.stdout);
+    // The cause, in the JSON and in the table under the row.
+    let cause = ErrorCause {
+        kind: "status".into(),
+        message: "expected a status below 400, got 500 Internal Server Error".into(),
+        count: 20,
+    };
+    assert_eq!(s.causes, Causes { top: vec![cause], others: 0 });
     assert!(
-        out.stderr.contains("GET /: first status error: expected a status below 400, got 500 Internal Server Error"),
+        out.stdout
+            .contains("\nGET /: causes: 20 × status: expected a status below 400, got 500 Internal Server Error\n"),
         "{}",
-        out.stderr
+        out.stdout
     );
+    assert!(!out.stderr.contains("first status error"), "{}", out.stderr);
 }
 
 #[test]

@@ -97,8 +97,9 @@ fn all_ok(run: &Run, n: u64) {
     assert_eq!(s.http.status.get(&200), Some(&n), "{:?}", s.http.status);
 }
 
-/// A run of `n` iterations that all failed under `tls`, the first error described as
-/// `TLS handshake with ADDR:PORT failed: …CAUSE…` on stderr. TLS failures are results: exit 0.
+/// A run of `n` iterations that all failed under `tls`, for one cause, `TLS handshake with
+/// ADDR:PORT failed: …CAUSE…`, in the JSON's causes and in the table's line under it. TLS
+/// failures are results: exit 0.
 #[track_caller]
 fn all_refused(run: &Run, n: u64, port: u16, cause: &str) {
     assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
@@ -106,10 +107,14 @@ fn all_refused(run: &Run, n: u64, port: u16, cause: &str) {
     assert_eq!((s.iterations, s.ok, s.failed), (n, 0, n), "{:#?}", s.errors);
     assert_eq!(run.count("/errors/tls"), n, "{:#}\n{}", run.at("/errors"), run.out.stderr);
     assert_eq!((s.errors.tls, s.errors.total()), (n, n), "only tls errors, in the contract types too");
-    let line = run.out.stderr.lines().find(|l| l.starts_with("GET /: first tls error: "));
-    let line = line.unwrap_or_else(|| panic!("no first tls error line:\n{}", run.out.stderr));
-    assert!(line.contains("TLS handshake with ") && line.contains(&format!(":{port} failed: ")), "{line}");
-    assert!(line.contains(cause), "{line:?} should say {cause:?}");
+    assert_eq!((run.at("/causes/top/0/kind"), run.count("/causes/top/0/count")), (&json!("tls"), n), "{:#}", run.raw);
+    assert_eq!((run.at("/causes/top/1"), run.at("/causes/others")), (&Value::Null, &json!(0)), "one cause");
+    let message = run.at("/causes/top/0/message").as_str().unwrap_or_default();
+    assert!(message.starts_with("TLS handshake with ") && message.contains(&format!(":{port} failed: ")), "{message}");
+    assert!(message.contains(cause), "{message:?} should say {cause:?}");
+    let line = format!("GET /: causes: {n} × tls: {}", loadbench::report::cause_lines::one_line(message));
+    assert!(run.out.stdout.lines().any(|l| l == line), "no {line:?} in\n{}", run.out.stdout);
+    assert!(!run.out.stderr.contains("first tls error"), "{}", run.out.stderr);
 }
 
 /// The certificate-verification hint, after the table, on stderr; every iteration's handshake

@@ -246,17 +246,23 @@ fn row8_150_users_fit_in_256_open_files() {
     assert_eq!(server.connections(), 150);
 }
 
-/// Row 9: an io error keeps its OS cause.
+/// Row 9: an io error keeps its OS cause, in the JSON's causes and in the table under `--quiet`.
 #[test]
 fn row9_a_reset_names_its_os_cause() {
     let _serial = serial();
     let server = HostileServer::start(Fault::ResetMidBody);
-    let run = url(&[&server.url(), "-c", "1", "-n", "3"]);
+    let run = url(&[&server.url(), "-c", "1", "-n", "3", "--quiet"]);
     assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
     assert_eq!(account(run.scenario(), Some(3)), outcomes(&[("io", 3)]));
-    let line =
-        run.out.stderr.lines().find(|l| l.contains("first io error")).unwrap_or_else(|| panic!("{}", run.out.stderr));
-    assert!(line.contains("Connection reset by peer (os error 104)"), "{line}");
+    let causes = &run.scenario()["causes"];
+    let count = causes.pointer("/top/0/count").and_then(Value::as_u64);
+    assert_eq!((causes["top"][0]["kind"].as_str(), count), (Some("io"), Some(3)), "{causes:#}");
+    let message = causes["top"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Connection reset by peer (os error 104)"), "{causes:#}");
+    assert_eq!((causes["top"].as_array().map(Vec::len), n(causes, "others")), (Some(1), 0), "{causes:#}");
+    let line = format!("GET /: causes: 3 × io: {message}");
+    assert!(run.out.stdout.lines().any(|l| l == line), "no {line:?} in\n{}", run.out.stdout);
+    assert!(!run.out.stderr.contains("first io error"), "{}", run.out.stderr);
 }
 
 /// Row 10: progress lines in CI show the counts as of each line.
