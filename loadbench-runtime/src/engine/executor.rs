@@ -200,7 +200,7 @@ impl WorkerThread {
         let shared = Rc::new(RefCell::new(worker));
         let target = Rc::new(target);
         let worker = Rc::clone(&shared);
-        let (schedule_end, cpu_at_start) = local.block_on(&runtime, async move {
+        let (schedule_end, times_at_start) = local.block_on(&runtime, async move {
             let probe = tokio::task::spawn_local(selfcheck::probe_lag(probe_lag));
             // One slot per user, and the scheduler's after them.
             let halt = Halt::new(users.len() + 1);
@@ -214,7 +214,7 @@ impl WorkerThread {
                 halt.cancel_by(deadline + grace);
             }
             // The self-check weighs CPU time against the run's time, which setups are not part of.
-            let cpu_at_start = selfcheck::thread_cpu_time();
+            let times_at_start = selfcheck::thread_times();
             if let Some(arrivals) = &mut arrivals {
                 arrivals.start = start;
             }
@@ -299,13 +299,14 @@ impl WorkerThread {
             }
             supervisor.abort();
             probe.abort();
-            (schedule_end, cpu_at_start)
+            (schedule_end, times_at_start)
         });
-        let cpu = match (cpu_at_start, selfcheck::thread_cpu_time()) {
-            (Some(start), Some(end)) => Some(end.saturating_sub(start)),
-            _ => None,
+        let used = times_at_start.zip(selfcheck::thread_times()).map(|(start, end)| end.since(start));
+        let load = WorkerLoad {
+            cpu: used.map(|u| u.cpu),
+            waited: used.and_then(|u| u.waited),
+            lag_us: lag.replace(selfcheck::lag_histogram()),
         };
-        let load = WorkerLoad { cpu, lag_us: lag.replace(selfcheck::lag_histogram()) };
         // Connection tasks still parked in the LocalSet hold no measurements; drop them with it.
         drop(local);
         let mut worker = shared.borrow_mut();

@@ -16,6 +16,7 @@ mod feed;
 mod json;
 pub mod named;
 mod notes;
+mod saturation;
 mod scenario;
 pub mod table;
 mod tls;
@@ -28,6 +29,7 @@ pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use json::{check_writable, write_atomic, write_json_atomic};
+pub use saturation::GeneratorLimit;
 pub use scenario::{
     CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport,
     ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
