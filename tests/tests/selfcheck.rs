@@ -61,7 +61,10 @@ fn a_starved_generator_is_flagged() {
     match generator.limit {
         Some(GeneratorLimit::GeneratorCpu) => {
             assert!(table.contains("starved: warning: generator busy: its worker threads were at "), "{table}");
-            assert!(table.contains("% CPU (1 thread); these figures may be its own limit, not the server's"), "{table}");
+            assert!(
+                table.contains("% CPU (1 thread); these figures may be its own limit, not the server's"),
+                "{table}"
+            );
         }
         Some(GeneratorLimit::MachineBusy) => {
             assert!(generator.waited_for_cpu.is_some_and(|w| w >= 0.05), "{generator:?}");

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::arrivals::{self, Arrivals};
 use super::halt::{self, Halt, Phase, StopFlags};
 use super::plan::LoadPlan;
-use super::progress::{Progress, WorkerProgress};
+use super::progress::{Progress, Slot, Watched, WorkerProgress};
 use super::registry::Workload;
 use super::selfcheck::{self, WorkerLoad};
 use super::start_gate::{StartGate, StartLine};
@@ -33,12 +33,12 @@ use crate::http::{Ctx, Recorder, SessionOptions, Target};
 use crate::report::GeneratorReport;
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
-/// progress display.
+/// progress display (and where its line goes).
 #[derive(Debug, Clone)]
 pub(crate) struct Placement {
     pub(crate) target: Target,
     pub(crate) threads: usize,
-    pub(crate) show_progress: bool,
+    pub(crate) progress: Option<Slot>,
 }
 
 /// What the executor hands back: merged measurements plus the run's times.
@@ -114,9 +114,16 @@ pub(crate) fn execute(
     let start = gate.line().pass();
     let handles = handles?;
     let origin = start + warmup.origin_offset;
-    let progress = placement
-        .show_progress
-        .then(|| Progress::start(Arc::clone(&workload.name), plan.load, progress_slots.clone(), origin));
+    let progress = placement.progress.clone().map(|slot| {
+        let watched = Watched {
+            name: Arc::clone(&workload.name),
+            load: plan.load,
+            concurrency: plan.concurrency,
+            stages: plan.stages.clone(),
+            open: plan.is_open(),
+        };
+        Progress::start(slot, watched, progress_slots.clone(), origin)
+    });
 
     let mut merged = WorkerStats::new();
     let mut last_end = start;

@@ -117,7 +117,9 @@ pub(crate) fn assess(workers: &[WorkerLoad], wall: Duration) -> GeneratorReport 
         let _ = lag.add(&w.lag_us);
     }
     let share = |time: Option<Duration>| match time {
-        Some(time) if !wall.is_zero() && threads > 0 => Some(time.as_secs_f64() / (wall.as_secs_f64() * threads as f64)),
+        Some(time) if !wall.is_zero() && threads > 0 => {
+            Some(time.as_secs_f64() / (wall.as_secs_f64() * threads as f64))
+        }
         _ => None,
     };
     let utilization = share(cpu);
@@ -185,7 +187,8 @@ mod tests {
 
     #[test]
     fn an_idle_generator_is_not_saturated() {
-        let r = assess(&[worker(100, Some(1), &[50, 80, 120]), worker(150, Some(1), &[60, 90])], Duration::from_secs(1));
+        let r =
+            assess(&[worker(100, Some(1), &[50, 80, 120]), worker(150, Some(1), &[60, 90])], Duration::from_secs(1));
         assert_eq!(r.worker_threads, 2);
         assert_eq!(r.cpu_utilization, Some(0.125));
         assert_eq!(r.waited_for_cpu, Some(0.001));
