@@ -150,7 +150,7 @@ fn classify(cpu: Option<f64>, waited: Option<f64>, lag_p99_us: Option<u64>) -> O
     if cpu.is_some_and(|u| u >= SATURATED_CPU) {
         return Some(GeneratorLimit::GeneratorCpu);
     }
-    if !lag_p99_us.is_some_and(|us| us >= SATURATED_LAG.as_micros() as u64) {
+    if lag_p99_us.is_none_or(|us| us < SATURATED_LAG.as_micros() as u64) {
         return None;
     }
     Some(match waited {

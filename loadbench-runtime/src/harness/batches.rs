@@ -22,7 +22,7 @@ pub(super) fn batches(selected: Vec<Selected>) -> Vec<Vec<Selected>> {
     batches
 }
 
-/// The `[i/n]` of each selected scenario's progress line: its place in the selection, after
+/// The `[i/n]` of each selected scenario's progress line: its place in the run order, after
 /// `offset` scenarios of a larger run of `of` (what `cargo loadbench` passes in
 /// [`crate::cli::PROGRESS_ENV`]), else of this binary's selection alone.
 #[derive(Debug, Clone)]
@@ -34,8 +34,8 @@ pub(super) struct Numbering {
 
 impl Numbering {
     /// Numbers `selected`, in order; `run` is the larger run's `(offset, total)`, if any.
-    pub(super) fn new(selected: &[Selected], run: Option<(usize, usize)>) -> Numbering {
-        let names: Vec<&'static str> = selected.iter().map(|(entry, _)| entry.name).collect();
+    pub(super) fn new<'a>(selected: impl Iterator<Item = &'a Selected>, run: Option<(usize, usize)>) -> Numbering {
+        let names: Vec<&'static str> = selected.map(|(entry, _)| entry.name).collect();
         let (offset, of) = match run {
             Some((offset, total)) if offset + names.len() <= total => (offset, total),
             _ => (0, names.len()),

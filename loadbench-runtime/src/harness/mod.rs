@@ -429,10 +429,11 @@ impl Harness {
             percentiles,
         };
         let mut scenarios = Vec::with_capacity(selected.len());
-        let selected: Vec<Selected> = selected.into_iter().zip(resolved.urls).collect();
+        let batches = batches(selected.into_iter().zip(resolved.urls).collect());
+        // Numbered in the order they run, a group's members one after the other.
         let run = std::env::var(PROGRESS_ENV).ok().and_then(|text| cli::parse_progress(&text));
-        let numbering = Numbering::new(&selected, run);
-        for batch in batches(selected) {
+        let numbering = Numbering::new(batches.iter().flatten(), run);
+        for batch in batches {
             if self.stop.any() {
                 break;
             }

@@ -143,6 +143,16 @@ impl Progress {
     }
 }
 
+/// What one tick read.
+struct Tick {
+    /// Since the measured part's start; `None` during the warmup.
+    elapsed: Option<Duration>,
+    totals: Totals,
+    recent: Recent,
+    errors: Vec<(&'static str, u64)>,
+    users: Users,
+}
+
 /// The progress thread's state for one scenario.
 struct Follow {
     watched: Watched,
@@ -184,14 +194,14 @@ impl Follow {
         Users { active, of: w.concurrency, estimated: false }
     }
 
-    /// Reads the workers and returns the line's figures and the counts read.
-    fn tick(&mut self) -> (Option<Duration>, Totals, Recent, Vec<(&'static str, u64)>, Users) {
+    /// Reads the workers: the counts and the line's figures.
+    fn tick(&mut self) -> Tick {
         let now = Instant::now();
         let (totals, errors) = self.read();
         let recent = self.window.push(now, totals.clone());
         let elapsed = now.checked_duration_since(self.origin);
         let users = self.users(elapsed, &recent);
-        (elapsed, totals, recent, errors, users)
+        Tick { elapsed, totals, recent, errors, users }
     }
 
     /// Terminal: one line on the board until stopped, then cleared (the table follows).
@@ -202,7 +212,7 @@ impl Follow {
             .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         while !stop.load(Ordering::Relaxed) {
-            let (elapsed, totals, recent, errors, users) = self.tick();
+            let Tick { elapsed, totals, recent, errors, users } = self.tick();
             let snapshot = Snapshot {
                 position: self.position,
                 name: &self.watched.name,
@@ -229,7 +239,7 @@ impl Follow {
         let mut steps = Steps::new(self.watched.load);
         loop {
             let finished = stop.load(Ordering::Relaxed);
-            let (elapsed, totals, recent, _, _) = self.tick();
+            let Tick { elapsed, totals, recent, .. } = self.tick();
             let elapsed = elapsed.unwrap_or_default();
             let (done, failed) = (totals.done, totals.failed);
             let lines = steps.reached(Reading { done, failed, elapsed });
