@@ -105,13 +105,20 @@ fn elsewhere_each_scenario_prints_its_ten_percent_lines_group_members_too() {
     let out = Command::new(exe).args(args).env(URL_ENV, server.url()).output().expect("the test binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    let mut numbers = Vec::new();
     for name in NAMES {
+        // Which scenario of how many, first.
+        let load = if name == "progress_third" { "3,000 iterations" } else { "1s 200ms" };
+        let start = stderr.lines().find(|l| l.ends_with(&format!("] {name}: running ({load}, 2 users)")));
+        numbers.push(start.unwrap_or_else(|| panic!("no start line of {name} in:\n{stderr}"))[..5].to_owned());
         for step in 1..10 {
             let line = format!("{name}: {}% (", step * 10);
             assert!(stderr.contains(&line), "no {line:?} in:\n{stderr}");
         }
         assert!(stderr.contains(&format!("{name}: done (")), "{stderr}");
     }
+    numbers.sort();
+    assert_eq!(numbers, ["[1/5]", "[2/5]", "[3/5]", "[4/5]", "[5/5]"], "{stderr}");
     // No terminal drawing in a pipe.
-    assert!(!stderr.contains("[1/5]"), "{stderr}");
+    assert!(!stderr.contains(" req/s  p50 "), "{stderr}");
 }

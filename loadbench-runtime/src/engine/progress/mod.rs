@@ -235,6 +235,7 @@ impl Follow {
     /// Not a terminal: a line at each 10 %, with the req/s and p99 of the last seconds, and a
     /// total at the end.
     fn print_lines(mut self, stop: &AtomicBool) {
+        eprintln!("{}", start_line(self.position, &self.watched));
         let name = Arc::clone(&self.watched.name);
         let mut steps = Steps::new(self.watched.load);
         loop {
@@ -255,6 +256,21 @@ impl Follow {
             std::thread::sleep(TICK);
         }
     }
+}
+
+/// The plain display's first line for a scenario: `[2/5] checkout: running (10,000 iterations,
+/// 50 users)`, so a CI log says which scenario of how many.
+fn start_line(position: Position, watched: &Watched) -> String {
+    let load = match watched.load {
+        Load::Count(n) => format!("{} {}", thousands(n), if n == 1 { "iteration" } else { "iterations" }),
+        Load::Duration(d) => humantime::format_duration(d).to_string(),
+    };
+    let users = if watched.concurrency == 1 { "user" } else { "users" };
+    let most = if watched.open { "at most " } else { "" };
+    format!(
+        "[{}/{}] {}: running ({load}, {most}{} {users})",
+        position.index, position.of, watched.name, watched.concurrency
+    )
 }
 
 /// ` 1,234 req/s, p99 8.00ms` after a plain line, when the last seconds measured them.
@@ -308,6 +324,19 @@ mod tests {
         assert_eq!(open.users(Some(Duration::from_secs(1)), &recent), Users { active: 20, of: 50, estimated: true });
         let swamped = Recent { mean_us: Some(1e6), ..recent };
         assert_eq!(open.users(None, &swamped).active, 50, "at most the concurrency");
+    }
+
+    #[test]
+    fn the_plain_display_starts_with_the_scenarios_place() {
+        let mut f = follow(false, Vec::new());
+        f.watched.load = Load::Count(10_000);
+        assert_eq!(
+            start_line(Position { index: 2, of: 5 }, &f.watched),
+            "[2/5] s: running (10,000 iterations, 50 users)"
+        );
+        f.watched.load = Load::Duration(Duration::from_secs(90));
+        f.watched.open = true;
+        assert_eq!(start_line(Position { index: 1, of: 1 }, &f.watched), "[1/1] s: running (1m 30s, at most 50 users)");
     }
 
     #[test]
