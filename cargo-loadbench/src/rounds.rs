@@ -401,4 +401,26 @@ mod tests {
         assert_eq!(hello.runs.len(), 1, "only the run that ran has figures");
         assert_eq!(hello.rps, 100.0);
     }
+
+    #[test]
+    fn a_saturated_round_keeps_what_limited_it() {
+        let generator = |limit: Option<loadbench::report::GeneratorLimit>| loadbench::report::GeneratorReport {
+            worker_threads: 2,
+            cpu_seconds: Some(0.04),
+            cpu_utilization: Some(0.02),
+            lag_p99_us: Some(if limit.is_some() { 31_000 } else { 100 }),
+            lag_max_us: None,
+            saturated: limit.is_some(),
+            waited_for_cpu: Some(if limit.is_some() { 0.4 } else { 0.0 }),
+            limit,
+        };
+        let mut calm = scenario("hello", 100.0, 10.0, 0);
+        calm.generator = Some(generator(None));
+        let mut busy = scenario("hello", 90.0, 12.0, 0);
+        busy.generator = Some(generator(Some(loadbench::report::GeneratorLimit::MachineBusy)));
+        let merged = merge(vec![round(vec![calm]), round(vec![busy])], round(Vec::new()));
+        let kept = merged.scenarios[0].generator.clone().unwrap_or_else(|| panic!("a self-check"));
+        assert_eq!(kept.limit, Some(loadbench::report::GeneratorLimit::MachineBusy), "{kept:?}");
+        assert_eq!(kept.waited_for_cpu, Some(0.4));
+    }
 }

@@ -34,6 +34,9 @@ pub struct RunOptions {
     /// Latency percentiles the binary measures beyond its fixed ones: `--percentiles` and those
     /// of the `--threshold`s, which are shown and evaluated from its JSON.
     pub percentiles: Vec<Percentile>,
+    /// The binary's scenarios' place in the whole run, `(scenarios before them, scenarios in
+    /// all)`, for the `[i/n]` of their progress lines ([`loadbench::cli::PROGRESS_ENV`]).
+    pub progress: Option<(usize, usize)>,
 }
 
 /// How a bench binary's run ended.
@@ -99,6 +102,9 @@ pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Pa
     if !options.percentiles.is_empty() {
         let names: Vec<String> = options.percentiles.iter().map(ToString::to_string).collect();
         command.env(loadbench::cli::PERCENTILES_ENV, names.join(","));
+    }
+    if let Some((offset, total)) = options.progress {
+        command.env(loadbench::cli::PROGRESS_ENV, format!("{offset}/{total}"));
     }
     // `--` so that a scenario named `-x` (names can be any string) stays a name.
     command.arg("--").args(names);

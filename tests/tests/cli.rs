@@ -247,6 +247,31 @@ fn a_dying_binary_costs_only_its_own_scenarios() {
     assert_eq!(server.requests(), 10);
 }
 
+#[test]
+fn progress_numbers_the_scenarios_of_the_whole_run_across_bench_binaries() {
+    let server = TestServer::start(Behavior::default());
+    let manifest = fixture("mixed");
+    // Two bench binaries, one scenario each; not --quiet, and stderr is a pipe: plain lines.
+    let out = cargo_loadbench(&[
+        "--manifest-path",
+        manifest.to_str().expect("UTF-8 path"),
+        "--target",
+        &server.url(),
+        "ping",
+        "boom",
+    ]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    // `ping` runs alone in its binary, and still says it is one of the run's two.
+    let start = out.stderr.lines().find(|l| l.ends_with("] ping: running (10 iterations, 2 users)"));
+    assert!(
+        start.is_some_and(|l| l == "[1/2] ping: running (10 iterations, 2 users)"
+            || l == "[2/2] ping: running (10 iterations, 2 users)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("ping: done (10 iterations, 0 failed, "), "{}", out.stderr);
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_keeps_the_partial_results_and_marks_them() {

@@ -76,6 +76,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         // Bench binaries run in their package's directory.
         client: args.client.absolute(),
         percentiles: args.measured_percentiles(),
+        progress: None,
     };
     let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
@@ -125,6 +126,10 @@ fn run_plan(
         if targets.list().is_empty() { vec![None] } else { targets.list().iter().map(Some).collect() };
     let of = if runs > 1 { format!(" [run {round} of {runs}]") } else { String::new() };
     let mut started = 0;
+    // The `[i/n]` of the progress lines counts every scenario run of this round, across binaries
+    // (and targets, side by side).
+    let total: usize = plan.iter().map(|(_, selected)| selected.len()).sum::<usize>() * run_against.len();
+    let mut scenarios_started = 0;
     for (i, (exe, selected)) in plan.iter().enumerate() {
         if interrupt::interrupted() {
             eprintln!("note: interrupted; {} bench target(s) not started", plan.len() - i);
@@ -156,6 +161,8 @@ fn run_plan(
                 eprintln!("     Running {exe} {scenario}{against}{of}", exe = exe.target);
             }
             started += 1;
+            options.progress = Some((scenarios_started, total));
+            scenarios_started += batch.len();
             let names: Vec<String> = batch.iter().map(|s| s.name.clone()).collect();
             let samplers: Vec<Sampler> = options.watches.iter().map(Sampler::start).collect();
             let output = scratch.join(format!("run-{round}-{i}-{started}.json"));

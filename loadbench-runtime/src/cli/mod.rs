@@ -34,6 +34,23 @@ pub const SCALE_ENV: &str = "LOADBENCH_SCALE";
 /// `--threshold`s and `--percentiles` name, which it evaluates and shows from the binary's JSON.
 pub const PERCENTILES_ENV: &str = "LOADBENCH_PERCENTILES";
 
+/// Environment variable giving a bench binary its scenarios' place in a larger run, for the
+/// `[i/n]` of its progress lines: `OFFSET/TOTAL` (`3/12`: its first scenario is the 4th of 12).
+/// `cargo loadbench` sets it for each binary it runs; a binary started alone counts its own.
+pub const PROGRESS_ENV: &str = "LOADBENCH_PROGRESS";
+
+/// Reads [`PROGRESS_ENV`]'s `OFFSET/TOTAL`; `None` when malformed.
+///
+/// ```
+/// assert_eq!(loadbench::cli::parse_progress("3/12"), Some((3, 12)));
+/// assert_eq!(loadbench::cli::parse_progress("13/12"), None);
+/// ```
+pub fn parse_progress(text: &str) -> Option<(usize, usize)> {
+    let (offset, total) = text.trim().split_once('/')?;
+    let (offset, total) = (offset.trim().parse().ok()?, total.trim().parse().ok()?);
+    (offset < total).then_some((offset, total))
+}
+
 /// Parses a list of percentiles as `--percentiles` and [`PERCENTILES_ENV`] write it:
 /// `50,95,99.9` (a leading `p` and `_` for the point are accepted: `p99_9`).
 ///

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::arrivals::{self, Arrivals};
 use super::halt::{self, Halt, Phase, StopFlags};
 use super::plan::LoadPlan;
-use super::progress::{Progress, WorkerProgress};
+use super::progress::{Progress, Slot, Watched, WorkerProgress};
 use super::registry::Workload;
 use super::selfcheck::{self, WorkerLoad};
 use super::start_gate::{StartGate, StartLine};
@@ -33,12 +33,12 @@ use crate::http::{Ctx, Recorder, SessionOptions, Target};
 use crate::report::GeneratorReport;
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
-/// progress display.
+/// progress display (and where its line goes).
 #[derive(Debug, Clone)]
 pub(crate) struct Placement {
     pub(crate) target: Target,
     pub(crate) threads: usize,
-    pub(crate) show_progress: bool,
+    pub(crate) progress: Option<Slot>,
 }
 
 /// What the executor hands back: merged measurements plus the run's times.
@@ -114,9 +114,16 @@ pub(crate) fn execute(
     let start = gate.line().pass();
     let handles = handles?;
     let origin = start + warmup.origin_offset;
-    let progress = placement
-        .show_progress
-        .then(|| Progress::start(Arc::clone(&workload.name), plan.load, progress_slots.clone(), origin));
+    let progress = placement.progress.clone().map(|slot| {
+        let watched = Watched {
+            name: Arc::clone(&workload.name),
+            load: plan.load,
+            concurrency: plan.concurrency,
+            stages: plan.stages.clone(),
+            open: plan.is_open(),
+        };
+        Progress::start(slot, watched, progress_slots.clone(), origin)
+    });
 
     let mut merged = WorkerStats::new();
     let mut last_end = start;
@@ -200,7 +207,7 @@ impl WorkerThread {
         let shared = Rc::new(RefCell::new(worker));
         let target = Rc::new(target);
         let worker = Rc::clone(&shared);
-        let (schedule_end, cpu_at_start) = local.block_on(&runtime, async move {
+        let (schedule_end, times_at_start) = local.block_on(&runtime, async move {
             let probe = tokio::task::spawn_local(selfcheck::probe_lag(probe_lag));
             // One slot per user, and the scheduler's after them.
             let halt = Halt::new(users.len() + 1);
@@ -214,7 +221,7 @@ impl WorkerThread {
                 halt.cancel_by(deadline + grace);
             }
             // The self-check weighs CPU time against the run's time, which setups are not part of.
-            let cpu_at_start = selfcheck::thread_cpu_time();
+            let times_at_start = selfcheck::thread_times();
             if let Some(arrivals) = &mut arrivals {
                 arrivals.start = start;
             }
@@ -299,13 +306,14 @@ impl WorkerThread {
             }
             supervisor.abort();
             probe.abort();
-            (schedule_end, cpu_at_start)
+            (schedule_end, times_at_start)
         });
-        let cpu = match (cpu_at_start, selfcheck::thread_cpu_time()) {
-            (Some(start), Some(end)) => Some(end.saturating_sub(start)),
-            _ => None,
+        let used = times_at_start.zip(selfcheck::thread_times()).map(|(start, end)| end.since(start));
+        let load = WorkerLoad {
+            cpu: used.map(|u| u.cpu),
+            waited: used.and_then(|u| u.waited),
+            lag_us: lag.replace(selfcheck::lag_histogram()),
         };
-        let load = WorkerLoad { cpu, lag_us: lag.replace(selfcheck::lag_histogram()) };
         // Connection tasks still parked in the LocalSet hold no measurements; drop them with it.
         drop(local);
         let mut worker = shared.borrow_mut();

@@ -217,9 +217,14 @@ impl Worker {
         if self.first_measured.is_none_or(|first| start < first) {
             self.first_measured = Some(start);
         }
-        if outcome.is_err() {
-            self.failed += 1;
-            self.progress.failed.store(self.failed, Ordering::Relaxed);
+        let elapsed = end.saturating_duration_since(start);
+        match &outcome {
+            Ok(()) => self.progress.succeeded(elapsed),
+            Err(err) => {
+                self.failed += 1;
+                self.progress.failed.store(self.failed, Ordering::Relaxed);
+                self.progress.failed_with(err.kind());
+            }
         }
         // The timeline's second, recomputed only when an iteration ends past the current one.
         if end >= self.second_ends {
@@ -227,7 +232,7 @@ impl Worker {
             self.second = usize::try_from(since).unwrap_or(usize::MAX);
             self.second_ends = self.origin + Duration::from_secs(since.saturating_add(1));
         }
-        self.stats.record(outcome, end.saturating_duration_since(start), Some(self.second));
+        self.stats.record(outcome, elapsed, Some(self.second));
         self.done += 1;
         // Single writer: a plain store, read by the progress thread on its timer.
         self.progress.done.store(self.done, Ordering::Relaxed);

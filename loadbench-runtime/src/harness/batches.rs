@@ -1,6 +1,7 @@
 //! The selected scenarios in runs: each alone, except that the scenarios of one `group` run
 //! together, as one workload, at the place of the first of them.
 
+use crate::engine::Position;
 use crate::engine::registry::ScenarioEntry;
 
 /// A scenario and the URL it runs against.
@@ -19,4 +20,32 @@ pub(super) fn batches(selected: Vec<Selected>) -> Vec<Vec<Selected>> {
         }
     }
     batches
+}
+
+/// The `[i/n]` of each selected scenario's progress line: its place in the run order, after
+/// `offset` scenarios of a larger run of `of` (what `cargo loadbench` passes in
+/// [`crate::cli::PROGRESS_ENV`]), else of this binary's selection alone.
+#[derive(Debug, Clone)]
+pub(super) struct Numbering {
+    names: Vec<&'static str>,
+    offset: usize,
+    of: usize,
+}
+
+impl Numbering {
+    /// Numbers `selected`, in order; `run` is the larger run's `(offset, total)`, if any.
+    pub(super) fn new<'a>(selected: impl Iterator<Item = &'a Selected>, run: Option<(usize, usize)>) -> Numbering {
+        let names: Vec<&'static str> = selected.map(|(entry, _)| entry.name).collect();
+        let (offset, of) = match run {
+            Some((offset, total)) if offset + names.len() <= total => (offset, total),
+            _ => (0, names.len()),
+        };
+        Numbering { names, offset, of }
+    }
+
+    /// The place of the scenario named `name` (1 past the last when not selected).
+    pub(super) fn position(&self, name: &str) -> Position {
+        let index = self.names.iter().position(|n| *n == name).unwrap_or(self.names.len());
+        Position { index: self.offset + index + 1, of: self.of.max(self.offset + index + 1) }
+    }
 }

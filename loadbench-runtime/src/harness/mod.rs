@@ -27,14 +27,14 @@ use std::time::{Duration, SystemTime};
 use clap::Parser;
 
 use self::args::BenchArgs;
-use self::batches::{Selected, batches};
+use self::batches::{Numbering, Selected, batches};
 use self::feeds::load_feeds;
 use self::runner::{Connections, RunSettings};
 use self::targets::DefaultTarget;
 use self::watch::{Sampler, Watch};
-use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, PERCENTILES_ENV, SCALE_ENV, interrupt};
+use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, PERCENTILES_ENV, PROGRESS_ENV, SCALE_ENV, interrupt};
 use crate::engine::registry::{self, ScenarioEntry, Workload};
-use crate::engine::{LoadPlan, Sizing, StopFlags, parse_scale};
+use crate::engine::{Board, LoadPlan, Sizing, StopFlags, parse_scale};
 use crate::exit_code;
 use crate::feed::{Feed, FeedError, FeedSource};
 use crate::http::{ClientOptions, TargetError, TlsSetupError};
@@ -419,6 +419,7 @@ impl Harness {
             // unless a scale asks for more.
             sizing,
             progress: self.progress,
+            board: self.progress.then(Board::for_stderr),
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),
             server_here: resolved.started_here,
@@ -428,13 +429,17 @@ impl Harness {
             percentiles,
         };
         let mut scenarios = Vec::with_capacity(selected.len());
-        for batch in batches(selected.into_iter().zip(resolved.urls).collect()) {
+        let batches = batches(selected.into_iter().zip(resolved.urls).collect());
+        // Numbered in the order they run, a group's members one after the other.
+        let run = std::env::var(PROGRESS_ENV).ok().and_then(|text| cli::parse_progress(&text));
+        let numbering = Numbering::new(batches.iter().flatten(), run);
+        for batch in batches {
             if self.stop.any() {
                 break;
             }
             // Sampled per batch: the scenarios of a group share one server, busy with all of them.
             let samplers: Vec<Sampler> = self.watches.iter().map(Sampler::start).collect();
-            let reports = run_batch(&settings, &batch, &feeds);
+            let reports = run_batch(&settings, &batch, &feeds, &numbering);
             let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
             for (mut report, (entry, _)) in reports.into_iter().zip(&batch) {
                 if report.setup_error.is_none() {
@@ -460,12 +465,17 @@ impl Harness {
 }
 
 /// Runs one batch: a scenario alone, or a group as one workload, every scenario at once, each on
-/// worker threads of its own (without progress bars, which would overwrite each other).
-fn run_batch(settings: &RunSettings, batch: &[Selected], feeds: &[(&str, Arc<Feed>)]) -> Vec<ScenarioReport> {
+/// worker threads of its own (their progress lines on one board, one line each).
+fn run_batch(
+    settings: &RunSettings,
+    batch: &[Selected],
+    feeds: &[(&str, Arc<Feed>)],
+    numbering: &Numbering,
+) -> Vec<ScenarioReport> {
     let run = |settings: &RunSettings, (entry, url): &Selected| {
         let mut workload = Workload::from(*entry);
         workload.feed = feeds.iter().find(|(name, _)| *name == entry.name).map(|(_, feed)| Arc::clone(feed));
-        settings.run(&workload, &entry.config, url)
+        settings.run(&workload, &entry.config, url, numbering.position(entry.name))
     };
     if let [one] = batch {
         return vec![run(settings, one)];

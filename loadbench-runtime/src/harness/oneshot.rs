@@ -33,7 +33,7 @@ use super::runner::{Connections, RunSettings};
 use crate::config::{CookieMode, DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::vu::{VirtualUser, vu_future};
-use crate::engine::{Sizing, StopFlags};
+use crate::engine::{Board, Position, Sizing, StopFlags};
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::{ClientOptions, Ctx, TlsSetupError};
 use crate::report::{ScenarioReport, check};
@@ -420,6 +420,7 @@ impl OneShot {
         let settings = RunSettings {
             sizing: Sizing::Declared,
             progress: self.progress,
+            board: self.progress.then(Board::for_stderr),
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),
             // The request goes to a server of its own, never one in this process.
@@ -435,7 +436,7 @@ impl OneShot {
                 .chain(self.thresholds.iter().filter_map(|t| t.metric.percentile()))
                 .collect(),
         };
-        let mut report = settings.run(&workload, &config, &self.request.origin);
+        let mut report = settings.run(&workload, &config, &self.request.origin, Position { index: 1, of: 1 });
         report.config.target = Some(self.request.url.clone());
         report.config.thresholds = self.thresholds.clone();
         report.thresholds = check::evaluate(&report);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::limits;
 use crate::config::{Load, ScenarioConfig};
 use crate::engine::registry::Workload;
-use crate::engine::{self, LoadPlan, Placement, Sizing, StopFlags};
+use crate::engine::{self, Board, LoadPlan, Placement, Position, Sizing, Slot, StopFlags};
 use crate::feed::Feed;
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
 use crate::report::{FeedConfigReport, FeedRanOut, RateReport, ScenarioReport, warnings};
@@ -48,6 +48,8 @@ pub(crate) struct RunSettings {
     /// How runs are sized against what their scenarios declare.
     pub(crate) sizing: Sizing,
     pub(crate) progress: bool,
+    /// Where live progress goes (`None`: hidden, `--quiet`); a group's scenarios share it.
+    pub(crate) board: Option<Board>,
     pub(crate) worker_threads: Option<usize>,
     /// The open-file limit in force, which bounds the users a run can have.
     pub(crate) file_limit: Option<u64>,
@@ -68,8 +70,15 @@ pub(crate) struct RunSettings {
 
 impl RunSettings {
     /// Runs `workload` with the load of `config`, sized by these settings, against `url`, and
-    /// reports it. A run that cannot start comes back with [`ScenarioReport::setup_error`] set.
-    pub(crate) fn run(&self, workload: &Workload, config: &ScenarioConfig, url: &str) -> ScenarioReport {
+    /// reports it; its progress line says it is scenario `position` of the run. A run that cannot
+    /// start comes back with [`ScenarioReport::setup_error`] set.
+    pub(crate) fn run(
+        &self,
+        workload: &Workload,
+        config: &ScenarioConfig,
+        url: &str,
+        position: Position,
+    ) -> ScenarioReport {
         let mut plan = LoadPlan::new(config, self.sizing);
         if let Some(grace) = self.grace {
             plan.grace = grace;
@@ -101,7 +110,8 @@ impl RunSettings {
         if https {
             report.config.tls = Some(connections.options.tls.summary());
         }
-        let placement = Placement { target, threads, show_progress: self.progress };
+        let progress = self.board.clone().map(|board| Slot { board, position });
+        let placement = Placement { target, threads, progress };
         let run = match engine::execute(workload, &plan, &placement, &self.stop) {
             Ok(run) => run,
             Err(err) => {

@@ -1,8 +1,9 @@
 //! The results of a run: the versioned JSON document (`document` and the `scenario` entries in
 //! it: the contract between a bench binary, `cargo loadbench` and any tool that reads the files),
 //! and what reads it: the results table (its named requests' rows and checks' lines in `named`),
-//! the threshold check, the warnings about runs that measured nothing (`warnings`), the number
-//! formats they share (`units`), and atomic writing of result files (`json`).
+//! the threshold check, what limited a saturated generator (`saturation`), the warnings about
+//! runs that measured nothing (`warnings`), the number formats they share (`units`), and
+//! atomic writing of result files (`json`).
 //!
 //! Uses only the ground floor and the shared grammar: the engine and the harness fill the
 //! document, and nothing here depends on them.
@@ -17,6 +18,7 @@ mod feed;
 mod json;
 pub mod named;
 mod notes;
+mod saturation;
 mod scenario;
 pub mod table;
 mod tls;
@@ -29,6 +31,7 @@ pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use json::{check_writable, write_atomic, write_json_atomic};
+pub use saturation::GeneratorLimit;
 pub use scenario::{
     CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport,
     ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,

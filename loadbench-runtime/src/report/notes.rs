@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::units::{bytes, micros, rate, thousands};
+use super::units::{bytes, rate, thousands};
 use super::{ScenarioReport, WatchReport};
 
 /// `3 iterations cancelled: still in flight when the 5s grace period ended (not failures, not in
@@ -86,25 +86,10 @@ pub(super) fn watch_line(w: &WatchReport) -> String {
     format!("{} (pid {}): {}", w.name, w.pid, parts.join("; "))
 }
 
-/// `warning: the generator was saturated (…)` when loadbench itself may have been the limit.
+/// `warning: generator busy: …`, `machine busy: …` or `generator stalled: …` when loadbench
+/// itself may have been the limit (`saturation`).
 pub(super) fn saturation_line(s: &ScenarioReport) -> Option<String> {
-    let g = s.generator.as_ref().filter(|g| g.saturated)?;
-    let mut why = Vec::new();
-    if let Some(u) = g.cpu_utilization {
-        let threads = if g.worker_threads == 1 {
-            "1 worker thread".to_owned()
-        } else {
-            format!("{} worker threads", g.worker_threads)
-        };
-        why.push(format!("CPU {:.0}% of {threads}", u * 100.0));
-    }
-    if let Some(lag) = g.lag_p99_us {
-        why.push(format!("timer lag p99 {}", micros(lag as f64)));
-    }
-    Some(format!(
-        "warning: the generator was saturated ({}); these figures may show loadbench's limit, not the server's",
-        why.join(", ")
-    ))
+    s.generator.as_ref().and_then(super::saturation::line)
 }
 
 /// `thresholds failed: p99 < 50ms (was 61.2ms)` when any threshold failed, `thresholds met: …`

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::causes::Causes;
 use super::feed::{FeedConfigReport, FeedRanOut};
+use super::saturation::GeneratorLimit;
 use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
 use super::warnings::Warning;
@@ -307,6 +308,16 @@ pub struct GeneratorReport {
     /// True when the workers were busy (CPU at 90 % or more) or late (lag p99 of 20 ms or more):
     /// the figures may then show the generator's limit rather than the server's.
     pub saturated: bool,
+    /// Share of the run's time the worker threads were ready to run but waited for a CPU (which
+    /// another thread or process had), averaged over them, where the platform tells (Linux's
+    /// scheduler statistics); `None` in files written before it was measured.
+    #[serde(default)]
+    pub waited_for_cpu: Option<f64>,
+    /// When `saturated`, what the figures say limited the run: the generator's own CPU, a busy
+    /// machine, or the generator's event loop held up by a body; `None` when not saturated (and in
+    /// files written before it was recorded).
+    #[serde(default)]
+    pub limit: Option<GeneratorLimit>,
 }
 
 /// The load a scenario was configured with, after overrides.
