@@ -14,7 +14,7 @@
 
 use std::sync::LazyLock;
 
-use jsonschema::{Registry, Validator};
+use boon::{Compiler, Draft, ErrorKind, SchemaIndex, Schemas, ValidationError};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -24,8 +24,12 @@ pub const RESULTS_SCHEMA: &str = include_str!("../../schema/results.schema.json"
 /// `schema/run-report.schema.json`, as committed.
 pub const RUN_REPORT_SCHEMA: &str = include_str!("../../schema/run-report.schema.json");
 
-/// The `$id` of `results.schema.json`, under which the other schemas find its definitions.
+/// The `$id` of `results.schema.json`, under which the other schemas find its definitions
+/// (`run-report.schema.json` has none: its `$ref` resolves beside it).
 pub const RESULTS_ID: &str = "https://example.invalid/loadbench/schema/results.schema.json";
+
+/// Where `run-report.schema.json` is taken to be, beside `results.schema.json`.
+const RUN_REPORT_URL: &str = "https://example.invalid/loadbench/schema/run-report.schema.json";
 
 /// A document loadbench writes, or part of one, with its schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,58 +42,94 @@ pub enum Schema {
     ScenarioReport,
 }
 
-struct Validators {
-    results: Validator,
-    run_report: Validator,
-    scenario_report: Validator,
+struct Compiled {
+    schemas: Schemas,
+    results: SchemaIndex,
+    run_report: SchemaIndex,
+    scenario_report: SchemaIndex,
 }
 
-/// Built once per test binary: a few milliseconds; a validation then takes microseconds.
-static VALIDATORS: LazyLock<Validators> = LazyLock::new(|| {
-    let results = parse(RESULTS_SCHEMA, "results.schema.json");
-    let registry = Registry::new()
-        .add(RESULTS_ID, results.clone())
-        .and_then(|builder| builder.prepare())
-        .unwrap_or_else(|e| panic!("schema/results.schema.json cannot be registered: {e}"));
-    let build = |schema: &Value, name: &str| {
-        jsonschema::options()
-            .with_registry(&registry)
-            // `started_at` is a `date-time`; a format is only an annotation unless asked for.
-            .should_validate_formats(true)
-            .build(schema)
-            .unwrap_or_else(|e| panic!("{name} is not a usable JSON Schema: {e}"))
-    };
-    Validators {
-        results: build(&results, "schema/results.schema.json"),
-        run_report: build(&parse(RUN_REPORT_SCHEMA, "run-report.schema.json"), "schema/run-report.schema.json"),
-        scenario_report: build(
-            &serde_json::json!({ "$ref": format!("{RESULTS_ID}#/$defs/scenario_report") }),
-            "results.schema.json#/$defs/scenario_report",
-        ),
+/// Compiled once per test binary (each file is also checked against the draft 2020-12
+/// meta-schema then): a few milliseconds; a validation then takes microseconds. Nothing is
+/// fetched: both files are added as resources, and boon loads no `http(s)` URL by default.
+static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
+    let mut compiler = Compiler::new();
+    compiler.set_default_draft(Draft::V2020_12);
+    // `started_at` is a `date-time`; in draft 2020-12 a format is only an annotation unless asked for.
+    compiler.enable_format_assertions();
+    for (url, text, name) in
+        [(RESULTS_ID, RESULTS_SCHEMA, "results"), (RUN_REPORT_URL, RUN_REPORT_SCHEMA, "run-report")]
+    {
+        let json = serde_json::from_str(text).unwrap_or_else(|e| panic!("schema/{name}.schema.json is not JSON: {e}"));
+        compiler.add_resource(url, json).unwrap_or_else(|e| panic!("schema/{name}.schema.json: {e:#}"));
     }
+    let mut schemas = Schemas::new();
+    let mut compile = |url: &str| {
+        compiler.compile(url, &mut schemas).unwrap_or_else(|e| panic!("{url} is not a usable JSON Schema: {e:#}"))
+    };
+    let results = compile(RESULTS_ID);
+    let run_report = compile(RUN_REPORT_URL);
+    let scenario_report = compile(&format!("{RESULTS_ID}#/$defs/scenario_report"));
+    Compiled { schemas, results, run_report, scenario_report }
 });
 
-fn parse(text: &str, name: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("schema/{name} is not JSON: {e}"))
+/// One innermost error: where (a JSON pointer, `""` for the document) and what.
+struct Leaf {
+    path: String,
+    what: String,
+    /// A member refused by `unevaluatedProperties: false` (or an element by `items: false`).
+    unevaluated: bool,
+}
+
+/// The innermost errors under `error`.
+fn leaves(error: &ValidationError<'_, '_>, out: &mut Vec<Leaf>) {
+    if error.causes.is_empty() {
+        let unevaluated = matches!(error.kind, ErrorKind::FalseSchema);
+        let what = if unevaluated {
+            "not in the schema: loadbench does not write this".to_owned()
+        } else {
+            error.kind.to_string()
+        };
+        out.push(Leaf { path: error.instance_location.to_string(), what, unevaluated });
+    }
+    for cause in &error.causes {
+        leaves(cause, out);
+    }
+}
+
+/// `leaves` as lines, without the members reported unevaluated only because another error in
+/// the same object made the schema that names them fail (in JSON Schema a failed subschema
+/// evaluates nothing): such a member is reported once the other error is gone, if it is still
+/// unknown.
+fn lines(leaves: Vec<Leaf>) -> Vec<String> {
+    let real: Vec<&Leaf> = leaves.iter().filter(|leaf| !leaf.unevaluated).collect();
+    let shadowed = |leaf: &Leaf| {
+        let object = leaf.path.rsplit_once('/').map_or("", |(object, _)| object);
+        leaf.unevaluated
+            && real.iter().any(|other| other.path == object || other.path.starts_with(&format!("{object}/")))
+    };
+    leaves
+        .iter()
+        .filter(|leaf| !shadowed(leaf))
+        .map(|leaf| format!("{}: {}", if leaf.path.is_empty() { "/" } else { &leaf.path }, leaf.what))
+        .collect()
 }
 
 impl Schema {
     /// What is wrong with `document` for this schema, one line per error: the JSON path of the
     /// offending value (`/scenarios/0/generator`), then what is wrong; empty when it is valid.
     pub fn errors(self, document: &Value) -> Vec<String> {
-        let validators = &*VALIDATORS;
-        let validator = match self {
-            Schema::Results => &validators.results,
-            Schema::RunReport => &validators.run_report,
-            Schema::ScenarioReport => &validators.scenario_report,
+        let compiled = &*COMPILED;
+        let index = match self {
+            Schema::Results => compiled.results,
+            Schema::RunReport => compiled.run_report,
+            Schema::ScenarioReport => compiled.scenario_report,
         };
-        validator
-            .iter_errors(document)
-            .map(|error| {
-                let path = error.instance_path().to_string();
-                format!("{}: {error}", if path.is_empty() { "/" } else { &path })
-            })
-            .collect()
+        let mut found = Vec::new();
+        if let Err(error) = compiled.schemas.validate(document, index) {
+            leaves(&error, &mut found);
+        }
+        lines(found)
     }
 
     /// Panics, naming `what` (a file, a test's run) and every error with its JSON path, unless
