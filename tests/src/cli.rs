@@ -12,6 +12,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use cargo_loadbench::{Results, ScenarioResult};
 
+use crate::schema::Schema;
+
 /// The root of the loadbench workspace.
 pub fn workspace_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent")
@@ -114,10 +116,25 @@ pub fn run_fixture(name: &str, args: &[&str]) -> Output {
     cargo_loadbench(&all)
 }
 
-/// The results document at `path`.
+/// The results document at `path`, checked against `schema/results.schema.json` first (see
+/// [`crate::schema`]).
 pub fn read_report(path: &Path) -> Results {
-    let text = std::fs::read_to_string(path).expect("--json file written");
-    serde_json::from_str(&text).expect("the JSON is cargo loadbench's results")
+    serde_json::from_value(read_json(path)).expect("the JSON is cargo loadbench's results")
+}
+
+/// The results document at `path` as plain JSON, for tests that look at its text: checked
+/// against `schema/results.schema.json` like [`read_report`]'s.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: results not written: {e}", path.display()));
+    results_json(&text, &path.display().to_string())
+}
+
+/// The results document `text` (from `what`: a file, stdout) as plain JSON, checked against
+/// `schema/results.schema.json`.
+pub fn results_json(text: &str, what: &str) -> serde_json::Value {
+    let document = serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: not JSON: {e}"));
+    Schema::Results.assert_valid(&document, what);
+    document
 }
 
 /// The entry of scenario `name` in `report`.

@@ -2,7 +2,8 @@
 //! what loadbench reports with what the server observed; a server that misbehaves on purpose
 //! ([`hostile`]); `cargo loadbench` run as the tests' child ([`cli`]) or watched while it runs
 //! ([`child`]: peak memory, signals, a deadline); a test PKI and an HTTPS server that counts
-//! handshakes and resumptions ([`tls`]).
+//! handshakes and resumptions ([`tls`]); the JSON Schema every results document a test reads
+//! is checked against ([`schema`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -24,6 +25,7 @@ use tokio::net::TcpListener;
 pub mod child;
 pub mod cli;
 pub mod hostile;
+pub mod schema;
 pub mod timing;
 pub mod tls;
 
@@ -341,6 +343,7 @@ pub fn run_scenario(name: &str, target: &str) -> loadbench::report::ScenarioRepo
         .progress(false)
         .run_report()
         .unwrap_or_else(|e| panic!("{name}: {e}"));
+    schema::Schema::RunReport.assert_serializes_valid(&report, name);
     assert_eq!(report.scenarios.len(), 1, "{name} selected exactly once");
     report.scenarios.into_iter().next().unwrap_or_else(|| unreachable!("checked above"))
 }

@@ -70,8 +70,9 @@ fn json_path(dir: &Path) -> PathBuf {
 }
 
 fn read_json(dir: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(json_path(dir)).ok()?;
-    Some(serde_json::from_str(&text).expect("the --json file is JSON"))
+    let path = json_path(dir);
+    let text = std::fs::read_to_string(&path).ok()?;
+    Some(loadbench_tests::cli::results_json(&text, &path.display().to_string()))
 }
 
 /// Ends a started run.

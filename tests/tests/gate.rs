@@ -283,9 +283,16 @@ fn a_bench_binary_run_alone_fails_on_its_own_thresholds() {
     );
 
     let prompt = server(Duration::ZERO);
-    let (code, stdout, stderr) = run(&["--bench", "--quiet", "--target", &prompt.url(), "guarded"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("run.json");
+    let (code, stdout, stderr) =
+        run(&["--bench", "--quiet", "--target", &prompt.url(), "--json", path(&json), "guarded"]);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("\nguarded: thresholds met: p50 < 10ms, error_rate < 0.01, rps > 1\n"), "{stdout}");
+    // The bench binary's own document is the run report its schema describes.
+    let text = std::fs::read_to_string(&json).expect("--json written");
+    let document = serde_json::from_str(&text).expect("JSON");
+    loadbench_tests::schema::Schema::RunReport.assert_valid(&document, "the bench binary's --json");
 
     // Without --bench (`cargo test --benches`) one iteration is a smoke test, not a measurement.
     let (code, stdout, stderr) = run(&["--quiet", "--target", &slow.url(), "guarded"]);
@@ -348,7 +355,8 @@ fn every_output_format_reads_back() {
     assert_eq!(out.code, Some(1), "{out:#?}");
 
     // JSON: stdout and the file hold the same versioned document.
-    let stdout: Results = serde_json::from_str(&out.stdout).expect("stdout is the JSON report");
+    let stdout = loadbench_tests::cli::results_json(&out.stdout, "stdout of --format json");
+    let stdout: Results = serde_json::from_value(stdout).expect("stdout is the JSON report");
     let report = read_report(&file("results.data"));
     assert_eq!(stdout, report);
     assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);
@@ -634,7 +642,7 @@ fn a_baseline_with_impossible_figures_is_refused_naming_the_file_and_figure() {
     let out = url_in(dir.path(), &[&target.url(), "-n", "50", "--quiet", "--save-baseline", "main"]);
     assert_eq!(out.code, Some(0), "{out:#?}");
     let file = dir.path().join("target/loadbench/baselines/main/report.json");
-    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("saved")).expect("JSON");
+    let saved = loadbench_tests::cli::read_json(&file);
     let sent = target.requests();
 
     for (edit, figure) in [

@@ -21,6 +21,7 @@ fn run(scenario: &str, target: &str) -> ScenarioReport {
         .progress(false)
         .run_report()
         .unwrap_or_else(|e| panic!("{scenario}: {e}"));
+    loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, scenario);
     report.scenarios.into_iter().next().unwrap_or_else(|| panic!("{scenario}: no report"))
 }
 

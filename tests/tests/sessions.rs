@@ -296,7 +296,7 @@ fn cargo_loadbench_url_follows_with_the_flag_and_reports_the_hops() {
     let json_arg = json.to_str().expect("UTF-8 path");
     let out = cargo_loadbench(&["url", &target, "-n", "4", "-c", "1", "--follow-redirects", "5", "--json", json_arg]);
     assert_eq!(out.code, Some(0), "{out:#?}");
-    let raw: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("JSON");
+    let raw = loadbench_tests::cli::read_json(&json);
     assert_eq!(raw.pointer("/scenarios/0/http/redirects"), Some(&serde_json::json!(12)), "{raw:#}");
     assert_eq!(raw.pointer("/scenarios/0/http/status/200"), Some(&serde_json::json!(4)));
     assert_eq!(seen(&server, "/chain/0", "").0, 4);

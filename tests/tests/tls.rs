@@ -84,7 +84,7 @@ fn url(args: &[&str]) -> Run {
     let out = cargo_loadbench(&all);
     assert!(json.exists(), "no JSON written: {out:#?}");
     let report = read_report(&json);
-    let raw = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("JSON");
+    let raw = loadbench_tests::cli::read_json(&json);
     Run { out, report, raw }
 }
 

@@ -153,6 +153,7 @@ fn a_default_target_process_is_started_watched_and_stopped_by_the_bench() {
         .progress(false)
         .run_report()
         .expect("the run");
+    loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, "burn, watched");
 
     let burn = &report.scenarios[0];
     assert_eq!((burn.ok, burn.failed), (500, 0), "{burn:#?}");

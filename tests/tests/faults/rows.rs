@@ -194,8 +194,7 @@ fn row6_throughput_and_baselines_count_successes() {
     assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
 
     // Impossible figures in a saved baseline: refused, before any request.
-    let saved = std::fs::read_to_string(baselines.join("most/report.json")).expect("baseline saved");
-    let saved: Value = serde_json::from_str(&saved).expect("JSON");
+    let saved: Value = loadbench_tests::cli::read_json(&baselines.join("most/report.json"));
     // (A file from before `runs` existed reads as `runs: []` and must still read, so "no runs"
     // is a document without any scenario.)
     type Edit = fn(&mut Value);

@@ -142,7 +142,7 @@ fn a_scenario_takes_an_https_target() {
     let s = scenario(&report, "hello");
     assert_eq!((s.iterations, s.ok, s.failed), (500, 500, 0), "{:#?}", s.errors);
     assert_eq!((server.requests(), server.connections(), server.handshakes()), (500, 20, 20));
-    let raw: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("JSON");
+    let raw: Value = loadbench_tests::cli::read_json(&json);
     let hello = raw["scenarios"].as_array().and_then(|all| all.iter().find(|s| s["name"] == "hello")).expect("hello");
     tls_counts(&hello["tls"], 20, 0, "TLSv1.3");
     assert_eq!(hello["config"]["tls"]["cacert"], json!([path(&pki.ca)]));

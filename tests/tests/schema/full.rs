@@ -1,0 +1,256 @@
+//! A results document with every part present: every `Option` is `Some`, every `Vec` and map has
+//! an entry, built from the Rust types field by field, never with `..Default::default()`, so
+//! that a field added to one of them stops this file compiling until it is filled in here, and
+//! then fails the schema's test until the schema describes it.
+
+use std::collections::BTreeMap;
+
+use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, Results, RunSample, ScenarioResult, Verdict};
+use loadbench::feed::{FeedEnd, FeedMode};
+use loadbench::report::{
+    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorReport,
+    HookReport, HttpReport, LatencyReport, MachineInfo, RateReport, RunReport, SCHEMA_VERSION, ScenarioReport,
+    StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind,
+    WatchReport,
+};
+use loadbench::threshold::{Metric, Op, Threshold};
+
+/// `cargo loadbench`'s results with one entry, every part of it present.
+pub fn results() -> Results {
+    run_report(vec![scenario_result()])
+}
+
+/// The header of a document with `scenarios` as its entries.
+pub fn run_report<S>(scenarios: Vec<S>) -> RunReport<S> {
+    RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo { name: "loadbench".into(), version: "0.1.0".into() },
+        started_at: "2026-12-01T01:02:03Z".into(),
+        machine: MachineInfo {
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            cpus: 2,
+            hostname: Some("ci-runner".into()),
+            kernel: Some("6.1.0".into()),
+        },
+        interrupted: true,
+        scenarios,
+    }
+}
+
+/// One entry of `cargo loadbench`'s results, every part present.
+pub fn scenario_result() -> ScenarioResult {
+    ScenarioResult {
+        report: scenario_report(),
+        bench: Some("api".into()),
+        package: Some("shop".into()),
+        target_name: Some("candidate".into()),
+        runs: vec![RunSample {
+            started_at: "2026-12-01T01:02:03Z".into(),
+            duration_us: 2_000_000,
+            iterations: 1_000,
+            failed: 3,
+            ok: Some(997),
+            rps: 498.5,
+            latency_us: Some(latency()),
+        }],
+        comparison: Some(comparison("main", Verdict::Regressed, Method::Bootstrap)),
+        side_by_side: Some(comparison("current", Verdict::Improved, Method::SingleRun)),
+    }
+}
+
+fn comparison(baseline: &str, verdict: Verdict, method: Method) -> Comparison {
+    Comparison {
+        baseline: baseline.into(),
+        verdict,
+        reason: Some("a different load".into()),
+        method,
+        noise_threshold: 0.05,
+        baseline_runs: 5,
+        runs: 5,
+        metrics: ComparedMetric::ALL
+            .into_iter()
+            .map(|metric| MetricChange {
+                metric,
+                old: 1_000.0,
+                new: 1_100.0,
+                change: 0.1,
+                confidence_interval: Some([0.06, 0.14]),
+                verdict: Verdict::NoChange,
+            })
+            .collect(),
+    }
+}
+
+/// One scenario's report as a bench binary writes it, every part present.
+pub fn scenario_report() -> ScenarioReport {
+    let errors =
+        ErrorCounts { connect: 1, timeout: 1, status: 1, io: 1, scenario: 1, body_too_large: 1, tls: 1, panic: 1 };
+    ScenarioReport {
+        name: "checkout".into(),
+        config: config(),
+        started_at: "2026-12-01T01:02:03Z".into(),
+        duration_us: 2_000_000,
+        interrupted: true,
+        setup_error: Some("no such host".into()),
+        iterations: 1_000,
+        ok: 992,
+        failed: 8,
+        errors,
+        causes: causes(),
+        http: HttpReport {
+            responses: 999,
+            bytes_received: 20_000,
+            status: BTreeMap::from([(200, 998), (503, 1)]),
+            connections: 10,
+            retries: 1,
+            redirects: 2,
+        },
+        latency_us: Some(latency()),
+        rps: 496.0,
+        attempts_per_sec: 500.0,
+        generator: Some(GeneratorReport {
+            worker_threads: 2,
+            cpu_seconds: Some(0.4),
+            cpu_utilization: Some(0.1),
+            lag_p99_us: Some(120),
+            lag_max_us: Some(900),
+            saturated: false,
+        }),
+        watched: vec![WatchReport {
+            name: "server".into(),
+            pid: 4242,
+            cpu_avg_percent: Some(80.0),
+            cpu_peak_percent: Some(150.0),
+            rss_start_bytes: Some(1 << 20),
+            rss_peak_bytes: Some(3 << 20),
+            rss_end_bytes: Some(2 << 20),
+            note: Some("it exited mid-run".into()),
+        }],
+        thresholds: thresholds()
+            .into_iter()
+            .map(|threshold| ThresholdOutcome { threshold, actual: Some(1.0), passed: true })
+            .collect(),
+        dropped: 1,
+        cancelled: 1,
+        warmup_iterations: 50,
+        rate: Some(RateReport { requested: 500.0, achieved: 498.0 }),
+        timeline: vec![TimelineSecond {
+            second: 0,
+            requests: 500,
+            errors: 4,
+            dropped: 1,
+            p50_us: Some(1_100.0),
+            p99_us: Some(4_500.0),
+        }],
+        steps: vec![step("insert")],
+        requests: vec![step("GET /items/{id}")],
+        checks: vec![CheckReport { name: "has id".into(), passes: 990, fails: 2 }],
+        user_setup: Some(HookReport { runs: 10, failed: 1, first_error: Some("login refused".into()) }),
+        user_teardown: Some(HookReport { runs: 10, failed: 0, first_error: Some("logout refused".into()) }),
+        connect_us: Some(latency()),
+        tls_handshake_us: Some(latency()),
+        tls: Some(TlsReport {
+            handshakes: 10,
+            resumed: 2,
+            versions: BTreeMap::from([("TLSv1.3".to_owned(), 10)]),
+            unverified: 1,
+        }),
+        warnings: vec![
+            Warning { kind: WarningKind::NoRequests, message: "no HTTP exchange".into() },
+            Warning { kind: WarningKind::TooFast, message: "faster than a round trip".into() },
+        ],
+        feed_ran_out: Some(FeedRanOut { records: 100, not_started: 900 }),
+    }
+}
+
+fn config() -> ConfigReport {
+    ConfigReport {
+        concurrency: 10,
+        rate: Some(500.0),
+        count: Some(1_000),
+        duration_ms: Some(2_000),
+        timeout_ms: 30_000,
+        grace_ms: 5_000,
+        warmup_count: Some(50),
+        warmup_ms: Some(1_000),
+        think_time_ms: Some((10, 20)),
+        stages: vec![(1_000, 10), (2_000, 0)],
+        rate_stages: vec![(1_000, 500)],
+        group: Some("mixed".into()),
+        scale: Some(0.1),
+        target: Some("https://127.0.0.1:8443".into()),
+        connect_to: Some("127.0.0.1:8443".into()),
+        tls: Some(TlsConfigReport {
+            insecure: false,
+            cacert: vec!["ca.pem".into()],
+            client_cert: Some("client.pem".into()),
+            resumption: true,
+        }),
+        thresholds: thresholds(),
+        feed: Some(FeedConfigReport {
+            path: "data/users.csv".into(),
+            mode: FeedMode::PerUser,
+            end: FeedEnd::Stop,
+            records: 100,
+        }),
+    }
+}
+
+/// A threshold on every named metric and on two other percentiles, with every comparison.
+pub fn thresholds() -> Vec<Threshold> {
+    let others = ["p75", "p99_99", "p0_5"].map(|name| name.parse::<Metric>().unwrap_or_else(|e| panic!("{e}")));
+    Metric::ALL
+        .into_iter()
+        .chain(others)
+        .zip(Op::ALL.into_iter().cycle())
+        .map(|(metric, op)| Threshold { metric, op, value: 1.0 })
+        .collect()
+}
+
+fn causes() -> Causes {
+    let names = ["connect", "timeout", "status", "io", "scenario", "body_too_large", "tls", "panic"];
+    Causes {
+        top: names
+            .iter()
+            .map(|kind| ErrorCause { kind: (*kind).into(), message: format!("{kind}: went wrong"), count: 1 })
+            .collect(),
+        others: 2,
+    }
+}
+
+fn step(name: &str) -> StepReport {
+    StepReport {
+        name: name.into(),
+        iterations: 1_000,
+        ok: 992,
+        failed: 8,
+        errors: ErrorCounts {
+            connect: 0,
+            timeout: 0,
+            status: 8,
+            io: 0,
+            scenario: 0,
+            body_too_large: 0,
+            tls: 0,
+            panic: 0,
+        },
+        causes: causes(),
+        latency_us: Some(latency()),
+    }
+}
+
+fn latency() -> LatencyReport {
+    LatencyReport {
+        mean: 1_200.5,
+        stdev: 300.25,
+        min: 400.0,
+        p50: 1_100.0,
+        p90: 1_900.0,
+        p95: 2_300.0,
+        p99: 4_500.0,
+        p99_9: 9_000.0,
+        max: 12_000.0,
+        percentiles: BTreeMap::from([("p75".to_owned(), 1_500.0), ("p99_99".to_owned(), 11_000.0)]),
+    }
+}
