@@ -12,7 +12,7 @@ mod full;
 
 use cargo_loadbench::{ComparedMetric, Method, Results, ScenarioResult, Verdict};
 use loadbench::feed::{FeedEnd, FeedMode};
-use loadbench::report::{ConfigReport, ErrorCounts, ScenarioReport};
+use loadbench::report::{ConfigReport, ErrorCounts, GeneratorLimit, ScenarioReport};
 use loadbench::threshold::Op;
 use loadbench_tests::schema::{RESULTS_SCHEMA, RUN_REPORT_SCHEMA, Schema};
 use serde_json::{Value, json};
@@ -242,6 +242,11 @@ fn every_kind_the_rust_types_know_is_in_the_schema_and_no_other() {
     assert_eq!(enum_at("/$defs/config/properties/feed/properties/mode/enum"), names(modes));
     assert_eq!(enum_at("/$defs/config/properties/feed/properties/end/enum"), names(ends));
     assert_eq!(enum_at("/$defs/op/enum"), names(Op::ALL));
+    // `GeneratorLimit` is non-exhaustive, so no match can list it here: its variants, then null.
+    let limits = [GeneratorLimit::GeneratorCpu, GeneratorLimit::MachineBusy, GeneratorLimit::GeneratorStalled];
+    let mut limits = names(limits);
+    limits.push(Value::Null);
+    assert_eq!(enum_at("/$defs/generator/properties/limit/enum"), limits);
     // The kinds of failure: the fields of `errors`, which the document's own closed object lists.
     let kinds: Vec<Value> =
         to_value(&ErrorCounts::default()).as_object().expect("an object").keys().map(|k| json!(k)).collect();

@@ -418,7 +418,6 @@ impl Harness {
             // A smoke run is one iteration of the closed model, whatever the attribute asks,
             // unless a scale asks for more.
             sizing,
-            progress: self.progress,
             board: self.progress.then(Board::for_stderr),
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),
@@ -480,9 +479,8 @@ fn run_batch(
     if let [one] = batch {
         return vec![run(settings, one)];
     }
-    let quiet = RunSettings { progress: false, ..settings.clone() };
     std::thread::scope(|scope| {
-        let runs: Vec<_> = batch.iter().map(|selected| (selected, scope.spawn(|| run(&quiet, selected)))).collect();
+        let runs: Vec<_> = batch.iter().map(|selected| (selected, scope.spawn(|| run(settings, selected)))).collect();
         runs.into_iter()
             .map(|((entry, url), handle)| {
                 handle.join().unwrap_or_else(|_| {

@@ -419,7 +419,6 @@ impl OneShot {
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,
-            progress: self.progress,
             board: self.progress.then(Board::for_stderr),
             worker_threads: self.worker_threads,
             file_limit: limits::raise_open_files(),

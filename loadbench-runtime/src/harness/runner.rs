@@ -47,7 +47,6 @@ impl Connections {
 pub(crate) struct RunSettings {
     /// How runs are sized against what their scenarios declare.
     pub(crate) sizing: Sizing,
-    pub(crate) progress: bool,
     /// Where live progress goes (`None`: hidden, `--quiet`); a group's scenarios share it.
     pub(crate) board: Option<Board>,
     pub(crate) worker_threads: Option<usize>,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, Results, RunSample, ScenarioResult, Verdict};
 use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
-    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorReport,
+    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit, GeneratorReport,
     HookReport, HttpReport, LatencyReport, MachineInfo, RateReport, RunReport, SCHEMA_VERSION, ScenarioReport,
     StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind,
     WatchReport,
@@ -115,7 +115,9 @@ pub fn scenario_report() -> ScenarioReport {
             cpu_utilization: Some(0.1),
             lag_p99_us: Some(120),
             lag_max_us: Some(900),
-            saturated: false,
+            saturated: true,
+            waited_for_cpu: Some(0.4),
+            limit: Some(GeneratorLimit::MachineBusy),
         }),
         watched: vec![WatchReport {
             name: "server".into(),
