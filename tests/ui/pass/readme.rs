@@ -1,4 +1,4 @@
-//! The scenarios shown in README.md, kept compiling.
+//! The scenarios shown in README.md and docs/scenarios.md, kept compiling.
 
 #[loadbench::scenario(concurrency = 50, count = 20_000)]
 async fn create_item(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
