@@ -38,8 +38,10 @@ iterations.
 Exit codes:
   0    every selected scenario ran (failed requests are counted in the results, not fatal)
   1    a gate failed: a threshold, a regression with --fail-on-regression, or a scenario that
-       measured nothing (no HTTP exchange) with --fail-on-warning
-  2    usage, configuration or build error, a filter that matches nothing, a bad threshold,
+       measured nothing (no HTTP exchange) with --fail-on-warning; never with --no-gate, which
+       reports them and exits 0
+  2    usage, configuration or build error, a filter that matches nothing (exit 0 with
+       --allow-no-scenarios, as for a workspace without loadbench bench targets), a bad threshold,
        an output file that cannot be written, a missing, unreadable or untrustworthy
        baseline, or one not saved for too few successes
   3    some scenario could not run (its setup failed or its bench binary crashed)
@@ -60,6 +62,7 @@ impl Args {
             ("--package", !self.packages.is_empty()),
             ("--bench", !self.benches.is_empty()),
             ("--manifest-path", self.manifest_path.is_some()),
+            ("--allow-no-scenarios", self.allow_no_scenarios),
         ]
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
@@ -162,6 +165,18 @@ pub struct Args {
     #[arg(long, overrides_with = "fail_on_regression", help_heading = "Gating", global = true)]
     pub no_fail_on_regression: bool,
 
+    /// Report missed thresholds, regressions and warnings but never fail the run on them (exit
+    /// code 0 unless something could not run): for the step that only measures a base to save
+    /// as a baseline
+    #[arg(long, help_heading = "Gating", global = true)]
+    pub no_gate: bool,
+
+    /// A workspace with no bench target using loadbench, or no scenario selected, is not an
+    /// error: exit 0 with a note, and save an empty baseline with --save-baseline (the base of
+    /// the pull request that introduces loadbench)
+    #[arg(long, help_heading = "Gating")]
+    pub allow_no_scenarios: bool,
+
     /// What to print on stdout: table, json, csv, markdown or junit
     #[arg(
         long,
@@ -236,7 +251,7 @@ whose path and query are sent to every target (its host and port are not used). 
 --target is refused: URL names the server.
 
 Exit codes: 0 the run completed (failed requests are counted, not fatal), 1 a threshold failed or
-a regression with --fail-on-regression, 2 a bad flag, URL (port 1 to 65535), header or body
+a regression with --fail-on-regression (never with --no-gate), 2 a bad flag, URL (port 1 to 65535), header or body
 file, an output file that cannot be written or a baseline refused, 3 the run could not start (the
 host does not resolve), 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM.";
 

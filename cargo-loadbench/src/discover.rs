@@ -38,7 +38,8 @@ impl fmt::Display for BenchTarget {
 /// What `cargo loadbench` needs to know about the workspace.
 #[derive(Debug, Clone)]
 pub struct Workspace {
-    /// The selected loadbench bench targets, sorted by package then name; never empty.
+    /// The selected loadbench bench targets, sorted by package then name; never empty once
+    /// selected (see [`read`]).
     pub targets: Vec<BenchTarget>,
     /// Cargo's target directory (honours `CARGO_TARGET_DIR`); baselines are kept under it.
     pub target_dir: PathBuf,
@@ -46,12 +47,25 @@ pub struct Workspace {
     pub settings: Settings,
 }
 
+/// [`read`], failing when the selection finds no bench target (the tests' shorthand).
+#[cfg(test)]
+pub fn discover(manifest_path: Option<&Path>, packages: &[String], benches: &[String]) -> Result<Workspace, Error> {
+    let (workspace, targets) = read(manifest_path, packages, benches)?;
+    Ok(Workspace { targets: targets?, ..workspace })
+}
+
 /// Reads the workspace with `cargo metadata` (honouring `manifest_path` and `$CARGO`), its
 /// `[workspace.metadata.loadbench]` defaults, and selects its loadbench bench targets.
 ///
 /// `packages` holds `-p` specs (`name` or `name@version`), `benches` `--bench` names; empty means
-/// all.
-pub fn discover(manifest_path: Option<&Path>, packages: &[String], benches: &[String]) -> Result<Workspace, Error> {
+/// all. A selection that finds no bench target is returned beside the workspace (whose `targets`
+/// are then empty) rather than instead of it: `--allow-no-scenarios` still needs the target
+/// directory, where the empty baseline goes.
+pub fn read(
+    manifest_path: Option<&Path>,
+    packages: &[String],
+    benches: &[String],
+) -> Result<(Workspace, Result<Vec<BenchTarget>, Error>), Error> {
     let mut command = MetadataCommand::new();
     // Dependencies are not needed (`Package::dependencies` lists declared ones anyway), and
     // resolving them could touch the network.
@@ -65,8 +79,9 @@ pub fn discover(manifest_path: Option<&Path>, packages: &[String], benches: &[St
     }
     let metadata = command.exec()?;
     let settings = Settings::from_metadata(&metadata)?;
-    let targets = select(&metadata, packages, benches)?;
-    Ok(Workspace { targets, target_dir: metadata.target_directory.clone().into_std_path_buf(), settings })
+    let targets = select(&metadata, packages, benches);
+    let target_dir = metadata.target_directory.clone().into_std_path_buf();
+    Ok((Workspace { targets: Vec::new(), target_dir, settings }, targets))
 }
 
 /// Selects the bench targets of `metadata` as [`discover`] describes.

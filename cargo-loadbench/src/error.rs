@@ -184,6 +184,21 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         exit_code::USAGE
     }
+
+    /// Whether this error only says that there is nothing to run: no bench target using
+    /// loadbench (in the workspace, the `-p` package or under the `--bench` name), no scenario in
+    /// them, or none the filters select. `--allow-no-scenarios` turns these into a note.
+    pub fn is_no_scenarios(&self) -> bool {
+        matches!(
+            self,
+            Error::NoBenchTargets { .. }
+                | Error::UnknownPackage { .. }
+                | Error::PackageWithoutBenches { .. }
+                | Error::UnknownBench { .. }
+                | Error::NoScenarios { .. }
+                | Error::NoMatch(_)
+        )
+    }
 }
 
 impl From<cargo_metadata::Error> for Error {

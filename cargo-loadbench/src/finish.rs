@@ -64,19 +64,45 @@ pub fn check_outputs(args: &Args, gating: &Gating) -> Result<(), Error> {
     Ok(())
 }
 
+/// `--allow-no-scenarios` when `why` says there is nothing to run: one note, then the tail of an
+/// empty run (its JSON and other `--output` files, an empty baseline saved with
+/// `--save-baseline`), without the empty table on stdout. Exit code 0 unless an output or the
+/// baseline cannot be written.
+pub fn without_scenarios(args: &Args, gating: &Gating, baseline: Option<&Baseline>, why: &Error) -> u8 {
+    eprintln!("note: no scenario to run ({why}); nothing measured (--allow-no-scenarios)");
+    let report = Results::new(std::time::SystemTime::now());
+    tail(args, gating, baseline, report, exit_code::OK, false)
+}
+
 /// Thresholds → compare → outputs → save the baseline → the exit code, which is at least `code`.
-pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut report: Results, mut code: u8) -> u8 {
+pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, report: Results, code: u8) -> u8 {
+    tail(args, gating, baseline, report, code, true)
+}
+
+/// [`finish`], printing the `--format` output on stdout only when `print` is set.
+fn tail(
+    args: &Args,
+    gating: &Gating,
+    baseline: Option<&Baseline>,
+    mut report: Results,
+    mut code: u8,
+    print: bool,
+) -> u8 {
     gate::apply_thresholds(&mut report, &args.thresholds);
     if let Some(first) = targets::reference(&report).map(str::to_owned) {
         targets::compare_with_first(&mut report, &first, gating.noise);
     }
     let mut notes = Vec::new();
-    if let Some(baseline) = baseline {
+    if let Some(baseline) = baseline.filter(|b| !b.report.scenarios.is_empty()) {
         for scenario in &mut report.scenarios {
             let old = baseline.scenario(scenario);
             scenario.comparison = Some(compare::compare(scenario, old, &baseline.name, gating.noise));
         }
         notes.extend(machine_note(baseline, &report.machine));
+    } else if let Some(baseline) = baseline {
+        // Saved by a run with --allow-no-scenarios: the base of the pull request that brings
+        // loadbench in. Every scenario is new; there is nothing to judge, so nothing fails.
+        notes.push(format!("no baseline: nothing to compare (baseline `{}` holds no scenario)", baseline.name));
     }
     let interrupted = interrupt::interrupted() || report.interrupted || report.scenarios.iter().any(|s| s.interrupted);
     report.interrupted = interrupted;
@@ -85,7 +111,7 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
     cx.notes = notes;
     cx.columns = LatencyColumns::new(args.percentiles.clone().unwrap_or_default());
     cx.fail_on_warning = args.fail_on_warning;
-    code = code.max(write_outputs(args, &cx));
+    code = code.max(write_outputs(args, &cx, print));
     for hint in loadbench::report::hints(report.scenarios.iter().map(|s| &s.report)) {
         eprintln!("{hint}");
     }
@@ -93,6 +119,9 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
     if let Some(name) = &args.save_baseline {
         if interrupted {
             eprintln!("note: baseline `{name}` not saved: the run was interrupted");
+        } else if !report.scenarios.is_empty() && report.scenarios.iter().all(|s| s.setup_error.is_some()) {
+            // An empty baseline would later read as "nothing to compare" and pass everything.
+            eprintln!("note: baseline `{name}` not saved: no scenario ran");
         } else if let Some(why) = plausible::below_success_floor(&report) {
             // Every later verdict would be judged against a failing server.
             eprintln!("error: baseline `{name}` not saved: {why}");
@@ -112,7 +141,12 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
     }
 
     let gate = GateResult::of(&report, &cx.labels);
-    if gate.failed(gating.fail_on_regression) {
+    if gate.failed(gating.fail_on_regression) && args.no_gate {
+        eprintln!(
+            "note: {}; not failing the run (--no-gate)",
+            gate.describe(gating.fail_on_regression, args.baseline.as_deref())
+        );
+    } else if gate.failed(gating.fail_on_regression) {
         eprintln!("error: {}", gate.describe(gating.fail_on_regression, args.baseline.as_deref()));
         code = code.max(exit_code::GATE_FAILED);
     } else if !gate.regressions.is_empty() {
@@ -130,7 +164,7 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
         .map(|(_, l)| l.as_str())
         .collect();
     if !warned.is_empty() {
-        if args.fail_on_warning {
+        if args.fail_on_warning && !args.no_gate {
             eprintln!("error: --fail-on-warning: {} measured nothing (see the warnings)", warned.join(", "));
             code = code.max(exit_code::GATE_FAILED);
         } else {
@@ -149,12 +183,12 @@ pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut rep
     code
 }
 
-/// Prints the `--format` output, writes every `--output` (and `--json`) file and appends the
+/// Prints the `--format` output (if `print`), writes every `--output` (and `--json`) file and appends the
 /// Markdown summary to `GITHUB_STEP_SUMMARY` when it is set. Returns [`exit_code::USAGE`] if
 /// anything could not be written (each failure is one `error:` line), else [`exit_code::OK`].
-fn write_outputs(args: &Args, cx: &Context) -> u8 {
+fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
     let mut code = exit_code::OK;
-    match output::render(args.format, cx) {
+    match output::render(args.format, cx).map(|text| if print { text } else { String::new() }) {
         // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
         Ok(text) => {
             let _ = std::io::stdout().lock().write_all(text.as_bytes());

@@ -33,7 +33,7 @@ pub struct ScenarioResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_name: Option<String>,
     /// The figures of each run when `--runs N` repeated the scenario (the report's own figures
-    /// then summarise them: see the README's "Repeated runs"); empty for a single run.
+    /// then summarise them: see "Repeated runs" in docs/ci.md); empty for a single run.
     #[serde(default)]
     pub runs: Vec<RunSample>,
     /// The comparison with a baseline, with `--baseline NAME`.

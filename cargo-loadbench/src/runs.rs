@@ -8,7 +8,7 @@ use loadbench::report::{LatencyReport, ScenarioReport};
 /// counts that explain them.
 ///
 /// With `--runs N`, [`ScenarioResult::runs`](crate::ScenarioResult::runs) holds N of these, in the order they ran, and the
-/// scenario's own figures summarise them (see the README's "Repeated runs").
+/// scenario's own figures summarise them (see "Repeated runs" in docs/ci.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSample {
     /// Wall-clock start of this run, RFC 3339 in UTC.

@@ -75,7 +75,7 @@ pub mod threshold {
 
 /// Turns an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>` into a registered scenario.
 ///
-/// See the README's attribute table for every option.
+/// See the attribute table in docs/scenarios.md for every option.
 pub use loadbench_macros::scenario;
 
 /// Used by generated code. Not public API and not subject to semver.

@@ -28,6 +28,7 @@ pub mod hostile;
 pub mod schema;
 pub mod timing;
 pub mod tls;
+pub mod workflow;
 
 /// How the test server answers. Request numbers start at 1, in order of arrival. Whatever the
 /// behaviour, a path under `/missing/` is answered `404 Not Found`.

@@ -1,4 +1,4 @@
-//! Every example of the README, run as its bench binary at a tenth of its size
+//! Every example of the README and docs/benchmarks.md, run as its bench binary at a tenth of its size
 //! (`--bench --scale 0.1`, what `LOADBENCH_SCALE=0.1` does): each scenario must have run exactly
 //! the iterations its reduced load asks for, every one of them successful, with the responses
 //! (and, in the journey, the steps) that its body sends per iteration.

@@ -30,13 +30,23 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     let targets = Targets::new(&args.targets)?;
     targets.check_baselines(args.baseline.as_deref(), args.save_baseline.as_deref())?;
     let manifest_path = args.manifest_path.as_deref();
-    let workspace = discover::discover(manifest_path, &args.packages, &args.benches)?;
+    let (mut workspace, selected) = discover::read(manifest_path, &args.packages, &args.benches)?;
+    // Nothing to run is an error now, or (with --allow-no-scenarios) a note once the outputs and
+    // the baseline have been checked.
+    let selected = match selected {
+        Err(err) if !tolerated(args, &err) => return Err(err),
+        other => other,
+    };
     let gating = Gating::resolve(args, &workspace.target_dir, &workspace.settings);
     finish::check_outputs(args, &gating)?;
     // Before building: a TLS file that cannot be used is refused by every bench binary anyway.
     args.client.apply(ClientOptions::default()).tls.check()?;
     // Before building: a missing or broken baseline should cost seconds, not a build and a run.
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
+    workspace.targets = match selected {
+        Ok(targets) => targets,
+        Err(err) => return Ok(finish::without_scenarios(args, &gating, baseline.as_ref(), &err)),
+    };
     let executables = build::build(manifest_path, &workspace.targets).inspect_err(|err| {
         if matches!(err, Error::BuildFailed) {
             for fix in crate::mistakes::missing_main(&workspace.targets) {
@@ -53,7 +63,13 @@ pub fn run(args: &Args) -> Result<u8, Error> {
             listed.push((exe, list));
         }
     }
-    let plan = select(&listed, &Filter::new(args.filters.clone(), args.exact))?;
+    let plan = match select(&listed, &Filter::new(args.filters.clone(), args.exact)) {
+        Ok(plan) => plan,
+        Err(err) if tolerated(args, &err) => {
+            return Ok(finish::without_scenarios(args, &gating, baseline.as_ref(), &err));
+        }
+        Err(err) => return Err(err),
+    };
     let selected: Vec<&str> = plan.iter().flat_map(|(_, s)| s.iter().map(|info| info.name.as_str())).collect();
     gate::check_scenarios(&args.thresholds, &selected)?;
 
@@ -83,6 +99,11 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         return Ok(code);
     }
     Ok(finish::finish(args, &gating, baseline.as_ref(), report, code))
+}
+
+/// Whether `err` is one that `--allow-no-scenarios` turns into a note.
+fn tolerated(args: &Args, err: &Error) -> bool {
+    args.allow_no_scenarios && err.is_no_scenarios()
 }
 
 /// Runs the plan `runs` times, in rounds: every selected scenario once per round, so that drift

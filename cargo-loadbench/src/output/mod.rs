@@ -277,6 +277,9 @@ fn comparison_notes(cx: &Context) -> Vec<String> {
     }
     for (s, label) in &compared {
         if let Some(c) = &s.comparison {
+            if c.verdict == Verdict::New {
+                notes.push(format!("{label}: new scenario: no baseline"));
+            }
             if c.verdict == Verdict::NotComparable {
                 notes.push(format!("{label}: not comparable: {}", c.reason.as_deref().unwrap_or("unknown reason")));
             }

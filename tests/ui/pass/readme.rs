@@ -1,4 +1,10 @@
-//! The scenarios shown in README.md, kept compiling.
+//! The scenarios shown in README.md and docs/scenarios.md, kept compiling.
+
+#[loadbench::scenario(concurrency = 10, duration = "10s")]
+async fn home(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
 
 #[loadbench::scenario(concurrency = 50, count = 20_000)]
 async fn create_item(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
