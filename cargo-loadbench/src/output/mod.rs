@@ -24,9 +24,11 @@ pub enum Format {
     Json,
     /// One row per scenario, with a header row.
     Csv,
-    /// GitHub-flavoured Markdown tables, for pull-request comments.
+    /// GitHub-flavoured Markdown for pull-request comments and job summaries: a verdict line,
+    /// the table with ✅/⚠️/❌ per row, the details in a collapsible block.
     Markdown,
-    /// JUnit XML: each scenario a test case, each failed threshold or gating regression a failure.
+    /// JUnit XML: a test suite per scenario, with a test case for it and for each of its steps and
+    /// named requests; a failed threshold or gating regression a failure naming the causes.
     Junit,
 }
 
