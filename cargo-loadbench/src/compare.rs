@@ -14,6 +14,10 @@
 
 use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, RunSample, ScenarioResult, Verdict};
 
+mod rows;
+
+pub use rows::compare_with_rows;
+
 /// Bootstrap resamples per metric; criterion uses 100,000 for micro-benchmarks, but with a
 /// handful of runs per side the interval is settled long before 10,000.
 const RESAMPLES: usize = 10_000;
@@ -25,6 +29,17 @@ const SEED: u64 = 0x6c6f_6164_6265_6e63; // "loadbenc"
 ///
 /// `noise` is a fraction (0.05 for 5 %).
 pub fn compare(current: &ScenarioResult, baseline: Option<&ScenarioResult>, name: &str, noise: f64) -> Comparison {
+    compare_metrics(current, baseline, name, noise, &ComparedMetric::ALL)
+}
+
+/// [`compare`], judging only `compared` (a step's comparison leaves req/s out: see [`rows`]).
+fn compare_metrics(
+    current: &ScenarioResult,
+    baseline: Option<&ScenarioResult>,
+    name: &str,
+    noise: f64,
+    compared: &[ComparedMetric],
+) -> Comparison {
     let current_samples = samples(current);
     let mut comparison = Comparison {
         baseline: name.to_owned(),
@@ -35,6 +50,8 @@ pub fn compare(current: &ScenarioResult, baseline: Option<&ScenarioResult>, name
         baseline_runs: 0,
         runs: run_count(&current_samples),
         metrics: Vec::new(),
+        steps: Vec::new(),
+        requests: Vec::new(),
     };
     let Some(baseline) = baseline else {
         return comparison;
@@ -49,7 +66,7 @@ pub fn compare(current: &ScenarioResult, baseline: Option<&ScenarioResult>, name
 
     let bootstrap = baseline_samples.len() >= 2 && current_samples.len() >= 2;
     comparison.method = if bootstrap { Method::Bootstrap } else { Method::SingleRun };
-    for (i, metric) in ComparedMetric::ALL.into_iter().enumerate() {
+    for (i, metric) in ComparedMetric::ALL.into_iter().enumerate().filter(|(_, m)| compared.contains(m)) {
         let old: Vec<f64> = baseline_samples.iter().filter_map(|s| value(metric, s)).collect();
         let new: Vec<f64> = current_samples.iter().filter_map(|s| value(metric, s)).collect();
         let (Some(old_median), Some(new_median)) = (median(&old), median(&new)) else {
@@ -287,6 +304,8 @@ pub(crate) mod tests {
                     max: latency,
                     percentiles: Default::default(),
                 }),
+                steps: Vec::new(),
+                requests: Vec::new(),
             })
             .collect();
         s

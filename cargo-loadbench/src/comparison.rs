@@ -26,6 +26,35 @@ pub struct Comparison {
     pub runs: u32,
     /// One entry per compared metric; empty when there is no verdict.
     pub metrics: Vec<MetricChange>,
+    /// Each step (`ctx.step`) compared with the step of the same name in the baseline, in the
+    /// scenario's order, by the same rule as the scenario but for req/s (a step runs once per
+    /// iteration, so its rate is the scenario's and would blame every step for one slow step):
+    /// p50, p99 and success rate. Empty when the scenario has no verdict (new, not comparable)
+    /// or no steps, and in files from before steps were compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<RowComparison>,
+    /// Each named request (`.name(…)`) compared as [`Comparison::steps`] are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RowComparison>,
+}
+
+/// The comparison of one step or named request of a scenario with its baseline: its name and a
+/// [`Comparison`] of its own (whose `steps` and `requests` are empty).
+///
+/// ```
+/// # use cargo_loadbench::{RowComparison, Verdict};
+/// let json = r#"{"name":"search","baseline":"main","verdict":"regressed","reason":null,
+///   "method":"bootstrap","noise_threshold":0.05,"baseline_runs":3,"runs":3,"metrics":[]}"#;
+/// let row: RowComparison = serde_json::from_str(json).unwrap();
+/// assert_eq!((row.name.as_str(), row.comparison.verdict), ("search", Verdict::Regressed));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowComparison {
+    /// The step's or named request's name.
+    pub name: String,
+    /// Its comparison, as a scenario's.
+    #[serde(flatten)]
+    pub comparison: Comparison,
 }
 
 /// A verdict on a change.

@@ -38,8 +38,8 @@ impl fmt::Display for BenchTarget {
 /// What `cargo loadbench` needs to know about the workspace.
 #[derive(Debug, Clone)]
 pub struct Workspace {
-    /// The selected loadbench bench targets, sorted by package then name; never empty once
-    /// selected (see [`read`]).
+    /// The selected loadbench bench targets, in `cargo metadata`'s order (packages as it lists
+    /// them, each package's bench targets as its manifest declares them); never empty.
     pub targets: Vec<BenchTarget>,
     /// Cargo's target directory (honours `CARGO_TARGET_DIR`); baselines are kept under it.
     pub target_dir: PathBuf,
@@ -135,7 +135,8 @@ fn select(metadata: &Metadata, packages: &[String], benches: &[String]) -> Resul
     if !benches.is_empty() {
         targets.retain(|t| benches.contains(&t.bench));
     }
-    targets.sort_by(|a, b| (&a.package, &a.bench).cmp(&(&b.package, &b.bench)));
+    // No sort: `cargo metadata` lists a package's targets in the order its manifest declares
+    // them, and results follow the source's order (see `loadbench::engine::registry::all`).
     Ok(targets)
 }
 

@@ -96,7 +96,7 @@ fn tail(
     if let Some(baseline) = baseline.filter(|b| !b.report.scenarios.is_empty()) {
         for scenario in &mut report.scenarios {
             let old = baseline.scenario(scenario);
-            scenario.comparison = Some(compare::compare(scenario, old, &baseline.name, gating.noise));
+            scenario.comparison = Some(compare::compare_with_rows(scenario, old, &baseline.name, gating.noise));
         }
         notes.extend(machine_note(baseline, &report.machine));
     } else if let Some(baseline) = baseline {
@@ -111,6 +111,7 @@ fn tail(
     cx.notes = notes;
     cx.columns = LatencyColumns::new(args.percentiles.clone().unwrap_or_default());
     cx.fail_on_warning = args.fail_on_warning;
+    cx.saves_as = args.save_baseline.as_deref();
     code = code.max(write_outputs(args, &cx, print));
     for hint in loadbench::report::hints(report.scenarios.iter().map(|s| &s.report)) {
         eprintln!("{hint}");
@@ -183,9 +184,22 @@ fn tail(
     code
 }
 
+/// Whether this run appends its Markdown to `GITHUB_STEP_SUMMARY`, so that a pull request's
+/// summary holds one block per comparison however many steps ran loadbench:
+///
+/// - a run that only saves a baseline (`--save-baseline` without `--baseline`, the base commit's
+///   step) writes nothing: its figures appear in the comparison that reads them;
+/// - a run that compares (`--baseline`) writes one block, headed with the baseline's name
+///   (`loadbench: `head` compared with baseline `base``);
+/// - a run that neither compares nor saves writes one block, `loadbench results`.
+pub fn writes_step_summary(args: &Args) -> bool {
+    !(args.save_baseline.is_some() && args.baseline.is_none())
+}
+
 /// Prints the `--format` output (if `print`), writes every `--output` (and `--json`) file and appends the
-/// Markdown summary to `GITHUB_STEP_SUMMARY` when it is set. Returns [`exit_code::USAGE`] if
-/// anything could not be written (each failure is one `error:` line), else [`exit_code::OK`].
+/// Markdown summary to `GITHUB_STEP_SUMMARY` when it is set and [`writes_step_summary`] says so.
+/// Returns [`exit_code::USAGE`] if anything could not be written (each failure is one `error:`
+/// line), else [`exit_code::OK`].
 fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
     let mut code = exit_code::OK;
     match output::render(args.format, cx).map(|text| if print { text } else { String::new() }) {
@@ -207,7 +221,8 @@ fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
             code = exit_code::USAGE;
         }
     }
-    if let Some(path) = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty()).map(PathBuf::from) {
+    let summary = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty() && writes_step_summary(args));
+    if let Some(path) = summary.map(PathBuf::from) {
         let written = output::render(Format::Markdown, cx)
             .and_then(|markdown| output::append(&path, &markdown).map_err(|e| e.to_string()));
         if let Err(err) = written {

@@ -84,7 +84,8 @@ pub fn apply_thresholds(report: &mut Results, thresholds: &[CliThreshold]) {
 pub struct GateResult {
     /// `label: p99 < 50ms (was 61.2ms)` per failed threshold.
     pub failed_thresholds: Vec<String>,
-    /// Labels of scenarios that regressed against the baseline.
+    /// Labels of scenarios that regressed against the baseline, and of their steps and named
+    /// requests that did (`checkout (step pay)`).
     pub regressions: Vec<String>,
 }
 
@@ -100,6 +101,8 @@ impl GateResult {
             if regressed(scenario) {
                 result.regressions.push(label.clone());
             }
+            // A step's or named request's regression gates as its scenario's does.
+            result.regressions.extend(regressed_rows(scenario).map(|row| format!("{label} ({row})")));
         }
         result
     }
@@ -125,9 +128,26 @@ impl GateResult {
     }
 }
 
-/// Whether `scenario` regressed against its baseline.
+/// Whether `scenario` regressed against its baseline (itself, not one of its steps: see
+/// [`regressed_rows`]).
 pub fn regressed(scenario: &ScenarioResult) -> bool {
     scenario.comparison.as_ref().is_some_and(|c| c.verdict == Verdict::Regressed)
+}
+
+/// The steps and named requests of `scenario` that regressed against the baseline, named as
+/// `step pay` and `request GET /cart`.
+pub fn regressed_rows(scenario: &ScenarioResult) -> impl Iterator<Item = String> + '_ {
+    let rows = scenario.comparison.iter().flat_map(|c| {
+        let steps = c.steps.iter().map(|row| ("step", row));
+        steps.chain(c.requests.iter().map(|row| ("request", row)))
+    });
+    rows.filter(|(_, row)| row.comparison.verdict == Verdict::Regressed)
+        .map(|(kind, row)| format!("{kind} {}", row.name))
+}
+
+/// Whether `scenario` or any of its steps or named requests regressed against the baseline.
+pub fn regressed_anywhere(scenario: &ScenarioResult) -> bool {
+    regressed(scenario) || regressed_rows(scenario).next().is_some()
 }
 
 #[cfg(test)]

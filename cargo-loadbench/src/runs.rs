@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use loadbench::report::{LatencyReport, ScenarioReport};
+use loadbench::report::{LatencyReport, ScenarioReport, StepReport};
 
 /// What one run of a scenario measured: the figures a comparison with a baseline needs, and the
 /// counts that explain them.
@@ -27,6 +27,47 @@ pub struct RunSample {
     pub rps: f64,
     /// Latency of this run's successful iterations; `None` when none succeeded.
     pub latency_us: Option<LatencyReport>,
+    /// The figures of each step in this run, for comparing steps with a baseline; absent in
+    /// files from before steps were compared (their steps are then compared as one run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<RowSample>,
+    /// The figures of each named request in this run, as [`RunSample::steps`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RowSample>,
+}
+
+/// What one run of a step or named request measured, for its comparison with a baseline.
+///
+/// ```
+/// # use cargo_loadbench::RowSample;
+/// let row: RowSample = serde_json::from_str(r#"{"name":"login","iterations":10,"ok":9,"failed":1,"latency_us":null}"#).unwrap();
+/// assert_eq!((row.ok, row.failed), (9, 1));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowSample {
+    /// The step's or named request's name.
+    pub name: String,
+    /// Times it ran to its end.
+    pub iterations: u64,
+    /// Times it succeeded.
+    pub ok: u64,
+    /// Times it failed.
+    pub failed: u64,
+    /// Latency of its successful runs; `None` when none succeeded.
+    pub latency_us: Option<LatencyReport>,
+}
+
+impl RowSample {
+    /// The figures of `row` (a step or named request of one run).
+    pub fn of(row: &StepReport) -> RowSample {
+        RowSample {
+            name: row.name.clone(),
+            iterations: row.iterations,
+            ok: row.ok,
+            failed: row.failed,
+            latency_us: row.latency_us.clone(),
+        }
+    }
 }
 
 impl RunSample {
@@ -40,6 +81,8 @@ impl RunSample {
             ok: Some(scenario.ok),
             rps: scenario.rps,
             latency_us: scenario.latency_us.clone(),
+            steps: scenario.steps.iter().map(RowSample::of).collect(),
+            requests: scenario.requests.iter().map(RowSample::of).collect(),
         }
     }
 

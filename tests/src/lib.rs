@@ -53,6 +53,9 @@ pub struct Behavior {
     /// Requests arriving within the first span after the first request each take the second
     /// duration.
     pub slow_for: Option<(Duration, Duration)>,
+    /// Requests whose path starts with the first each take this much longer than `delay` (one
+    /// step of a scenario made slower, for `tests/gate.rs`).
+    pub path_delay: Option<(&'static str, Duration)>,
     /// The response body.
     pub body: &'static str,
     /// Answers every request in place of the rules above (an application: a login, redirects,
@@ -95,6 +98,7 @@ impl Default for Behavior {
             freeze_at: None,
             slow_first: None,
             slow_for: None,
+            path_delay: None,
             body: "<p>hello, world!</p>",
             app: None,
         }
@@ -242,6 +246,7 @@ async fn handle(
     counters.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(Arc::clone(&counters));
     let missing = request.uri().path().starts_with("/missing/");
+    let path_delay = behavior.path_delay.filter(|(prefix, _)| request.uri().path().starts_with(prefix));
     let seen = record(request, &counters, behavior.app.is_some()).await;
     if let (Some(app), Some(seen)) = (behavior.app, seen) {
         let reply = app(&seen);
@@ -261,6 +266,9 @@ async fn handle(
     }
     if !behavior.delay.is_zero() {
         tokio::time::sleep(behavior.delay).await;
+    }
+    if let Some((_, longer)) = path_delay {
+        tokio::time::sleep(longer).await;
     }
     if let Some((first, slow)) = behavior.slow_first
         && n <= first

@@ -251,7 +251,9 @@ fn threshold_mistakes_are_one_line_usage_errors() {
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert_eq!(
         out.errors(),
-        ["error: --threshold `helo:p99 < 5ms` names no selected scenario; selected: checked, guarded, hello, steady"]
+        [
+            "error: --threshold `helo:p99 < 5ms` names no selected scenario; selected: alpha, checked, guarded, hello, mu, steady, stepped, zeta"
+        ]
     );
     assert_eq!(target.requests(), 0, "nothing ran");
 }
@@ -306,19 +308,27 @@ fn every_output_format_reads_back() {
     let target = server(Duration::ZERO);
     let dir = tempfile::tempdir().expect("tempdir");
     let file = |name: &str| dir.path().join(name);
-    let saved = gate(&[
-        "hello",
-        "--exact",
-        "--target",
-        &target.url(),
-        "--save-baseline",
-        "main",
-        "--baseline-dir",
-        path(dir.path()),
-    ]);
-    assert_eq!(saved.code, Some(0), "{saved:#?}");
     let summary = file("summary.md");
     std::fs::write(&summary, "# An earlier step\n").expect("write the summary");
+    // A run that only saves a baseline (the base commit's step) writes no summary block.
+    let saved = cargo_loadbench_with_env(
+        &[
+            "--manifest-path",
+            path(&fixture("gate")),
+            "--quiet",
+            "hello",
+            "--exact",
+            "--target",
+            &target.url(),
+            "--save-baseline",
+            "main",
+            "--baseline-dir",
+            path(dir.path()),
+        ],
+        &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
+    );
+    assert_eq!(saved.code, Some(0), "{saved:#?}");
+    assert_eq!(std::fs::read_to_string(&summary).expect("summary"), "# An earlier step\n");
 
     let json_output = format!("json:{}", path(&file("results.data")));
     let out = cargo_loadbench_with_env(
@@ -361,7 +371,7 @@ fn every_output_format_reads_back() {
     assert_eq!(stdout, report);
     assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);
     let names: Vec<&str> = report.scenarios.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["guarded", "hello"]);
+    assert_eq!(names, ["hello", "guarded"], "in source order");
     assert_eq!(comparison(&report, "guarded").verdict, Verdict::New);
     assert!(comparison(&report, "hello").metrics.len() == 4, "{:#?}", comparison(&report, "hello"));
 
@@ -383,38 +393,46 @@ fn every_output_format_reads_back() {
             ]
         })
         .collect();
-    assert_eq!(cells[0], ["guarded", "20", "failed", "new", "main"]);
-    assert_eq!(cells[1][..3], ["hello", "100", ""]);
-    assert!(["no change", "improved", "regressed"].contains(&cells[1][3]), "{cells:?}");
-    assert!(rows[1][column("p50_old_us")].parse::<f64>().is_ok_and(|us| us > 0.0), "{rows:?}");
-    assert!(rows[0][column("failed_thresholds")].starts_with("p50 < 1ns (was "), "{rows:?}");
+    assert_eq!(cells[1], ["guarded", "20", "failed", "new", "main"]);
+    assert_eq!(cells[0][..3], ["hello", "100", ""]);
+    assert!(["no change", "improved", "regressed"].contains(&cells[0][3]), "{cells:?}");
+    assert!(rows[0][column("p50_old_us")].parse::<f64>().is_ok_and(|us| us > 0.0), "{rows:?}");
+    assert!(rows[1][column("failed_thresholds")].starts_with("p50 < 1ns (was "), "{rows:?}");
 
-    // JUnit: a suite for the bench target, a case per scenario, the failed threshold a failure.
+    // JUnit: a suite per scenario, its case named for it, the failed threshold a failure.
     let xml = std::fs::read_to_string(file("junit.xml")).expect("JUnit file");
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
-    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).expect("a testsuite");
-    assert_eq!(suite.attribute("name"), Some("gate/api"));
-    let cases: Vec<roxmltree::Node> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+    let suites: Vec<Option<&str>> =
+        doc.descendants().filter(|n| n.has_tag_name("testsuite")).map(|n| n.attribute("name")).collect();
+    assert_eq!(suites, [Some("gate/api: hello"), Some("gate/api: guarded")]);
+    let cases: Vec<roxmltree::Node> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
     let case_names: Vec<Option<&str>> = cases.iter().map(|c| c.attribute("name")).collect();
-    assert_eq!(case_names, [Some("guarded"), Some("hello")]);
-    let failure = cases[0].children().find(|n| n.has_tag_name("failure")).expect("guarded failed");
+    assert_eq!(case_names, [Some("hello"), Some("guarded")]);
+    let failure = cases[1].children().find(|n| n.has_tag_name("failure")).expect("guarded failed");
     assert!(failure.attribute("message").is_some_and(|m| m.starts_with("threshold failed: p50 < 1ns (was ")), "{xml}");
     assert_eq!(failure.attribute("type"), Some("threshold"));
-    assert!(!cases[1].children().any(|n| n.has_tag_name("failure")), "hello gates nothing: {xml}");
+    assert!(!cases[0].children().any(|n| n.has_tag_name("failure")), "hello gates nothing: {xml}");
 
     // Markdown: a GitHub table per section, as a Markdown parser sees it.
     let markdown = std::fs::read_to_string(file("results.md")).expect("Markdown file");
     let tables = markdown_tables(&markdown);
     assert_eq!(tables.len(), 2, "results and comparison: {markdown}");
-    assert_eq!(tables[0][0], ["scenario", "requests", "failed", "req/s", "p50", "p95", "p99", "max", "thresholds"]);
-    assert_eq!(tables[0][1][..3], ["guarded", "20", "0"]);
-    assert!(tables[0][1][8].starts_with("failed: p50 < 1ns (was "), "{:?}", tables[0][1]);
-    assert_eq!(tables[0][2][..3], ["hello", "100", "0"]);
-    assert_eq!(tables[1][1][0], "guarded");
-    assert_eq!(tables[1][1][10], "new");
-    assert_eq!(tables[1][2][0], "hello");
+    assert_eq!(tables[0][0], ["", "scenario", "requests", "failed", "req/s", "p50", "p95", "p99", "max", "thresholds"]);
+    assert_eq!(tables[0][2][..4], ["❌", "guarded", "20", "0"]);
+    assert!(tables[0][2][9].starts_with("failed: p50 < 1ns (was "), "{:?}", tables[0][2]);
+    assert_eq!(tables[0][1][1..4], ["hello", "100", "0"]);
+    assert_eq!(tables[1][2][0], "guarded");
+    assert_eq!(tables[1][2][10], "new");
+    assert_eq!(tables[1][1][0], "hello");
+    assert!(
+        markdown.starts_with(
+            "### loadbench: this run compared with baseline `main`\n\n❌ loadbench: 1 of 2 failed: guarded (p50 \\< 1ns (was "
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains("\n<details><summary>"), "{markdown}");
 
-    // GITHUB_STEP_SUMMARY: the same Markdown, after what was there.
+    // GITHUB_STEP_SUMMARY: one block, the comparison's, after what was there.
     let summary = std::fs::read_to_string(&summary).expect("summary");
     assert_eq!(summary, format!("# An earlier step\n\n{markdown}"));
 
@@ -429,9 +447,15 @@ fn every_output_format_reads_back() {
 fn markdown_tables(markdown: &str) -> Vec<Vec<Vec<String>>> {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut in_table = false;
     for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
         match event {
-            Event::Start(Tag::Table(_)) => tables.push(Vec::new()),
+            Event::Start(Tag::Table(_)) => {
+                in_table = true;
+                tables.push(Vec::new());
+            }
+            Event::End(TagEnd::Table) => in_table = false,
+            _ if !in_table => {}
             Event::Start(Tag::TableHead | Tag::TableRow) => {
                 if let Some(table) = tables.last_mut() {
                     table.push(Vec::new());
@@ -447,7 +471,6 @@ fn markdown_tables(markdown: &str) -> Vec<Vec<Vec<String>>> {
                     cell.push_str(&text);
                 }
             }
-            Event::End(TagEnd::Table) => {}
             _ => {}
         }
     }
@@ -520,7 +543,8 @@ fn named_requests_and_checks_reach_every_output_and_the_checks_threshold_gates()
 
     let markdown = std::fs::read_to_string(file("out.md")).expect("Markdown file");
     let tables = markdown_tables(&markdown);
-    assert_eq!(tables[0][2][..3], ["↳ GET /items/{id}", "100", "0"], "{markdown}");
+    // Indented with non-breaking spaces, which a Markdown table keeps.
+    assert_eq!(tables[0][2][..4], ["✅", "\u{a0}\u{a0}\u{a0}\u{a0}↳ GET /items/{id}", "100", "0"], "{markdown}");
     assert!(markdown.contains("\n- checked: checks 95.0% passed: "), "{markdown}");
 
     // Above 95 % fails; so does a threshold on checks where none was made.
@@ -703,4 +727,179 @@ fn a_bench_binary_checks_its_output_file_before_running() {
         );
     }
     assert_eq!(target.requests(), 0, "nothing ran");
+}
+
+#[test]
+fn a_slower_step_regresses_on_its_own_and_ci_screens_show_it() {
+    let _turn = one_at_a_time();
+    // Both steps take 20 ms in the baseline; then `search` takes 40 ms more and `page` does not.
+    let before = server(Duration::from_millis(20));
+    let after = TestServer::start(Behavior {
+        delay: Duration::from_millis(20),
+        path_delay: Some(("/search", Duration::from_millis(40))),
+        ..Behavior::default()
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str| dir.path().join(name);
+    let baselines = path(dir.path());
+    let saved = gate(&[
+        "stepped",
+        "--target",
+        &before.url(),
+        "--runs",
+        "3",
+        "--save-baseline",
+        "base",
+        "--baseline-dir",
+        baselines,
+    ]);
+    assert_eq!(saved.code, Some(0), "{saved:#?}");
+    assert_eq!(before.requests(), 1_200);
+
+    let gated = gate(&[
+        "stepped",
+        "--target",
+        &after.url(),
+        "--runs",
+        "3",
+        "--baseline",
+        "base",
+        "--baseline-dir",
+        baselines,
+        "--fail-on-regression",
+        "--json",
+        path(&file("gated.json")),
+        "--output",
+        path(&file("gated.xml")),
+    ]);
+    assert_eq!(gated.code, Some(1), "a step's regression gates as a scenario's: {gated:#?}");
+    assert!(
+        gated.errors().iter().any(|e| e.starts_with("error: gate failed: regressed against baseline `base`: ")
+            && e.contains("stepped (step search)")),
+        "{gated:#?}"
+    );
+    let report = read_report(&file("gated.json"));
+    let c = comparison(&report, "stepped");
+    let steps: Vec<(&str, Verdict)> = c.steps.iter().map(|r| (r.name.as_str(), r.comparison.verdict)).collect();
+    assert_eq!(steps[1], ("search", Verdict::Regressed), "{c:#?}");
+    let search = &c.steps[1].comparison;
+    assert_eq!((search.method, search.baseline_runs, search.runs), (Method::Bootstrap, 3, 3), "{search:#?}");
+    let p50 = |c: &Comparison| c.metrics.iter().find(|m| m.metric == ComparedMetric::P50).expect("p50").change;
+    // +200 % against well under a third of that: the slow step is told from the other.
+    assert!(p50(search) > 1.0, "{}", changes(search));
+    // The other step's median barely moves (its tail may, on a busy machine: not asserted).
+    let page = &c.steps[0].comparison;
+    assert_eq!(c.steps[0].name, "page");
+    assert!(p50(page).abs() < 0.5, "page: {}", changes(page));
+    assert!(
+        !page.metrics.iter().any(|m| m.metric == ComparedMetric::Rps),
+        "a step's rate is its scenario's: {page:#?}"
+    );
+    // The comparison table has the steps under their scenario.
+    let table = comparison_table(&gated.stdout);
+    assert!(row(table, "└ search")[10].starts_with("regressed (p50"), "{table}");
+
+    let xml = std::fs::read_to_string(file("gated.xml")).expect("JUnit file");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let case = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no case `{name}` in {xml}"))
+    };
+    assert_eq!(case("stepped / step search").attribute("classname"), Some("gate/api.stepped"));
+    let failure = case("stepped / step search").children().find(|n| n.has_tag_name("failure")).expect("gated");
+    assert!(failure.attribute("message").is_some_and(|m| m.starts_with("baseline `base`: regressed (p50")), "{xml}");
+
+    // Without the gate: exit 0, and the regression is a note CI screens show (`<skipped>`), the
+    // Markdown row marked ⚠️.
+    let informative = gate(&[
+        "stepped",
+        "--target",
+        &after.url(),
+        "--baseline",
+        "base",
+        "--baseline-dir",
+        baselines,
+        "--output",
+        path(&file("informative.xml")),
+        "--output",
+        path(&file("informative.md")),
+    ]);
+    assert_eq!(informative.code, Some(0), "{informative:#?}");
+    let xml = std::fs::read_to_string(file("informative.xml")).expect("JUnit file");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let search = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some("stepped / step search"))
+        .expect("the step's case");
+    let skipped = search.children().find(|n| n.has_tag_name("skipped")).expect("a visible note");
+    assert!(
+        skipped.attribute("message").is_some_and(|m| m.starts_with("regression (not gated, add --fail-on-regression)")),
+        "{xml}"
+    );
+    assert!(!doc.descendants().any(|n| n.has_tag_name("failure")), "nothing fails without the gate: {xml}");
+    let markdown = std::fs::read_to_string(file("informative.md")).expect("Markdown file");
+    let tables = markdown_tables(&markdown);
+    let search = tables[0].iter().find(|r| r[1].ends_with("└ search")).expect("the step's row");
+    assert_eq!(search[0], "⚠️", "{markdown}");
+    let verdict = markdown.lines().nth(2).unwrap_or_default();
+    assert!(
+        verdict.starts_with("⚠️ loadbench: 1 scenario passed, 1 with warnings: stepped (")
+            && verdict.contains("step search regressed (p50"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn scenarios_are_listed_in_source_order_everywhere() {
+    let _turn = one_at_a_time();
+    let target = server(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str| dir.path().join(name);
+    // Named on the command line in yet another order: the source's wins.
+    let out = gate(&[
+        "mu",
+        "alpha",
+        "zeta",
+        "--exact",
+        "--target",
+        &target.url(),
+        "--json",
+        path(&file("out.json")),
+        "--output",
+        path(&file("out.md")),
+        "--output",
+        path(&file("out.xml")),
+        "--output",
+        path(&file("out.csv")),
+    ]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let declared = ["zeta", "alpha", "mu"];
+    let table: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.trim_matches('|').split('|').next().map(str::trim))
+        .filter(|name| declared.contains(name))
+        .collect();
+    assert_eq!(table, declared, "{}", out.stdout);
+    let json: Vec<String> = read_report(&file("out.json")).scenarios.into_iter().map(|s| s.name.clone()).collect();
+    assert_eq!(json, declared);
+    let markdown = std::fs::read_to_string(file("out.md")).expect("Markdown file");
+    let rows: Vec<String> = markdown_tables(&markdown)[0].iter().skip(1).map(|r| r[1].clone()).collect();
+    assert_eq!(rows, declared, "{markdown}");
+    let xml = std::fs::read_to_string(file("out.xml")).expect("JUnit file");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let cases: Vec<&str> =
+        doc.descendants().filter(|n| n.has_tag_name("testcase")).filter_map(|n| n.attribute("name")).collect();
+    assert_eq!(cases, declared, "{xml}");
+    let mut csv = csv::Reader::from_path(file("out.csv")).expect("CSV");
+    let header = csv.headers().expect("header").clone();
+    let column = header.iter().position(|h| h == "scenario").expect("a scenario column");
+    let names: Vec<String> = csv.records().map(|r| r.expect("CSV row")[column].to_owned()).collect();
+    assert_eq!(names, declared);
+
+    let list = gate(&["mu", "alpha", "zeta", "--exact", "--list"]);
+    let listed: Vec<&str> =
+        list.stdout.lines().filter_map(|l| l.split(": ").nth(1)).map(|l| l.split(" — ").next().unwrap_or(l)).collect();
+    assert_eq!(listed, declared, "{list:#?}");
 }

@@ -1,70 +1,174 @@
-//! GitHub-flavoured Markdown: a heading, the results table (steps and named requests as rows
-//! under their scenario, as in the terminal's table; each scenario's checks as a line below it),
-//! and with a baseline the comparison table (against several targets, the side-by-side table);
-//! for pull-request comments and `GITHUB_STEP_SUMMARY`.
+//! GitHub-flavoured Markdown, for pull-request comments and `GITHUB_STEP_SUMMARY`: a heading
+//! (naming the baseline when comparing), a one-line verdict (`❌ loadbench: 1 of 5 failed:
+//! checkout (p99 < 50ms (was 61.0ms))`), the results table with a ✅/⚠️/❌ mark per row (see
+//! [`super::status`]) and each step (`└`) and named request (`↳`) indented under its scenario
+//! with non-breaking spaces (a table cell's plain spaces are trimmed), then the details in a
+//! collapsible `<details>` block: thresholds, failure causes, checks, warnings, the comparison
+//! with the baseline (steps and named requests included) or the side-by-side table, and notes.
 
 use comfy_table::{Table, presets};
 use loadbench::report::{named, table, units};
 
-use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side, thresholds_cell};
+use super::status::{self, Mark};
+use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_rows, runs_note, side_by_side, thresholds_cell};
 
-/// The results table's headers: those of the terminal's, with thresholds for bytes.
+/// The results table's headers: the mark, then those of the terminal's, with thresholds for
+/// bytes.
 fn header(cx: &Context) -> Vec<String> {
     let mut header = table::header(&cx.columns);
     header.pop();
     header.push("thresholds".to_owned());
+    header.insert(0, String::new());
     header
+}
+
+/// The heading: `loadbench results`, or with a baseline `loadbench: `head` compared with
+/// baseline `base`` (the run's own name is the baseline it saves, if it saves one).
+pub fn heading(cx: &Context) -> String {
+    match cx.baseline {
+        Some(baseline) => {
+            let head = cx.saves_as.map_or_else(|| "this run".to_owned(), |name| format!("`{name}`"));
+            format!("loadbench: {head} compared with baseline `{baseline}`")
+        }
+        None => "loadbench results".to_owned(),
+    }
+}
+
+/// The one-line verdict: `✅ loadbench: 5 scenarios passed`, `⚠️ loadbench: 5 scenarios passed,
+/// 1 with warnings: hello (…)`, `❌ loadbench: 1 of 5 failed: checkout (p99 < 50ms (was 61.0ms))`.
+pub fn verdict_line(cx: &Context) -> String {
+    let statuses: Vec<(status::Status, &str)> = cx.scenarios().map(|(s, l)| (status::scenario(cx, s), l)).collect();
+    let n = statuses.len();
+    let listed = |mark: Mark| {
+        statuses
+            .iter()
+            .filter(|(st, _)| st.mark == mark)
+            .map(|(st, label)| format!("{} ({})", escape(label), escape(&st.why.join(", "))))
+            .collect::<Vec<_>>()
+    };
+    let (failed, warned) = (listed(Mark::Fail), listed(Mark::Warn));
+    let scenarios = if n == 1 { "1 scenario".to_owned() } else { format!("{n} scenarios") };
+    if !failed.is_empty() {
+        format!("{} loadbench: {} of {n} failed: {}", Mark::Fail.emoji(), failed.len(), failed.join("; "))
+    } else if n == 0 {
+        format!("{} loadbench: no scenario ran", Mark::Warn.emoji())
+    } else if !warned.is_empty() {
+        format!(
+            "{} loadbench: {scenarios} passed, {} with warnings: {}",
+            Mark::Warn.emoji(),
+            warned.len(),
+            warned.join("; ")
+        )
+    } else {
+        format!("{} loadbench: {scenarios} passed", Mark::Pass.emoji())
+    }
+}
+
+/// `  └ login` with its leading spaces non-breaking, which a Markdown table keeps.
+fn indented(cell: &str) -> String {
+    let rest = cell.trim_start_matches(' ');
+    format!("{}{rest}", "\u{a0}".repeat(2 * (cell.len() - rest.len())))
 }
 
 /// The Markdown document.
 pub fn render(cx: &Context) -> String {
-    let mut out = String::from("### loadbench results\n\n");
+    let mut out = format!("### {}\n\n{}\n\n", heading(cx), verdict_line(cx));
     let header = header(cx);
     let rows = cx.scenarios().flat_map(|(s, label)| {
+        let mark = status::scenario(cx, s).mark.emoji().to_owned();
         let mut name = label.to_owned();
         if s.interrupted {
             name.push_str(" (interrupted)");
         }
         if let Some(error) = &s.setup_error {
             let mut row = vec!["-".to_owned(); header.len()];
-            row[0] = name;
-            row[1] = format!("did not run: {error}");
+            row[0] = mark;
+            row[1] = name;
+            row[2] = format!("did not run: {error}");
             return vec![row];
         }
-        // Each step under its scenario, as in the terminal's table.
-        let steps = s.steps.iter().map(|step| table::step_row_with(s, step, &cx.columns));
-        let requests = s.requests.iter().map(|request| table::request_row_with(s, request, &cx.columns));
-        let mut row = vec![name, units::thousands(s.iterations), units::thousands(s.failed), units::rate(s.rps)];
+        // Each step and named request under its scenario, as in the terminal's table.
+        let rows = status::rows(s).map(|row| {
+            let mut cells = if row.kind == "step" {
+                table::step_row_with(s, row.report, &cx.columns)
+            } else {
+                table::request_row_with(s, row.report, &cx.columns)
+            };
+            cells[0] = indented(&cells[0]);
+            cells.insert(0, status::row(cx, &row).mark.emoji().to_owned());
+            cells
+        });
+        let mut row = vec![mark, name, units::thousands(s.iterations), units::thousands(s.failed), units::rate(s.rps)];
         row.extend(cx.columns.cells(s.latency_us.as_ref()));
         row.push(thresholds_cell(s));
-        std::iter::once(row).chain(steps).chain(requests).collect::<Vec<_>>()
+        std::iter::once(row).chain(rows).collect::<Vec<_>>()
     });
     out.push_str(&markdown_table(&header, rows));
-    let checks: Vec<String> = cx
-        .scenarios()
-        .filter_map(|(s, label)| Some(format!("- {}: {}\n", escape(label), escape(&named::checks_line(s)?))))
-        .collect();
-    if !checks.is_empty() {
-        out.push('\n');
-        out.extend(checks);
+    let details = details(cx);
+    if !details.is_empty() {
+        out.push_str("\n<details><summary>Details: thresholds, failure causes, checks, comparisons</summary>\n");
+        out.push_str(&details);
+        out.push_str("\n</details>\n");
     }
+    out
+}
+
+/// What goes in the `<details>` block, each part after a blank line; empty when there is nothing.
+fn details(cx: &Context) -> String {
+    let mut out = String::new();
+    let mut list = |title: &str, lines: Vec<String>| {
+        if !lines.is_empty() {
+            out.push_str(&format!("\n**{title}**\n\n"));
+            for line in lines {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+    };
+    let thresholds = cx.scenarios().flat_map(|(s, label)| {
+        s.thresholds.iter().map(move |o| {
+            let mark = if o.passed { Mark::Pass } else { Mark::Fail };
+            format!("- {} {}: {}", mark.emoji(), escape(label), escape(&o.to_string()))
+        })
+    });
+    list("Thresholds", thresholds.collect());
+    let mut causes = Vec::new();
+    for (s, label) in cx.scenarios() {
+        let own = status::cause_lines(&s.causes);
+        let rows: Vec<(String, Vec<String>)> = status::rows(s)
+            .map(|row| (format!("{} {}", row.kind, row.report.name), status::cause_lines(&row.report.causes)))
+            .filter(|(_, lines)| !lines.is_empty())
+            .collect();
+        if own.is_empty() && rows.is_empty() {
+            continue;
+        }
+        causes.push(format!("- {}", escape(label)));
+        causes.extend(own.iter().map(|line| format!("  - {}", escape(line))));
+        for (row, lines) in rows {
+            causes.push(format!("  - {}", escape(&row)));
+            causes.extend(lines.iter().map(|line| format!("    - {}", escape(line))));
+        }
+    }
+    list("Failure causes", causes);
+    let checks = cx
+        .scenarios()
+        .filter_map(|(s, label)| Some(format!("- {}: {}", escape(label), escape(&named::checks_line(s)?))));
+    list("Checks", checks.collect());
+    let warnings = cx.scenarios().flat_map(|(s, label)| {
+        s.warnings.iter().map(move |w| format!("- **warning** {}: {}", escape(label), escape(&w.message)))
+    });
+    list("Warnings", warnings.collect());
     if let Some(note) = runs_note(cx) {
         out.push_str(&format!("\n_{note}_\n"));
     }
-    let warnings: Vec<String> = cx
+    let comparisons: Vec<Vec<String>> = cx
         .scenarios()
-        .flat_map(|(s, label)| {
-            s.warnings.iter().map(move |w| format!("- **warning** {}: {}", escape(label), escape(&w.message)))
+        .flat_map(|(s, label)| comparison_rows(s, label))
+        .map(|mut row| {
+            row[0] = indented(&row[0]);
+            row
         })
         .collect();
-    if !warnings.is_empty() {
-        out.push('\n');
-        for line in warnings {
-            out.push_str(&line);
-            out.push('\n');
-        }
-    }
-    let comparisons: Vec<Vec<String>> = cx.scenarios().filter_map(|(s, label)| comparison_row(s, label)).collect();
     if let Some(baseline) = cx.baseline
         && !comparisons.is_empty()
     {
@@ -147,7 +251,14 @@ mod tests {
     fn pipes_in_names_are_escaped_and_every_row_has_every_cell() {
         let report = sample_report();
         let out = render(&Context::new(&report, 3, Some("main"), true));
-        assert!(out.starts_with("### loadbench results\n\n| scenario "), "{out}");
+        assert!(
+            out.starts_with(
+                "### loadbench: this run compared with baseline `main`\n\n❌ loadbench: 2 of 3 failed: \
+                 hello (regressed (req/s, p50, p99) against baseline \\`main\\`); guarded\\|pipe (p50 \\< 10ms (was 20.0ms))\n\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("\n| ✅ | fresh "), "{out}");
         assert!(out.contains("| guarded\\|pipe "), "{out}");
         assert!(out.contains("failed: p50 \\< 10ms (was 20.0ms)"), "{out}");
         assert!(out.contains("#### Compared with baseline `main`"), "{out}");
@@ -184,10 +295,12 @@ mod tests {
             .filter(|l| l.starts_with('|'))
             .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
             .collect();
-        let at = |name: &str| rows.iter().position(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {out}"));
+        let at = |name: &str| rows.iter().position(|r| r[1] == name).unwrap_or_else(|| panic!("{name}: {out}"));
         assert_eq!(at("└ login"), at(&first) + 1, "{out}");
         assert_eq!(at("└ query"), at(&first) + 2, "{out}");
-        assert_eq!(rows[at("└ login")][1..3], ["30", "2"]);
+        assert_eq!(rows[at("└ login")][..4], ["❌", "└ login", "30", "2"], "a step whose runs failed: {out}");
+        assert_eq!(rows[at(&first)][0], "⚠️", "a regression that does not gate: {out}");
+        assert!(out.contains("| \u{a0}\u{a0}\u{a0}\u{a0}└ login "), "non-breaking spaces indent the step: {out}");
         assert!(rows.iter().all(|r| r.len() == header(&Context::new(&report, 1, None, false)).len()), "{out}");
     }
 
@@ -204,14 +317,14 @@ mod tests {
             loadbench::report::LatencyColumns::new(loadbench::cli::parse_percentiles("90,99.9").unwrap_or_default());
         let out = render(&cx);
         let cells = |text: &str| -> Vec<String> {
-            let line = text.lines().find(|l| l.starts_with("| scenario")).unwrap_or_default();
+            let line = text.lines().find(|l| l.contains("| scenario")).unwrap_or_default();
             line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect()
         };
-        assert_eq!(cells(&out), ["scenario", "requests", "failed", "req/s", "p90", "p99.9", "max", "thresholds"]);
+        assert_eq!(cells(&out), ["", "scenario", "requests", "failed", "req/s", "p90", "p99.9", "max", "thresholds"]);
         let warning = format!("\n- **warning** {}: did the body forget \\`.send().await\\`?\n", escape(&first));
         assert!(out.contains(&warning), "{out}");
         let default = render(&Context::new(&report, 1, None, false));
-        assert_eq!(cells(&default)[4..8], ["p50", "p95", "p99", "max"], "{default}");
+        assert_eq!(cells(&default)[5..9], ["p50", "p95", "p99", "max"], "{default}");
     }
 
     #[test]
@@ -235,9 +348,110 @@ mod tests {
             .filter(|l| l.starts_with('|'))
             .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
             .collect();
-        assert_eq!(rows[2][..3], ["hello", "300", "0"], "{out}");
-        assert_eq!(rows[3][..3], ["↳ GET /items/{id}", "30", "2"], "{out}");
+        assert_eq!(rows[2][1..4], ["hello", "300", "0"], "{out}");
+        assert_eq!(rows[3][1..4], ["↳ GET /items/{id}", "30", "2"], "{out}");
         assert!(rows.iter().all(|r| r.len() == header(&Context::new(&report, 1, None, false)).len()), "{out}");
         assert!(out.contains("\n- hello: checks 99.2% passed: has\\_id 99.2% (992 of 1,000)\n"), "{out}");
+    }
+
+    #[test]
+    fn the_verdict_line_comes_first_and_causes_are_in_the_details() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        report.scenarios[0].comparison = None;
+        let passed = render(&Context::new(&report, 1, None, false));
+        assert!(passed.starts_with("### loadbench results\n\n✅ loadbench: 1 scenario passed\n\n|"), "{passed}");
+
+        let scenario = &mut report.scenarios[0];
+        scenario.failed = 23;
+        scenario.causes = loadbench::report::Causes::from_counts([
+            (("scenario".to_owned(), "item had the wrong <name>".to_owned()), 20),
+            (("io".to_owned(), "connection reset by peer".to_owned()), 3),
+        ]);
+        scenario.steps = vec![loadbench::report::StepReport {
+            name: "login".into(),
+            iterations: 30,
+            ok: 27,
+            failed: 3,
+            errors: Default::default(),
+            causes: loadbench::report::Causes::from_counts([(
+                ("io".to_owned(), "connection reset by peer".to_owned()),
+                3,
+            )]),
+            latency_us: None,
+        }];
+        let out = render(&Context::new(&report, 1, None, false));
+        assert!(
+            out.starts_with("### loadbench results\n\n⚠️ loadbench: 1 scenario passed, 1 with warnings: hello (23 of 300 iterations failed)\n"),
+            "{out}"
+        );
+        let (table, details) = out.split_once("\n<details><summary>").unwrap_or_else(|| panic!("{out}"));
+        assert!(!table.contains("wrong"), "causes are details: {out}");
+        assert!(
+            details.contains(
+                "**Failure causes**\n\n- hello\n  - 20 × scenario: item had the wrong \\<name\\>\n  - 3 × io: connection reset by peer\n  \
+                 - step login\n    - 3 × io: connection reset by peer\n"
+            ),
+            "{details}"
+        );
+        assert!(details.ends_with("\n</details>\n"), "{details}");
+
+        let mut failing = report.clone();
+        failing.scenarios[0].config.thresholds = vec!["error_rate<0.01".parse().unwrap_or_else(|e| panic!("{e}"))];
+        failing.scenarios[0].thresholds = loadbench::report::check::evaluate(&failing.scenarios[0]);
+        let out = render(&Context::new(&failing, 1, None, false));
+        assert!(
+            out.starts_with(
+                "### loadbench results\n\n❌ loadbench: 1 of 1 failed: hello (error\\_rate \\< 0.01 (was 0.0712))\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn step_verdicts_are_rows_of_the_comparison_and_the_heading_names_both_sides() {
+        let mut report = sample_report();
+        report.scenarios.truncate(1);
+        let latency = report.scenarios[0].latency_us.clone();
+        let step = |p50: f64| loadbench::report::StepReport {
+            name: "search".into(),
+            iterations: 300,
+            ok: 300,
+            failed: 0,
+            errors: Default::default(),
+            causes: Default::default(),
+            latency_us: latency.clone().map(|l| loadbench::report::LatencyReport { p50, p99: p50, ..l }),
+        };
+        let mut old = report.scenarios[0].clone();
+        old.steps = vec![step(1_000.0)];
+        old.runs = vec![cargo_loadbench::RunSample::of(&old); 3];
+        let new = &mut report.scenarios[0];
+        new.steps = vec![step(9_000.0)];
+        new.runs = vec![cargo_loadbench::RunSample::of(new); 3];
+        new.comparison = Some(crate::compare::compare_with_rows(new, Some(&old), "base", 0.05));
+        let mut cx = Context::new(&report, 3, Some("base"), false);
+        cx.saves_as = Some("head");
+        let out = render(&cx);
+        assert!(out.starts_with("### loadbench: `head` compared with baseline `base`\n"), "{out}");
+        let row =
+            out.lines().find(|l| l.contains("└ search") && l.contains("regressed")).unwrap_or_else(|| panic!("{out}"));
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(
+            cells,
+            [
+                "└ search",
+                "-",
+                "-",
+                "-",
+                "1.00ms",
+                "9.00ms",
+                "+800.0%",
+                "1.00ms",
+                "9.00ms",
+                "+800.0%",
+                "regressed (p50, p99)"
+            ]
+        );
+        assert!(out.contains("| ⚠️ | \u{a0}\u{a0}\u{a0}\u{a0}└ search "), "{out}");
     }
 }

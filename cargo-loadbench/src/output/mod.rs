@@ -6,6 +6,7 @@ mod csv;
 mod junit;
 mod markdown;
 mod side_by_side;
+mod status;
 mod text;
 
 use std::io::Write as _;
@@ -23,9 +24,11 @@ pub enum Format {
     Json,
     /// One row per scenario, with a header row.
     Csv,
-    /// GitHub-flavoured Markdown tables, for pull-request comments.
+    /// GitHub-flavoured Markdown for pull-request comments and job summaries: a verdict line,
+    /// the table with ✅/⚠️/❌ per row, the details in a collapsible block.
     Markdown,
-    /// JUnit XML: each scenario a test case, each failed threshold or gating regression a failure.
+    /// JUnit XML: a test suite per scenario, with a test case for it and for each of its steps and
+    /// named requests; a failed threshold or gating regression a failure naming the causes.
     Junit,
 }
 
@@ -105,6 +108,9 @@ pub struct Context<'a> {
     pub columns: LatencyColumns,
     /// Whether a warning that a scenario measured nothing fails the run (`--fail-on-warning`).
     pub fail_on_warning: bool,
+    /// `--save-baseline NAME`: the name this run is saved as, which names it in the Markdown
+    /// heading when it is compared with another baseline.
+    pub saves_as: Option<&'a str>,
 }
 
 impl<'a> Context<'a> {
@@ -119,6 +125,7 @@ impl<'a> Context<'a> {
             notes: Vec::new(),
             columns: LatencyColumns::default(),
             fail_on_warning: false,
+            saves_as: None,
         }
     }
 
@@ -221,8 +228,27 @@ const COMPARISON_HEADER: [&str; 11] = [
 
 /// One row of the comparison table for `scenario`, or `None` when it was not compared.
 fn comparison_row(scenario: &ScenarioResult, label: &str) -> Option<Vec<String>> {
-    let comparison = scenario.comparison.as_ref()?;
-    let mut row = vec![label.to_owned()];
+    Some(compared_cells(label.to_owned(), scenario.comparison.as_ref()?))
+}
+
+/// The rows of the comparison table for `scenario`: its own, then one per compared step
+/// (`  └ login`) and named request (`  ↳ GET /items/{id}`), as in the results table; none when
+/// it was not compared.
+fn comparison_rows(scenario: &ScenarioResult, label: &str) -> Vec<Vec<String>> {
+    let Some(own) = comparison_row(scenario, label) else {
+        return Vec::new();
+    };
+    let rows = status::rows(scenario).filter_map(|row| {
+        let marker = if row.kind == "step" { "└" } else { loadbench::report::named::REQUEST_MARKER };
+        Some(compared_cells(format!("  {marker} {}", row.report.name), row.comparison?))
+    });
+    std::iter::once(own).chain(rows).collect()
+}
+
+/// A comparison's cells after the name: old, new and change of req/s, p50 and p99 (`-` where not
+/// compared), and the verdict.
+fn compared_cells(name: String, comparison: &Comparison) -> Vec<String> {
+    let mut row = vec![name];
     for metric in [ComparedMetric::Rps, ComparedMetric::P50, ComparedMetric::P99] {
         match comparison.metrics.iter().find(|m| m.metric == metric) {
             Some(m) => row.extend([compared_value(metric, m.old), compared_value(metric, m.new), percent(m.change)]),
@@ -230,7 +256,7 @@ fn comparison_row(scenario: &ScenarioResult, label: &str) -> Option<Vec<String>>
         }
     }
     row.push(verdict_cell(comparison));
-    Some(row)
+    row
 }
 
 /// `regressed (p99, req/s)`, `improved (p50)`, `no change`, `new`, `not comparable`. The
@@ -294,7 +320,7 @@ fn comparison_notes(cx: &Context) -> Vec<String> {
             }
         }
     }
-    if !cx.fail_on_regression && compared.iter().any(|(s, _)| crate::gate::regressed(s)) {
+    if !cx.fail_on_regression && compared.iter().any(|(s, _)| crate::gate::regressed_anywhere(s)) {
         notes.push("Regressions do not fail the run without --fail-on-regression.".to_owned());
     }
     notes

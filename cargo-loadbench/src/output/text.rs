@@ -5,7 +5,7 @@
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use loadbench::report::table;
 
-use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_row, runs_note, side_by_side};
+use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_rows, runs_note, side_by_side};
 
 /// The whole text output.
 pub fn render(cx: &Context) -> String {
@@ -15,7 +15,7 @@ pub fn render(cx: &Context) -> String {
         out.push_str(&note);
         out.push('\n');
     }
-    let rows: Vec<Vec<String>> = cx.scenarios().filter_map(|(s, label)| comparison_row(s, label)).collect();
+    let rows: Vec<Vec<String>> = cx.scenarios().flat_map(|(s, label)| comparison_rows(s, label)).collect();
     if let Some(baseline) = cx.baseline
         && !rows.is_empty()
     {

@@ -1,0 +1,196 @@
+//! What a CI screen marks on each row: passed, a warning, or failed, and why, in short phrases
+//! that Markdown (✅/⚠️/❌ and the verdict line) and JUnit (failures, skipped notes) share.
+//!
+//! A scenario fails what fails the run: a threshold, a regression against the baseline with
+//! `--fail-on-regression` (its own or one of its steps' or named requests'), a warning with
+//! `--fail-on-warning`, not running, an interruption. It is a warning when it passed with
+//! something worth a look: a regression that does not gate, a warning that does not, a saturated
+//! generator, or failed iterations that no threshold judged. A step or named request fails when
+//! some of its runs failed (the table's `failed` column) or its regression gates, and is a
+//! warning when its regression does not.
+
+use cargo_loadbench::{Comparison, RowComparison, ScenarioResult, Verdict};
+use loadbench::report::{Causes, StepReport, units};
+
+use super::{Context, verdict_cell};
+
+/// A row's mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mark {
+    /// Nothing to look at.
+    Pass,
+    /// Passed, with something worth a look.
+    Warn,
+    /// Failed.
+    Fail,
+}
+
+impl Mark {
+    /// `✅`, `⚠️`, `❌`.
+    pub fn emoji(self) -> &'static str {
+        match self {
+            Mark::Pass => "✅",
+            Mark::Warn => "⚠️",
+            Mark::Fail => "❌",
+        }
+    }
+}
+
+/// A scenario's mark and the phrases that explain it (failures when it failed, else warnings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// The mark.
+    pub mark: Mark,
+    /// Why: `p99 < 50ms (was 61.2ms)`, `regressed against baseline `main` (p99)`, …
+    pub why: Vec<String>,
+}
+
+/// `regressed against baseline `main` (p99)`.
+fn regression(comparison: &Comparison) -> String {
+    format!("{} against baseline `{}`", verdict_cell(comparison), comparison.baseline)
+}
+
+/// The status of `scenario`.
+pub fn scenario(cx: &Context, scenario: &ScenarioResult) -> Status {
+    let mut failures: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    if let Some(error) = &scenario.setup_error {
+        failures.push(format!("did not run: {error}"));
+    }
+    if scenario.interrupted {
+        failures.push("interrupted".to_owned());
+    }
+    failures.extend(scenario.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string));
+    let gate = if cx.fail_on_regression { &mut failures } else { &mut warnings };
+    if let Some(c) = scenario.comparison.as_ref().filter(|c| c.verdict == Verdict::Regressed) {
+        gate.push(regression(c));
+    }
+    for (kind, row) in compared_rows(scenario).filter(|(_, r)| r.comparison.verdict == Verdict::Regressed) {
+        gate.push(format!("{kind} {} {}", row.name, regression(&row.comparison)));
+    }
+    let gate = if cx.fail_on_warning { &mut failures } else { &mut warnings };
+    gate.extend(scenario.warnings.iter().map(|w| format!("warning: {w}")));
+    if scenario.generator.as_ref().is_some_and(|g| g.saturated) {
+        warnings.push("the load generator was saturated".to_owned());
+    }
+    if failures.is_empty() && scenario.failed > 0 {
+        warnings.push(format!(
+            "{} of {} iterations failed",
+            units::thousands(scenario.failed),
+            units::thousands(scenario.iterations)
+        ));
+    }
+    if !failures.is_empty() {
+        Status { mark: Mark::Fail, why: failures }
+    } else if !warnings.is_empty() {
+        Status { mark: Mark::Warn, why: warnings }
+    } else {
+        Status { mark: Mark::Pass, why: Vec::new() }
+    }
+}
+
+/// A step or a named request of a scenario, with its comparison with the baseline.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    /// `step` or `request`.
+    pub kind: &'static str,
+    /// Its figures.
+    pub report: &'a StepReport,
+    /// Its comparison with the baseline, when the scenario was compared and had a verdict.
+    pub comparison: Option<&'a Comparison>,
+}
+
+/// The steps, then the named requests, of `scenario`, as the table lists them.
+pub fn rows(scenario: &ScenarioResult) -> impl Iterator<Item = Row<'_>> {
+    let compared = |kind: &'static str, report: &StepReport| {
+        compared_rows(scenario).find(|(k, r)| *k == kind && r.name == report.name).map(|(_, r)| &r.comparison)
+    };
+    let steps = scenario.steps.iter().map(move |r| Row { kind: "step", report: r, comparison: compared("step", r) });
+    let requests =
+        scenario.requests.iter().map(move |r| Row { kind: "request", report: r, comparison: compared("request", r) });
+    steps.chain(requests)
+}
+
+/// The compared steps and named requests of `scenario`, each with its kind.
+fn compared_rows(scenario: &ScenarioResult) -> impl Iterator<Item = (&'static str, &RowComparison)> {
+    scenario
+        .comparison
+        .iter()
+        .flat_map(|c| c.steps.iter().map(|r| ("step", r)).chain(c.requests.iter().map(|r| ("request", r))))
+}
+
+/// The status of a step or named request.
+pub fn row(cx: &Context, row: &Row) -> Status {
+    let mut failures = Vec::new();
+    let mut warnings = Vec::new();
+    if row.report.failed > 0 {
+        failures.push(format!(
+            "{} of {} failed",
+            units::thousands(row.report.failed),
+            units::thousands(row.report.iterations)
+        ));
+    }
+    if let Some(c) = row.comparison.filter(|c| c.verdict == Verdict::Regressed) {
+        if cx.fail_on_regression { &mut failures } else { &mut warnings }.push(regression(c));
+    }
+    if !failures.is_empty() {
+        Status { mark: Mark::Fail, why: failures }
+    } else if !warnings.is_empty() {
+        Status { mark: Mark::Warn, why: warnings }
+    } else {
+        Status { mark: Mark::Pass, why: Vec::new() }
+    }
+}
+
+/// Each cause on a line of its own, the most frequent first (`20 × scenario: item had the wrong
+/// name`), then `5 × other messages` for those not listed.
+pub fn cause_lines(causes: &Causes) -> Vec<String> {
+    let mut lines: Vec<String> =
+        causes.top.iter().map(|c| format!("{} × {}: {}", units::thousands(c.count), c.kind, c.message)).collect();
+    if causes.others > 0 {
+        lines.push(format!("{} × other messages", units::thousands(causes.others)));
+    }
+    lines
+}
+
+/// The first `n` causes on one line, for a failure's message: `20 × scenario: item had the wrong
+/// name; 3 × io: connection reset by peer; and 4 more`.
+pub fn cause_summary(causes: &Causes, n: usize) -> Option<String> {
+    let lines = cause_lines(causes);
+    if lines.is_empty() {
+        return None;
+    }
+    let mut summary = lines.iter().take(n).cloned().collect::<Vec<_>>().join("; ");
+    if lines.len() > n {
+        let more: u64 = causes.top.iter().skip(n).map(|c| c.count).sum::<u64>() + causes.others;
+        summary.push_str(&format!("; {} more", units::thousands(more)));
+    }
+    Some(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loadbench::report::ErrorCause;
+
+    fn causes(n: u64, others: u64) -> Causes {
+        let top = (0..n)
+            .map(|i| ErrorCause { kind: "scenario".into(), message: format!("cause {i}"), count: 10 - i })
+            .collect();
+        Causes { top, others }
+    }
+
+    #[test]
+    fn causes_read_most_frequent_first_with_the_rest_summed() {
+        assert_eq!(
+            cause_lines(&causes(2, 5)),
+            ["10 × scenario: cause 0", "9 × scenario: cause 1", "5 × other messages"]
+        );
+        assert_eq!(
+            cause_summary(&causes(4, 5), 2).as_deref(),
+            Some("10 × scenario: cause 0; 9 × scenario: cause 1; 20 more")
+        );
+        assert_eq!(cause_summary(&causes(1, 0), 3).as_deref(), Some("10 × scenario: cause 0"));
+        assert_eq!(cause_summary(&Causes::default(), 3), None);
+    }
+}
