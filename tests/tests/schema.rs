@@ -237,7 +237,7 @@ fn every_kind_the_rust_types_know_is_in_the_schema_and_no_other() {
         FeedEnd::Wrap | FeedEnd::Stop => (),
     };
     assert_eq!(enum_at("/$defs/verdict/enum"), names(verdicts));
-    assert_eq!(enum_at("/$defs/comparison/properties/method/enum"), names(methods));
+    assert_eq!(enum_at("/$defs/comparison_fields/properties/method/enum"), names(methods));
     assert_eq!(enum_at("/$defs/metric_change/properties/metric/enum"), names(ComparedMetric::ALL));
     assert_eq!(enum_at("/$defs/config/properties/feed/properties/mode/enum"), names(modes));
     assert_eq!(enum_at("/$defs/config/properties/feed/properties/end/enum"), names(ends));
@@ -307,7 +307,8 @@ fn the_schema_files_are_draft_2020_12_and_every_field_is_described() {
         }
         // loadbench's own objects are closed: a field the schema does not name is an error.
         if sub.get("properties").is_some() && sub.get("additionalProperties").is_none() {
-            let shared = ["/$defs/run_header", "/$defs/scenario_fields"].contains(&pointer.as_str());
+            let shared =
+                ["/$defs/run_header", "/$defs/scenario_fields", "/$defs/comparison_fields"].contains(&pointer.as_str());
             let closed = sub.get("unevaluatedProperties") == Some(&json!(false));
             assert!(shared || closed, "results.schema.json#{pointer} lets unknown fields through");
         }

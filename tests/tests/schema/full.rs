@@ -5,13 +5,16 @@
 
 use std::collections::BTreeMap;
 
-use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, Results, RunSample, ScenarioResult, Verdict};
+use cargo_loadbench::{
+    ComparedMetric, Comparison, Method, MetricChange, Results, RowComparison, RowSample, RunSample, ScenarioResult,
+    Verdict,
+};
 use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
-    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit, GeneratorReport,
-    HookReport, HttpReport, LatencyReport, MachineInfo, RateReport, RunReport, SCHEMA_VERSION, ScenarioReport,
-    StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind,
-    WatchReport,
+    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit,
+    GeneratorReport, HookReport, HttpReport, LatencyReport, MachineInfo, RateReport, RunReport, SCHEMA_VERSION,
+    ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning,
+    WarningKind, WatchReport,
 };
 use loadbench::threshold::{Metric, Op, Threshold};
 
@@ -53,13 +56,31 @@ pub fn scenario_result() -> ScenarioResult {
             ok: Some(997),
             rps: 498.5,
             latency_us: Some(latency()),
+            steps: vec![row_sample("pay")],
+            requests: vec![row_sample("GET /items/{id}")],
         }],
         comparison: Some(comparison("main", Verdict::Regressed, Method::Bootstrap)),
         side_by_side: Some(comparison("current", Verdict::Improved, Method::SingleRun)),
     }
 }
 
+fn row_sample(name: &str) -> RowSample {
+    RowSample { name: name.into(), iterations: 1_000, ok: 997, failed: 3, latency_us: Some(latency()) }
+}
+
 fn comparison(baseline: &str, verdict: Verdict, method: Method) -> Comparison {
+    Comparison {
+        steps: vec![RowComparison { name: "pay".into(), comparison: row_comparison(baseline, verdict, method) }],
+        requests: vec![RowComparison {
+            name: "GET /items/{id}".into(),
+            comparison: row_comparison(baseline, verdict, method),
+        }],
+        ..row_comparison(baseline, verdict, method)
+    }
+}
+
+/// A row's comparison: a comparison without rows of its own.
+fn row_comparison(baseline: &str, verdict: Verdict, method: Method) -> Comparison {
     Comparison {
         baseline: baseline.into(),
         verdict,
@@ -79,6 +100,8 @@ fn comparison(baseline: &str, verdict: Verdict, method: Method) -> Comparison {
                 verdict: Verdict::NoChange,
             })
             .collect(),
+        steps: Vec::new(),
+        requests: Vec::new(),
     }
 }
 
