@@ -8,8 +8,8 @@
 //! `--fail-on-regression` makes it a gate (its own, or one of its rows'), or a warning with
 //! `--fail-on-warning`; the message names the top failure causes (`20 × scenario: item had the
 //! wrong name; …`) and the text lists them all. A scenario that could not run or was interrupted
-//! is an `<error>`. A step's or named request's case fails when some of its runs failed or its
-//! regression gates. Against several targets, each scenario is a suite per target
+//! is an `<error>`. A step's or named request's case fails when its regression gates; its failed
+//! runs and their causes are in its `<system-out>`, as a scenario's are when no gate judged them. Against several targets, each scenario is a suite per target
 //! (`hello [fast]`), and the comparison with the first target is in its `<system-out>`: it gates
 //! nothing. A scenario's checks (`ctx.check`) are a line of its `<system-out>`.
 
@@ -167,23 +167,28 @@ fn scenario_case(cx: &Context, scenario: &ScenarioResult, name: &str, classname:
 /// The test case of a step or named request of `scenario` (named `scenario`).
 fn row_case(cx: &Context, scenario: &ScenarioResult, row: &Row, scenario_name: &str, classname: &str) -> TestCase {
     let mut failures = Vec::new();
+    let mut out: Vec<String> = row.comparison.map(baseline_line).into_iter().collect();
+    // Failed runs fail the case no more than a scenario's failed iterations fail its own (only a
+    // gate does, as the exit code): they and their causes are in `<system-out>`.
     if row.report.failed > 0 {
-        failures.push(format!("{} of {} failed", row.report.failed, row.report.iterations));
+        let mut line = format!("{} of {} failed", row.report.failed, row.report.iterations);
+        if let Some(summary) = status::cause_summary(&row.report.causes, CAUSES_IN_MESSAGE) {
+            line.push_str(&format!("; causes: {summary}"));
+        }
+        out.push(line);
     }
     let regression = row.comparison.filter(|c| c.verdict == Verdict::Regressed);
-    let mut out: Vec<String> = row.comparison.map(baseline_line).into_iter().collect();
     let status = match regression {
         Some(c) if cx.fail_on_regression => {
             failures.push(baseline_line(c));
-            out.clear();
+            out.retain(|line| *line != baseline_line(c));
             None
         }
         Some(c) => Some(regression_note(c)),
         None => None,
     };
     let status = if !failures.is_empty() {
-        let kind = if row.report.failed > 0 { "failed" } else { "regression" };
-        failure(kind.to_owned(), &failures, &row.report.causes)
+        failure("regression".to_owned(), &failures, &row.report.causes)
     } else {
         status.unwrap_or_else(TestCaseStatus::success)
     };
@@ -358,8 +363,15 @@ mod tests {
             own.text().is_some_and(|t| t.contains("  2 × scenario: item 3 had the wrong name\n  9 × other messages")),
             "{xml}"
         );
-        let pay = failure("hello / step pay").expect("a step whose runs failed");
-        assert_eq!(pay.attribute("message"), Some("2 of 30 failed; causes: 2 × io: connection reset by peer"));
+        // A step's failed runs fail its case no more than the scenario's fail its own: only a gate
+        // does. They and their causes are in its output.
+        assert!(failure("hello / step pay").is_none(), "{xml}");
+        let pay = suite
+            .descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some("hello / step pay"))
+            .and_then(|c| c.children().find(|n| n.has_tag_name("system-out")))
+            .and_then(|n| n.text());
+        assert_eq!(pay, Some("2 of 30 failed; causes: 2 × io: connection reset by peer"), "{xml}");
         assert!(failure("hello / step login").is_none() && failure("hello / request GET /cart").is_none(), "{xml}");
     }
 }

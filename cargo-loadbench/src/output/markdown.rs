@@ -298,7 +298,7 @@ mod tests {
         let at = |name: &str| rows.iter().position(|r| r[1] == name).unwrap_or_else(|| panic!("{name}: {out}"));
         assert_eq!(at("└ login"), at(&first) + 1, "{out}");
         assert_eq!(at("└ query"), at(&first) + 2, "{out}");
-        assert_eq!(rows[at("└ login")][..4], ["❌", "└ login", "30", "2"], "a step whose runs failed: {out}");
+        assert_eq!(rows[at("└ login")][..4], ["⚠️", "└ login", "30", "2"], "a step whose runs failed: {out}");
         assert_eq!(rows[at(&first)][0], "⚠️", "a regression that does not gate: {out}");
         assert!(out.contains("| \u{a0}\u{a0}\u{a0}\u{a0}└ login "), "non-breaking spaces indent the step: {out}");
         assert!(rows.iter().all(|r| r.len() == header(&Context::new(&report, 1, None, false)).len()), "{out}");
