@@ -152,16 +152,21 @@ fn scenario_case(cx: &Context, scenario: &ScenarioResult, name: &str, classname:
     if let Some(target) = &scenario.target_name {
         case.add_property(Property::new("target", target.as_str()));
     }
-    if let Some(latency) = &scenario.latency_us {
+    add_latency(&mut case, scenario.latency_us.as_ref());
+    if !out.is_empty() {
+        case.set_system_out(out.join("\n"));
+    }
+    case
+}
+
+/// The latency's p50 and p99 as properties of `case`, when anything succeeded.
+fn add_latency(case: &mut TestCase, latency: Option<&loadbench::report::LatencyReport>) {
+    if let Some(latency) = latency {
         case.add_properties([
             Property::new("p50_us", format!("{:.1}", latency.p50)),
             Property::new("p99_us", format!("{:.1}", latency.p99)),
         ]);
     }
-    if !out.is_empty() {
-        case.set_system_out(out.join("\n"));
-    }
-    case
 }
 
 /// The test case of a step or named request of `scenario` (named `scenario`).
@@ -204,12 +209,7 @@ fn row_case(cx: &Context, scenario: &ScenarioResult, row: &Row, scenario_name: &
         Property::new("failed", row.report.failed.to_string()),
         Property::new("rps", format!("{per_second:.1}")),
     ]);
-    if let Some(latency) = &row.report.latency_us {
-        case.add_properties([
-            Property::new("p50_us", format!("{:.1}", latency.p50)),
-            Property::new("p99_us", format!("{:.1}", latency.p99)),
-        ]);
-    }
+    add_latency(&mut case, row.report.latency_us.as_ref());
     if !out.is_empty() {
         case.set_system_out(out.join("\n"));
     }

@@ -80,12 +80,20 @@ pub fn scenario(cx: &Context, scenario: &ScenarioResult) -> Status {
             units::thousands(scenario.iterations)
         ));
     }
-    if !failures.is_empty() {
-        Status { mark: Mark::Fail, why: failures }
-    } else if !warnings.is_empty() {
-        Status { mark: Mark::Warn, why: warnings }
-    } else {
-        Status { mark: Mark::Pass, why: Vec::new() }
+    Status::of(failures, warnings)
+}
+
+impl Status {
+    /// Failed when anything failed, else a warning when anything warns, else passed; `why` holds
+    /// the reasons of the mark given.
+    fn of(failures: Vec<String>, warnings: Vec<String>) -> Status {
+        if !failures.is_empty() {
+            Status { mark: Mark::Fail, why: failures }
+        } else if !warnings.is_empty() {
+            Status { mark: Mark::Warn, why: warnings }
+        } else {
+            Status { mark: Mark::Pass, why: Vec::new() }
+        }
     }
 }
 
@@ -135,13 +143,7 @@ pub fn row(cx: &Context, row: &Row) -> Status {
     if let Some(c) = row.comparison.filter(|c| c.verdict == Verdict::Regressed) {
         if cx.fail_on_regression { &mut failures } else { &mut warnings }.push(regression(c));
     }
-    if !failures.is_empty() {
-        Status { mark: Mark::Fail, why: failures }
-    } else if !warnings.is_empty() {
-        Status { mark: Mark::Warn, why: warnings }
-    } else {
-        Status { mark: Mark::Pass, why: Vec::new() }
-    }
+    Status::of(failures, warnings)
 }
 
 /// Each cause on a line of its own, the most frequent first (`20 × scenario: item had the wrong

@@ -195,13 +195,10 @@ fn row6_throughput_and_baselines_count_successes() {
 
     // Impossible figures in a saved baseline: refused, before any request.
     let saved: Value = loadbench_tests::cli::read_json(&baselines.join("most/report.json"));
-    // (A file from before `runs` existed reads as `runs: []` and must still read, so "no runs"
-    // is a document without any scenario.)
     type Edit = fn(&mut Value);
-    let edits: [(&str, Edit); 3] = [
+    let edits: [(&str, Edit); 2] = [
         ("zero rps with successes", |d| d["scenarios"][0]["rps"] = 0.0.into()),
         ("negative rps", |d| d["scenarios"][0]["rps"] = (-5.0).into()),
-        ("no runs", |d| d["scenarios"] = Value::Array(vec![])),
     ];
     for (what, edit) in edits {
         let mut bad = saved.clone();
@@ -214,6 +211,20 @@ fn row6_throughput_and_baselines_count_successes() {
         assert_eq!(run.out.code, Some(2), "{what}: {:#?}", run.out);
         assert_eq!(healthy.requests(), before, "{what}: refused before any load");
     }
+    // A baseline without any scenario is what `--allow-no-scenarios` saves for a base that had
+    // none: it is read, and there is nothing to compare, which passes.
+    let mut empty = saved.clone();
+    empty["scenarios"] = Value::Array(vec![]);
+    let path = baselines.join("empty/report.json");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(&path, serde_json::to_string(&empty).expect("JSON")).expect("write");
+    let run = url_in(dir.path(), None, &[&healthy.url(), "-n", "10", "--quiet", "--baseline", "empty"]);
+    assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
+    assert!(
+        run.out.stdout.contains("no baseline: nothing to compare (baseline `empty` holds no scenario)"),
+        "{:#?}",
+        run.out
+    );
 }
 
 /// Row 7: a server that closes each keep-alive connection after its response, without saying
