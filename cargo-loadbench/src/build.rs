@@ -25,29 +25,6 @@ pub fn cargo_path() -> OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
-/// Removes from `command`'s environment what cargo sets for the package it runs
-/// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, …), when `cargo loadbench` was started by `cargo run`
-/// (the repository's own main command). Left in place, they reach the build scripts of the bench
-/// build, and one that watches such a variable (ring's watches `CARGO_MANIFEST_DIR`) differs from
-/// the `cargo run` build that shares `target/release` with it: each command then rebuilt ring
-/// and everything above it, a minute and a half every time.
-fn forget_the_running_package(command: &mut Command) {
-    const SET_FOR_A_PACKAGE: [&str; 6] = [
-        "CARGO_MANIFEST_DIR",
-        "CARGO_MANIFEST_PATH",
-        "CARGO_CRATE_NAME",
-        "CARGO_BIN_NAME",
-        "CARGO_PRIMARY_PACKAGE",
-        "CARGO_RUSTC_CURRENT_DIR",
-    ];
-    for (key, _) in std::env::vars_os() {
-        let name = key.to_string_lossy();
-        if name.starts_with("CARGO_PKG_") || SET_FOR_A_PACKAGE.contains(&name.as_ref()) {
-            command.env_remove(&key);
-        }
-    }
-}
-
 /// Builds `targets` in one `cargo bench --no-run` and returns their executables, in the order of
 /// `targets`.
 ///
@@ -57,7 +34,9 @@ fn forget_the_running_package(command: &mut Command) {
 pub fn build(manifest_path: Option<&Path>, targets: &[BenchTarget]) -> Result<Vec<Executable>, Error> {
     let mut command = Command::new(cargo_path());
     command.args(["bench", "--no-run", "--message-format=json-render-diagnostics"]);
-    forget_the_running_package(&mut command);
+    // Started by `cargo run` (the repository's main command), this process carries the
+    // variables of cargo-loadbench's own package; the bench build must not see them.
+    loadbench::cli::forget_the_running_package(&mut command);
     if let Some(path) = manifest_path {
         command.arg("--manifest-path").arg(path);
     }

@@ -161,7 +161,11 @@ pub fn fixture_bench_binary(name: &str) -> PathBuf {
         return path.clone();
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    // Built as `cargo loadbench` builds the fixtures into the same directory, without the test
+    // package's variables, or each way would rebuild what the other built.
+    loadbench::cli::forget_the_running_package(&mut command);
+    let output = command
         .args(["bench", "--no-run", "--message-format=json", "--manifest-path"])
         .arg(fixture(name))
         .env("CARGO_TARGET_DIR", fixture_target_dir())

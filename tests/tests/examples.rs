@@ -30,7 +30,11 @@ fn bench_binaries() -> &'static BTreeMap<String, PathBuf> {
     static BINARIES: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     BINARIES.get_or_init(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
+        let mut command = Command::new(cargo);
+        // As the outer `cargo test` built them: without this test package's variables, which a
+        // build script watching them would take for a change.
+        loadbench::cli::forget_the_running_package(&mut command);
+        let output = command
             .args(["test", "--no-run", "--benches", "-p", "loadbench-examples", "--message-format=json"])
             .arg("--manifest-path")
             .arg(workspace_root().join("Cargo.toml"))

@@ -4,12 +4,14 @@
 //!
 //! Uses only the ground floor (`exit_code`).
 
+mod cargo_env;
 mod client;
 mod filter;
 pub mod interrupt;
 
 use std::process::ExitCode;
 
+pub use cargo_env::forget_the_running_package;
 pub use client::ClientArgs;
 pub use filter::{Filter, NoMatch};
 
