@@ -235,6 +235,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
     };
 
     let feed = crate::args::feed_tokens(args.feed.as_ref());
+    let transport = quote!(#private::Transport::DEFAULT);
 
     let thresholds = args.thresholds.iter().map(|(threshold, span)| {
         let metric = metric(threshold.metric, *span, &private);
@@ -306,6 +307,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                         cookies: #cookies,
                         follow_redirects: #follow_redirects,
                         feed: #feed,
+                        transport: #transport,
                     },
                     run: __loadbench_virtual_user,
                     setup: #setup,

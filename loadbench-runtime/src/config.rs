@@ -125,6 +125,56 @@ pub struct ScenarioConfig {
     pub follow_redirects: u32,
     /// `feed = "…"` (with `feed_mode`, `feed_end`): records for [`Ctx::feed`](crate::Ctx::feed).
     pub feed: Option<crate::feed::FeedConfig>,
+    /// `connections = N`, `pipeline = D`, `http2 = true`: how the users' requests travel.
+    pub transport: Transport,
+}
+
+/// How a scenario's requests travel (`connections`, `pipeline` and `http2` in the attribute;
+/// `--connections`, `--pipeline` and `--http2` on the command line).
+///
+/// By default each virtual user owns one HTTP/1.1 connection (over TLS, the protocol ALPN
+/// settles on, offering only `http/1.1`), so `concurrency = C` means C connections with one
+/// request each. With `connections = N` the users share N connections instead: each user still
+/// has one request in flight at a time, and what changes is where it travels. Over HTTP/2 the
+/// requests on a connection are concurrent streams (up to the server's
+/// `MAX_CONCURRENT_STREAMS`); over HTTP/1.1 they are pipelined, at most `pipeline` per
+/// connection (1 unless set: users then take turns on the connections), answered in order.
+///
+/// ```
+/// use loadbench::Transport;
+/// // TechEmpower's plaintext test: 256 users on 16 connections, 16 requests deep.
+/// let plaintext = Transport { connections: Some(16), pipeline: Some(16), http2: false };
+/// // h2load -c 10 -m 100: 1,000 users on 10 HTTP/2 connections.
+/// let h2 = Transport { connections: Some(10), pipeline: None, http2: true };
+/// assert!(plaintext.shares_connections() && h2.shares_connections());
+/// assert!(!Transport::DEFAULT.shares_connections());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Transport {
+    /// The connections the users share; `None`, the default, gives each user its own.
+    pub connections: Option<u32>,
+    /// HTTP/1.1: the most requests in flight on one shared connection (pipelined); 1 when
+    /// `None`. Has no meaning without `connections`, nor over HTTP/2.
+    pub pipeline: Option<u32>,
+    /// HTTP/2: with prior knowledge on `http://`, offered first by ALPN on `https://` (a server
+    /// that answers `http/1.1` is then spoken to in HTTP/1.1, and the report says so).
+    pub http2: bool,
+}
+
+impl Transport {
+    /// One HTTP/1.1 connection per user, one request on it at a time.
+    pub const DEFAULT: Transport = Transport { connections: None, pipeline: None, http2: false };
+
+    /// Whether requests go through connections that are not one user's own: shared ones, or
+    /// HTTP/2 (whose connections are driven by a task of their own even with one user each).
+    pub fn shares_connections(&self) -> bool {
+        self.connections.is_some() || self.http2
+    }
+
+    /// The pipelining depth in force over HTTP/1.1: `pipeline`, else 1.
+    pub fn depth(&self) -> u32 {
+        self.pipeline.unwrap_or(1).max(1)
+    }
 }
 
 impl ScenarioConfig {

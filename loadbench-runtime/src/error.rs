@@ -24,11 +24,16 @@ pub enum ErrorKind {
     Tls,
     /// The scenario body panicked. The iteration failed; the virtual user goes on with the next.
     Panic,
+    /// The server reset the request's HTTP/2 stream (`RST_STREAM`, or `GOAWAY` after the stream
+    /// had been processed): the connection lives on, the request failed. A stream the server
+    /// refused unprocessed (`REFUSED_STREAM`, or above a `GOAWAY`'s last stream) is sent again
+    /// instead.
+    StreamReset,
 }
 
 impl ErrorKind {
     /// The kind's name in the results (`errors`, `causes[].kind`): `"connect"`, `"timeout"`,
-    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"` or `"panic"`.
+    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"` or `"stream_reset"`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",
@@ -39,6 +44,7 @@ impl ErrorKind {
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::Tls => "tls",
             ErrorKind::Panic => "panic",
+            ErrorKind::StreamReset => "stream_reset",
         }
     }
 }

@@ -39,6 +39,17 @@ pub struct ClientArgs {
     /// latency the server's)
     #[arg(long, value_name = "N", global = true, help_heading = HEADING)]
     pub follow_redirects: Option<u32>,
+    /// Share N connections among the virtual users instead of one each (over every scenario's
+    /// `connections`): HTTP/2 streams or pipelined HTTP/1.1 requests on each
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), global = true, help_heading = HEADING)]
+    pub connections: Option<u32>,
+    /// HTTP/1.1: send up to D requests on a shared connection before their responses (needs
+    /// --connections; TechEmpower's plaintext test pipelines 16)
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..), global = true, help_heading = HEADING)]
+    pub pipeline: Option<u32>,
+    /// Speak HTTP/2: with prior knowledge on http://, offered first by ALPN on https://
+    #[arg(long, global = true, help_heading = HEADING)]
+    pub http2: bool,
 }
 
 impl ClientArgs {
@@ -62,6 +73,13 @@ impl ClientArgs {
         if self.follow_redirects.is_some() {
             options.follow_redirects = self.follow_redirects;
         }
+        if self.connections.is_some() {
+            options.connections = self.connections;
+        }
+        if self.pipeline.is_some() {
+            options.pipeline = self.pipeline;
+        }
+        options.http2 |= self.http2;
         options
     }
 
@@ -102,6 +120,15 @@ impl ClientArgs {
         }
         if let Some(hops) = self.follow_redirects {
             flag("--follow-redirects", Some(hops.to_string().into()));
+        }
+        if let Some(n) = self.connections {
+            flag("--connections", Some(n.to_string().into()));
+        }
+        if let Some(depth) = self.pipeline {
+            flag("--pipeline", Some(depth.to_string().into()));
+        }
+        if self.http2 {
+            flag("--http2", None);
         }
         args
     }

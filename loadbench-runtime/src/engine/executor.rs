@@ -26,10 +26,10 @@ use super::stats::WorkerStats;
 use super::vu::{UserSlot, VirtualUser};
 use super::warmup::Warmup;
 use super::worker::{WorkSource, Worker, WorkerSetup};
-use crate::config::Load;
+use crate::config::{Load, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::feed::FeedCursor;
-use crate::http::{Ctx, Recorder, SessionOptions, Target};
+use crate::http::{Ctx, Lane, Recorder, SessionOptions, Target};
 use crate::report::GeneratorReport;
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
@@ -82,6 +82,15 @@ pub(crate) fn execute(
         .enumerate()
         .map(|(index, runtime)| {
             let users: Vec<u32> = (0..plan.concurrency).filter(|u| *u as usize % threads == index).collect();
+            // Shared connections spread as the users are, the remainder on the first threads;
+            // HTTP/2 without `connections` gives each user a connection of its own.
+            let lanes = plan.transport.shares_connections().then(|| {
+                let count = match plan.transport.connections {
+                    Some(n) => n / threads as u32 + u32::from((index as u32) < n % threads as u32),
+                    None => users.len() as u32,
+                };
+                (plan.transport, count)
+            });
             let worker = Worker::new(WorkerSetup {
                 work: WorkSource::new(plan.load, &remaining, plan.concurrency),
                 stop: Arc::clone(&stop.graceful),
@@ -95,6 +104,7 @@ pub(crate) fn execute(
             let thread = WorkerThread {
                 workload: workload.clone(),
                 users,
+                lanes,
                 target: placement.target.clone(),
                 timeout: plan.timeout,
                 max_body: plan.max_body,
@@ -183,6 +193,8 @@ struct WorkerDone {
 struct WorkerThread {
     workload: Workload,
     users: Vec<u32>,
+    /// The shared connections of this thread's users, when they do not own one each.
+    lanes: Option<(Transport, u32)>,
     target: Target,
     timeout: Duration,
     /// Most bytes of a response body a request keeps.
@@ -199,8 +211,19 @@ impl WorkerThread {
     /// Sets up this thread's users, waits at the start line, runs them (and, in the open model,
     /// its scheduler) to the end, tears them down and hands back what it measured.
     fn run(self, runtime: tokio::runtime::Runtime, worker: Worker) -> WorkerDone {
-        let WorkerThread { workload, users, target, timeout, max_body, session, stop, grace, mut arrivals, start_line } =
-            self;
+        let WorkerThread {
+            workload,
+            users,
+            lanes,
+            target,
+            timeout,
+            max_body,
+            session,
+            stop,
+            grace,
+            mut arrivals,
+            start_line,
+        } = self;
         let local = tokio::task::LocalSet::new();
         let lag = Rc::new(RefCell::new(selfcheck::lag_histogram()));
         let probe_lag = Rc::clone(&lag);
@@ -212,7 +235,8 @@ impl WorkerThread {
             // One slot per user, and the scheduler's after them.
             let halt = Halt::new(users.len() + 1);
             let supervisor = tokio::task::spawn_local(halt::supervise(Rc::clone(&halt), stop, grace));
-            let ready = set_up(&workload, users, &target, (timeout, max_body, session), &worker, &halt).await;
+            let lanes = lanes.map(|(transport, count)| Lane::for_worker(&target, transport, count)).unwrap_or_default();
+            let ready = set_up(&workload, users, &target, (timeout, max_body, session), &lanes, &worker, &halt).await;
             // Everyone is set up (or failed to be): the run starts now, on every worker at once.
             let start = tokio::task::spawn_blocking(move || start_line.pass()).await.unwrap_or_else(|_| Instant::now());
             worker.borrow_mut().rebase(start);
@@ -335,16 +359,21 @@ async fn set_up(
     users: Vec<u32>,
     target: &Rc<Target>,
     (timeout, max_body, session): (Duration, u64, SessionOptions),
+    lanes: &[Rc<Lane>],
     worker: &Rc<RefCell<Worker>>,
     halt: &Rc<Halt>,
 ) -> Vec<Ctx> {
     let sink: Rc<dyn Recorder> = Rc::clone(worker) as Rc<dyn Recorder>;
-    let ctxs = users.into_iter().map(|user| {
+    let ctxs = users.into_iter().enumerate().map(|(index, user)| {
         let feed = workload.feed.as_ref().map(|feed| FeedCursor::new(Arc::clone(feed), user));
+        // Users take the lanes in turn, so that each lane has as many users as the others, give
+        // or take one.
+        let lane = (!lanes.is_empty()).then(|| Rc::clone(&lanes[index % lanes.len()]));
         Ctx::new(Rc::clone(target), timeout, user, Some(Rc::clone(&sink)))
             .with_max_body(max_body)
             .with_session(session)
             .with_feed(feed)
+            .with_lane(lane)
     });
     let Some(setup) = workload.setup else {
         return ctxs.collect();
@@ -376,6 +405,7 @@ async fn set_up(
             ctx.counters.status.clear();
             ctx.counters.retries = 0;
             ctx.counters.redirects = 0;
+            ctx.counters.http2_responses = 0;
             ready.push(ctx);
         }
     }

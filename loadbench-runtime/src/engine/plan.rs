@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::config::{Load, Rate, RateStage, ScenarioConfig, Stage, ThinkTime};
+use crate::config::{Load, Rate, RateStage, ScenarioConfig, Stage, ThinkTime, Transport};
 use crate::engine::ramp;
 use crate::http::SessionOptions;
 use crate::report::ConfigReport;
@@ -54,6 +54,9 @@ pub(crate) struct LoadPlan {
     pub(crate) scale: Option<f64>,
     /// Each user's cookie jar and the redirects a request follows.
     pub(crate) session: SessionOptions,
+    /// How requests travel: shared connections, pipelining, HTTP/2. Shared connections are
+    /// never more than the users (each needs one to send on), and scale with them.
+    pub(crate) transport: Transport,
 }
 
 impl LoadPlan {
@@ -74,11 +77,13 @@ impl LoadPlan {
             grace: config.grace(),
             scale: None,
             session: SessionOptions { cookies: config.cookies, follow_redirects: config.follow_redirects },
+            transport: config.transport,
         };
-        match sizing {
+        let plan = match sizing {
             Sizing::Declared => declared,
             Sizing::Smoke => LoadPlan {
                 concurrency: 1,
+                transport: Transport { connections: declared.transport.connections.map(|_| 1), ..declared.transport },
                 load: Load::Count(1),
                 rate: None,
                 rate_stages: Vec::new(),
@@ -106,9 +111,24 @@ impl LoadPlan {
                     .collect(),
                 warmup: declared.warmup.map(|w| load(w, factor)),
                 scale: Some(factor),
+                transport: Transport {
+                    connections: declared.transport.connections.map(|n| users(n, factor).max(1)),
+                    ..declared.transport
+                },
                 ..declared
             },
-        }
+        };
+        let transport = plan.transport;
+        plan.with_transport(transport)
+    }
+
+    /// The plan with `transport` in force (the command line's `--connections`, `--pipeline` and
+    /// `--http2` over the scenario's), its shared connections kept to at least 1 and at most
+    /// the users: a connection no user sends on would be opened for nothing.
+    pub(crate) fn with_transport(mut self, transport: Transport) -> LoadPlan {
+        let users = self.concurrency.max(1);
+        self.transport = Transport { connections: transport.connections.map(|n| n.clamp(1, users)), ..transport };
+        self
     }
 
     /// Whether arrivals follow a schedule (`rate` or `rate_stages`): the open model.
@@ -166,6 +186,9 @@ impl LoadPlan {
             tls: None,
             // Filled by the runner from the feed as loaded.
             feed: None,
+            connections: self.transport.connections,
+            pipeline: self.transport.pipeline.filter(|_| !self.transport.http2),
+            http2: self.transport.http2,
         }
     }
 }
@@ -221,6 +244,7 @@ mod tests {
             cookies: CookieMode::Iteration,
             follow_redirects: 0,
             feed: None,
+            transport: crate::config::Transport::DEFAULT,
         }
     }
 

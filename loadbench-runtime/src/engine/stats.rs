@@ -170,6 +170,8 @@ impl WorkerStats {
     }
 
     pub(crate) fn absorb(&mut self, counters: &HttpCounters) {
+        let version = crate::report::HttpVersion::of(counters.responses, counters.http2_responses);
+        self.http.version = crate::report::HttpVersion::merge(self.http.version, version);
         self.http.responses += counters.responses;
         self.http.bytes_received += counters.bytes_received;
         self.http.connections += counters.connections;

@@ -114,6 +114,7 @@ mod tests {
             cookies: CookieMode::Iteration,
             follow_redirects: 0,
             feed: None,
+            transport: crate::config::Transport::DEFAULT,
         };
         LoadPlan::new(&config, Sizing::Declared)
     }

@@ -416,6 +416,7 @@ impl OneShot {
             cookies: CookieMode::Iteration,
             follow_redirects: 0,
             feed: None,
+            transport: crate::config::Transport::DEFAULT,
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,

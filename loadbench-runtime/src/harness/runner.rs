@@ -85,14 +85,18 @@ impl RunSettings {
         if let Some(hops) = self.connections.options.follow_redirects {
             plan.session.follow_redirects = hops;
         }
+        let transport = self.connections.options.transport(plan.transport);
+        let plan = plan.with_transport(transport);
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
         report.config.feed = workload.feed.as_deref().map(feed_config);
+        // Shared connections are spread over the worker threads, at least one on each.
+        let sockets = plan.transport.connections.unwrap_or(plan.concurrency);
         let threads = match self.worker_threads {
-            Some(n) => n.min(plan.concurrency.max(1) as usize),
-            None => engine::worker_threads(plan.concurrency),
+            Some(n) => n.min(sockets.max(1) as usize),
+            None => engine::worker_threads(sockets),
         };
         let server_here = self.server_here.as_deref() == Some(url);
-        if let Err(needed) = limits::check_concurrency(plan.concurrency, threads, server_here, self.file_limit) {
+        if let Err(needed) = limits::check_concurrency(sockets, threads, server_here, self.file_limit) {
             report.setup_error = Some(needed);
             return report;
         }

@@ -19,6 +19,28 @@ pub struct ClientOptions {
     /// `--follow-redirects N`: the redirects a request follows, over every scenario's
     /// `follow_redirects`; `None` keeps each scenario's.
     pub follow_redirects: Option<u32>,
+    /// `--connections N`: the connections every scenario's users share, over its
+    /// `connections`; `None` keeps each scenario's.
+    pub connections: Option<u32>,
+    /// `--pipeline D`: HTTP/1.1 requests in flight per shared connection, over each
+    /// scenario's `pipeline`.
+    pub pipeline: Option<u32>,
+    /// `--http2`: speak HTTP/2 to every scenario's target, whatever its `http2`.
+    pub http2: bool,
+}
+
+impl ClientOptions {
+    /// `transport` with these options' overrides applied.
+    pub(crate) fn transport(&self, mut transport: crate::config::Transport) -> crate::config::Transport {
+        if self.connections.is_some() {
+            transport.connections = self.connections;
+        }
+        if self.pipeline.is_some() {
+            transport.pipeline = self.pipeline;
+        }
+        transport.http2 |= self.http2;
+        transport
+    }
 }
 
 /// One `--connect-to` rule: `HOST:PORT:ADDR:PORT`. An empty `HOST` or `PORT` matches any; an

@@ -13,6 +13,8 @@ pub(crate) struct HttpCounters {
     pub(crate) retries: u64,
     /// Redirects followed (requests sent to a `Location`).
     pub(crate) redirects: u64,
+    /// Of `responses`, those that came over HTTP/2.
+    pub(crate) http2_responses: u64,
     pub(crate) status: StatusCounts,
     pub(crate) tls: TlsCounters,
 }

@@ -22,6 +22,7 @@ use super::names::{Naming, Sent};
 use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::session::{Resend, SessionOptions};
+use super::shared::{Lane, Outgoing};
 use super::stream::{OpenError, Opened, Stream};
 use super::target::Target;
 use super::tls::Cause;
@@ -85,6 +86,20 @@ pub struct Ctx {
     pub(crate) measuring: bool,
     /// This user's cursor into its scenario's feed (`feed.rs`); `None` without one.
     pub(super) feed: Option<crate::feed::FeedCursor>,
+    /// The shared connection this user sends on (`connections = N`, `http2 = true`), instead of
+    /// `conn`, its own.
+    lane: Option<Rc<Lane>>,
+    /// With a lane: the headers and body of the request being sent, for HTTP/2, which does not
+    /// send `wire`.
+    parts: (HeaderMap, Bytes),
+}
+
+/// What a lane's exchange uses of the user that sends on it.
+pub(crate) struct UserSide<'a> {
+    pub(super) timer: &'a mut RequestTimer,
+    pub(super) counters: &'a mut HttpCounters,
+    pub(super) recorder: Option<&'a dyn Recorder>,
+    pub(super) timeout: Duration,
 }
 
 impl Ctx {
@@ -109,7 +124,16 @@ impl Ctx {
             recorder,
             measuring: true,
             feed: None,
+            lane: None,
+            parts: (HeaderMap::new(), Bytes::new()),
         }
+    }
+
+    /// Sends on `lane`, a connection shared with other users (or HTTP/2's), instead of a
+    /// connection of the user's own.
+    pub(crate) fn with_lane(mut self, lane: Option<Rc<Lane>>) -> Ctx {
+        self.lane = lane;
+        self
     }
 
     /// Keeps at most `bytes` of each response body (the scenario's `max_body`), unless a request
@@ -258,6 +282,19 @@ impl Ctx {
     /// be), within `deadline`; an idempotent request meeting a closed keep-alive connection is
     /// sent once more (see `Ctx::execute`).
     pub(super) async fn exchange(&mut self, method: &Method, deadline: tokio::time::Instant) -> Result<Response> {
+        if let Some(lane) = &self.lane {
+            let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
+            let request = Outgoing {
+                wire,
+                method,
+                path: last.joined().unwrap_or("/"),
+                headers: &parts.0,
+                body: &parts.1,
+                policy: *policy,
+            };
+            let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
+            return lane.exchange(&request, deadline, &mut user).await;
+        }
         let Ctx { target, conn, wire, timer, counters, policy, tls, recorder, .. } = self;
         if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
             *conn = None;
@@ -272,7 +309,12 @@ impl Ctx {
                     // copied with) every request's future.
                     let tls = tls.as_ref().zip(target.tls().map(|(_, name)| name));
                     match timer.within(deadline, Box::pin(Stream::open(target.addr(), tls))).await {
-                        Some(opened) => conn.insert(connected(opened, target.addr(), counters, recorder.as_deref())?),
+                        Some(opened) => conn.insert(Http1Connection::new(connected(
+                            opened,
+                            target.addr(),
+                            counters,
+                            recorder.as_deref(),
+                        )?)),
                         None => return Err(timed_out(self.timeout)),
                     }
                 }
@@ -317,12 +359,12 @@ impl Ctx {
 /// stays small.
 #[cold]
 #[inline(never)]
-fn connected(
+pub(super) fn connected(
     opened: Result<(Stream, Opened), OpenError>,
     addr: SocketAddr,
     counters: &mut HttpCounters,
     recorder: Option<&dyn Recorder>,
-) -> Result<Http1Connection> {
+) -> Result<Stream> {
     let (stream, opened) = match opened {
         Ok(opened) => opened,
         Err(OpenError::Connect(e)) => {
@@ -346,7 +388,7 @@ fn connected(
     if let Some(recorder) = recorder {
         recorder.record_connection(opened.connect, opened.tls.map(|h| h.elapsed));
     }
-    Ok(Http1Connection::new(stream))
+    Ok(stream)
 }
 
 /// The error of an exchange that failed and is not retried.
@@ -371,7 +413,7 @@ fn tls_failed(counters: &mut HttpCounters, addr: SocketAddr, cause: &Cause) -> E
     Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
 }
 
-fn timed_out(timeout: Duration) -> Error {
+pub(super) fn timed_out(timeout: Duration) -> Error {
     Error::new(ErrorKind::Timeout, format!("no complete response within {}", humantime::format_duration(timeout)))
 }
 
@@ -471,6 +513,9 @@ impl<'a> RequestBuilder<'a> {
                 Ok(())
             }
         };
+        if ctx.lane.is_some() {
+            ctx.parts = (headers, body);
+        }
         let naming = Naming::start(name, ctx);
         Sent::new(ctx.execute(prepared, method), naming)
     }

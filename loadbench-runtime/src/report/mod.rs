@@ -33,8 +33,8 @@ pub use feed::{FeedConfigReport, FeedRanOut};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use saturation::GeneratorLimit;
 pub use scenario::{
-    CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport,
-    ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
+    CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport,
+    RateReport, ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};
 pub use warnings::{Warning, WarningKind};

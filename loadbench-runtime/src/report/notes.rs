@@ -127,6 +127,7 @@ pub(super) fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("body_too_large", e.body_too_large),
             ("tls", e.tls),
             ("panic", e.panic),
+            ("stream_reset", e.stream_reset),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)

@@ -375,6 +375,16 @@ pub struct ConfigReport {
     /// The scenario's feed (`feed = "…"`), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feed: Option<FeedConfigReport>,
+    /// `connections = N`: the connections the users shared; absent when each user had its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    /// `pipeline = D`: the most HTTP/1.1 requests in flight on one shared connection; absent when
+    /// not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<u32>,
+    /// `http2 = true`: HTTP/2 was asked for (what was spoken is `http.version`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http2: bool,
 }
 
 /// Failed iterations, by what went wrong.
@@ -400,6 +410,9 @@ pub struct ErrorCounts {
     /// The scenario body panicked (the virtual user went on).
     #[serde(default)]
     pub panic: u64,
+    /// The server reset the request's HTTP/2 stream (`RST_STREAM`).
+    #[serde(default)]
+    pub stream_reset: u64,
 }
 
 impl ErrorCounts {
@@ -413,6 +426,7 @@ impl ErrorCounts {
             + self.body_too_large
             + self.tls
             + self.panic
+            + self.stream_reset
     }
 
     /// The count of `kind`.
@@ -426,6 +440,7 @@ impl ErrorCounts {
             ErrorKind::BodyTooLarge => &mut self.body_too_large,
             ErrorKind::Tls => &mut self.tls,
             ErrorKind::Panic => &mut self.panic,
+            ErrorKind::StreamReset => &mut self.stream_reset,
         }
     }
 
@@ -439,6 +454,7 @@ impl ErrorCounts {
         self.body_too_large += other.body_too_large;
         self.tls += other.tls;
         self.panic += other.panic;
+        self.stream_reset += other.stream_reset;
     }
 }
 
@@ -463,11 +479,58 @@ pub struct HttpReport {
     /// (`follow_redirects`); each is also one of `responses`.
     #[serde(default)]
     pub redirects: u64,
+    /// The protocol the responses came over; absent when none came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<HttpVersion>,
+}
+
+/// The HTTP version a scenario's responses came over (`http.version` in the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1, one request at a time on a connection or pipelined.
+    #[serde(rename = "HTTP/1.1")]
+    Http11,
+    /// HTTP/2: with prior knowledge, or chosen by ALPN.
+    #[serde(rename = "HTTP/2")]
+    Http2,
+    /// Some of each (ALPN chose differently on different connections).
+    #[serde(rename = "mixed")]
+    Mixed,
+}
+
+impl HttpVersion {
+    /// The version of `responses` responses of which `http2` came over HTTP/2; `None` for none.
+    pub fn of(responses: u64, http2: u64) -> Option<HttpVersion> {
+        match (responses, http2) {
+            (0, _) => None,
+            (_, 0) => Some(HttpVersion::Http11),
+            (all, h2) if h2 >= all => Some(HttpVersion::Http2),
+            _ => Some(HttpVersion::Mixed),
+        }
+    }
+
+    /// As the table and the JSON write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpVersion::Http11 => "HTTP/1.1",
+            HttpVersion::Http2 => "HTTP/2",
+            HttpVersion::Mixed => "mixed",
+        }
+    }
+
+    /// Two parts' versions as one (workers into a scenario, runs into their merge).
+    pub fn merge(a: Option<HttpVersion>, b: Option<HttpVersion>) -> Option<HttpVersion> {
+        match (a, b) {
+            (Some(a), Some(b)) if a != b => Some(HttpVersion::Mixed),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl HttpReport {
     /// Adds another report's figures to these (workers into a scenario, runs into their merge).
     pub fn add(&mut self, other: &HttpReport) {
+        self.version = HttpVersion::merge(self.version, other.version);
         self.responses += other.responses;
         self.bytes_received += other.bytes_received;
         self.connections += other.connections;

@@ -265,6 +265,7 @@ mod tests {
             connections: 20,
             retries: 0,
             redirects: 0,
+            version: None,
         };
         s.latency_us = Some(LatencyReport {
             mean: 900.0,
@@ -440,8 +441,17 @@ mod tests {
         s.iterations = 500;
         s.ok = 480;
         s.failed = 20;
-        s.errors =
-            ErrorCounts { connect: 3, timeout: 0, status: 15, io: 1, scenario: 0, body_too_large: 1, tls: 0, panic: 0 };
+        s.errors = ErrorCounts {
+            connect: 3,
+            timeout: 0,
+            status: 15,
+            io: 1,
+            scenario: 0,
+            body_too_large: 1,
+            tls: 0,
+            panic: 0,
+            stream_reset: 0,
+        };
         s.http.status = [(200, 480), (503, 15)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (480.0, 500.0);
         let cause = |kind: &str, message: &str, count| crate::report::ErrorCause {

@@ -12,9 +12,9 @@ use cargo_loadbench::{
 use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
     Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit,
-    GeneratorReport, HookReport, HttpReport, LatencyReport, MachineInfo, RateReport, RunReport, SCHEMA_VERSION,
-    ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning,
-    WarningKind, WatchReport,
+    GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, RateReport, RunReport,
+    SCHEMA_VERSION, ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo,
+    Warning, WarningKind, WatchReport,
 };
 use loadbench::threshold::{Metric, Op, Threshold};
 
@@ -107,8 +107,17 @@ fn row_comparison(baseline: &str, verdict: Verdict, method: Method) -> Compariso
 
 /// One scenario's report as a bench binary writes it, every part present.
 pub fn scenario_report() -> ScenarioReport {
-    let errors =
-        ErrorCounts { connect: 1, timeout: 1, status: 1, io: 1, scenario: 1, body_too_large: 1, tls: 1, panic: 1 };
+    let errors = ErrorCounts {
+        connect: 1,
+        timeout: 1,
+        status: 1,
+        io: 1,
+        scenario: 1,
+        body_too_large: 1,
+        tls: 1,
+        panic: 1,
+        stream_reset: 1,
+    };
     ScenarioReport {
         name: "checkout".into(),
         config: config(),
@@ -128,6 +137,7 @@ pub fn scenario_report() -> ScenarioReport {
             connections: 10,
             retries: 1,
             redirects: 2,
+            version: Some(HttpVersion::Http2),
         },
         latency_us: Some(latency()),
         rps: 496.0,
@@ -219,6 +229,9 @@ fn config() -> ConfigReport {
             end: FeedEnd::Stop,
             records: 100,
         }),
+        connections: Some(4),
+        pipeline: Some(16),
+        http2: true,
     }
 }
 
@@ -234,7 +247,7 @@ pub fn thresholds() -> Vec<Threshold> {
 }
 
 fn causes() -> Causes {
-    let names = ["connect", "timeout", "status", "io", "scenario", "body_too_large", "tls", "panic"];
+    let names = ["connect", "timeout", "status", "io", "scenario", "body_too_large", "tls", "panic", "stream_reset"];
     Causes {
         top: names
             .iter()
@@ -259,6 +272,7 @@ fn step(name: &str) -> StepReport {
             body_too_large: 0,
             tls: 0,
             panic: 0,
+            stream_reset: 0,
         },
         causes: causes(),
         latency_us: Some(latency()),

@@ -32,7 +32,7 @@ use crate::error::ErrorKind;
 use crate::report::units::{micros, thousands};
 
 /// The error kinds as the report names them, in its order: the order of the `errors:` list.
-const KINDS: [(ErrorKind, &str); 8] = [
+const KINDS: [(ErrorKind, &str); 9] = [
     (ErrorKind::Connect, "connect"),
     (ErrorKind::Timeout, "timeout"),
     (ErrorKind::Status, "status"),
@@ -41,6 +41,7 @@ const KINDS: [(ErrorKind, &str); 8] = [
     (ErrorKind::BodyTooLarge, "body_too_large"),
     (ErrorKind::Tls, "tls"),
     (ErrorKind::Panic, "panic"),
+    (ErrorKind::StreamReset, "stream_reset"),
 ];
 
 fn kind_index(kind: ErrorKind) -> usize {

@@ -1,0 +1,236 @@
+//! Connections that are not one virtual user's own (`connections = N`, `http2 = true`): a
+//! [`Lane`] is one connection slot that several users send on, reopened when it closes.
+//!
+//! What a lane speaks is settled when it connects: HTTP/2 with prior knowledge on `http://`
+//! when `http2` is asked, what ALPN agrees on over TLS (`h2` offered first when `http2` is
+//! asked), HTTP/1.1 otherwise, pipelined up to the scenario's depth (`pipeline.rs`). HTTP/2's
+//! streams are in `h2.rs`.
+//!
+//! Every request is accounted for once: a protocol that knows its request was not processed
+//! (never written, not answered on a pipelined connection the server closed, refused by
+//! `GOAWAY` or `REFUSED_STREAM`) says it may be sent again, and the lane sends it on a new
+//! connection within the same deadline, a bounded number of times; anything else is the
+//! request's error.
+//!
+//! One user's lane is touched by its worker's thread only: `Rc` and `RefCell`, no lock.
+
+mod h2;
+mod pipeline;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use http::Method;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::connection::BodyPolicy;
+use super::counters::HttpCounters;
+use super::response::Response;
+use super::stream::Stream;
+use super::target::Target;
+use super::{Recorder, ctx};
+use crate::config::Transport;
+use crate::error::{Error, Result};
+
+pub(crate) use self::h2::Http2;
+pub(crate) use pipeline::Pipeline;
+
+/// What a request carries to a lane: its encoded HTTP/1.1 form and its parts, for HTTP/2.
+#[derive(Debug)]
+#[allow(dead_code)] // until both protocols read them
+pub(crate) struct Outgoing<'a> {
+    /// The whole request as HTTP/1.1 puts it on the wire.
+    pub(crate) wire: &'a [u8],
+    pub(crate) method: &'a Method,
+    /// The path and query, joined to the target's base path.
+    pub(crate) path: &'a str,
+    pub(crate) headers: &'a http::HeaderMap,
+    pub(crate) body: &'a bytes::Bytes,
+    /// What becomes of the response's body.
+    pub(crate) policy: BodyPolicy,
+}
+
+/// A response as a protocol hands it back, with its body's length as received (kept or not).
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) response: Response,
+    pub(crate) body_len: u64,
+}
+
+/// Why an exchange on a lane failed.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    /// The request's error, as the scenario sees it when it is not sent again.
+    pub(crate) error: Error,
+    /// Whether the server cannot have processed the request, so that it may be sent again on a
+    /// new connection (which the lane then opens).
+    pub(crate) retry: bool,
+}
+
+/// The most times one request is sent again on a new connection, beyond the pipeline's depth: a
+/// pipelined request may wait behind `depth - 1` others on connections a server closes after
+/// each response, and each new connection answers at least the first.
+const RETRIES: u32 = 3;
+
+/// One connection slot shared by the users assigned to it.
+#[derive(Debug)]
+pub(crate) struct Lane {
+    target: Rc<Target>,
+    /// For `https://`: the lane's TLS configuration (ALPN offers `h2` first when asked), with a
+    /// session cache of its own, so that a reconnect resumes the lane's session.
+    tls: Option<Arc<rustls::ClientConfig>>,
+    transport: Transport,
+    state: RefCell<State>,
+    /// Wakes the users that wait while another one opens the connection.
+    opened: Notify,
+}
+
+/// A lane's connection.
+#[derive(Debug, Clone, Default)]
+enum State {
+    /// None open: the next request opens one.
+    #[default]
+    Closed,
+    /// A user is opening it; the others wait for [`Lane::opened`].
+    Opening,
+    Http1(Rc<Pipeline>),
+    Http2(Rc<Http2>),
+}
+
+impl Lane {
+    /// The `count` lanes of one worker, for `target` with `transport`.
+    pub(crate) fn for_worker(target: &Rc<Target>, transport: Transport, count: u32) -> Vec<Rc<Lane>> {
+        (0..count.max(1))
+            .map(|_| {
+                Rc::new(Lane {
+                    target: Rc::clone(target),
+                    tls: target.tls().map(|(client, _)| h2::tls_config(client, transport)),
+                    transport,
+                    state: RefCell::new(State::Closed),
+                    opened: Notify::new(),
+                })
+            })
+            .collect()
+    }
+
+    /// Sends `request` on this lane's connection (opened if need be) and reads its response,
+    /// within `deadline`.
+    pub(crate) async fn exchange(
+        &self,
+        request: &Outgoing<'_>,
+        deadline: Instant,
+        user: &mut ctx::UserSide<'_>,
+    ) -> Result<Response> {
+        let mut retries = 0;
+        loop {
+            let Some(open) = user.timer.within(deadline, self.connection(user.counters, user.recorder)).await else {
+                return Err(ctx::timed_out(user.timeout));
+            };
+            let open = open?;
+            let outcome = match &open {
+                State::Http1(pipeline) => user.timer.within(deadline, pipeline.exchange(request)).await,
+                State::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &self.target)).await,
+                State::Closed | State::Opening => unreachable!("`connection` hands back an open connection"),
+            };
+            match outcome {
+                Some(Ok(reply)) => {
+                    let counters = &mut *user.counters;
+                    counters.responses += 1;
+                    counters.status.count(reply.response.status);
+                    counters.bytes_received += reply.body_len;
+                    counters.http2_responses += u64::from(matches!(open, State::Http2(_)));
+                    return Ok(reply.response);
+                }
+                Some(Err(failure)) => {
+                    self.forget(&open);
+                    if failure.retry && retries < RETRIES + self.transport.depth() {
+                        retries += 1;
+                        user.counters.retries += 1;
+                        continue;
+                    }
+                    return Err(failure.error);
+                }
+                None => return Err(ctx::timed_out(user.timeout)),
+            }
+        }
+    }
+
+    /// The open connection, opened by this user if there is none and no other user is opening
+    /// one (then this one waits for it).
+    async fn connection(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<State> {
+        loop {
+            let state = self.state.borrow().clone();
+            match state {
+                State::Http1(ref pipeline) if pipeline.is_open() => return Ok(state),
+                State::Http2(ref h2) if h2.is_open() => return Ok(state),
+                State::Opening => {
+                    let opened = self.opened.notified();
+                    if matches!(*self.state.borrow(), State::Opening) {
+                        opened.await;
+                    }
+                }
+                State::Closed | State::Http1(_) | State::Http2(_) => {
+                    *self.state.borrow_mut() = State::Opening;
+                    // Whatever happens below (an error, or this future dropped at its deadline),
+                    // the slot does not stay `Opening`.
+                    let mut reset = ResetOnDrop { lane: self, armed: true };
+                    let opened = self.open(counters, recorder).await;
+                    reset.armed = false;
+                    let state = match &opened {
+                        Ok(state) => state.clone(),
+                        Err(_) => State::Closed,
+                    };
+                    *self.state.borrow_mut() = state;
+                    self.opened.notify_waiters();
+                    return opened;
+                }
+            }
+        }
+    }
+
+    /// Opens a connection and starts the protocol it speaks.
+    async fn open(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<State> {
+        let name = self.target.tls().map(|(_, name)| name);
+        let tls = self.tls.as_ref().zip(name);
+        // Boxed as in `Ctx::exchange`: opening is rare.
+        let opened = Box::pin(Stream::open(self.target.addr(), tls)).await;
+        let stream = ctx::connected(opened, self.target.addr(), counters, recorder)?;
+        if h2::speaks_h2(&stream, self.transport) {
+            let h2 = Http2::handshake(stream).await.map_err(|failure| failure.error)?;
+            Ok(State::Http2(Rc::new(h2)))
+        } else {
+            Ok(State::Http1(Rc::new(Pipeline::start(stream, self.transport.depth()))))
+        }
+    }
+
+    /// Drops `open` from the slot if it is still the slot's connection: the next request opens
+    /// a new one. A connection other users still wait on finishes their exchanges by itself.
+    fn forget(&self, open: &State) {
+        let mut state = self.state.borrow_mut();
+        let same = match (&*state, open) {
+            (State::Http1(a), State::Http1(b)) => Rc::ptr_eq(a, b) && !a.is_open(),
+            (State::Http2(a), State::Http2(b)) => Rc::ptr_eq(a, b) && !a.is_open(),
+            _ => false,
+        };
+        if same {
+            *state = State::Closed;
+        }
+    }
+}
+
+/// Puts a lane back to `Closed` if the user opening it stops before it is done.
+struct ResetOnDrop<'a> {
+    lane: &'a Lane,
+    armed: bool,
+}
+
+impl Drop for ResetOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            *self.lane.state.borrow_mut() = State::Closed;
+            self.lane.opened.notify_waiters();
+        }
+    }
+}
