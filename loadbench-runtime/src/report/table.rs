@@ -120,6 +120,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(factor) = scenario.config.scale {
             let _ = writeln!(out, "{label}: reduced to {factor} of its declared load (--scale, LOADBENCH_SCALE)");
         }
+        if let Some(line) = connections::transport_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = connections::connection_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
