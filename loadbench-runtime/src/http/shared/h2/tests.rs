@@ -1,0 +1,187 @@
+//! HTTP/2 streams against the h2 crate's server on 127.0.0.1, each test's server answering (or
+//! refusing) its streams one way.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::future::Future;
+
+use bytes::Bytes;
+use h2::server::SendResponse;
+use h2::{Reason, RecvStream};
+use http::{HeaderMap, Method, Request, Response as HttpResponse};
+use tokio::net::TcpListener;
+
+use super::{Http2, Kept};
+use crate::error::ErrorKind;
+use crate::http::connection::BodyPolicy;
+use crate::http::shared::{Failure, Outgoing, Reply};
+use crate::http::stream::Stream;
+use crate::http::target::Target;
+
+/// Serves one connection with h2's server: `answer` gets each stream's number (from 0), its
+/// request and its responder. `goaway_after`: the server shuts down gracefully (GOAWAY) once
+/// that many streams came.
+async fn server<F, Fut>(goaway_after: Option<usize>, answer: F) -> Target
+where
+    F: Fn(usize, Request<RecvStream>, SendResponse<Bytes>) -> Fut + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = Target::resolve(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+    tokio::task::spawn_local(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut connection = h2::server::handshake(tcp).await.unwrap();
+        let mut n = 0;
+        while let Some(Ok((request, respond))) = connection.accept().await {
+            tokio::task::spawn_local(answer(n, request, respond));
+            n += 1;
+            if goaway_after == Some(n) {
+                connection.graceful_shutdown();
+            }
+        }
+    });
+    target
+}
+
+async fn connect(target: &Target) -> Http2 {
+    let (stream, _) = Stream::open(target.addr(), None).await.unwrap();
+    Http2::handshake(stream, target).await.unwrap()
+}
+
+async fn send(
+    h2: &Http2,
+    method: Method,
+    headers: &HeaderMap,
+    body: &Bytes,
+    policy: BodyPolicy,
+) -> Result<Reply, Failure> {
+    h2.exchange(&Outgoing { wire: b"", method: &method, path: "/items?x=1", headers, body, policy }).await
+}
+
+async fn get(h2: &Http2) -> Result<Reply, Failure> {
+    send(h2, Method::GET, &HeaderMap::new(), &Bytes::new(), BodyPolicy::Keep(1 << 20)).await
+}
+
+fn ok(body: &'static str) -> (HttpResponse<()>, Bytes) {
+    (HttpResponse::builder().status(200).header("content-length", body.len()).body(()).unwrap(), Bytes::from(body))
+}
+
+async fn respond(mut respond: SendResponse<Bytes>, (head, body): (HttpResponse<()>, Bytes)) {
+    let mut out = respond.send_response(head, body.is_empty()).unwrap();
+    if !body.is_empty() {
+        out.send_data(body, true).unwrap();
+    }
+}
+
+fn local<F: Future>(test: F) -> F::Output {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    tokio::task::LocalSet::new().block_on(&runtime, test)
+}
+
+#[test]
+fn a_request_goes_out_whole_and_its_response_comes_back() {
+    local(async {
+        let target = server(None, |_, request, out| async move {
+            let (head, mut body) = request.into_parts();
+            let mut got = Vec::new();
+            while let Some(chunk) = body.data().await {
+                got.extend_from_slice(&chunk.unwrap());
+            }
+            let seen = format!(
+                "{} {} {} connection={:?} x={:?} {}",
+                head.method,
+                head.uri,
+                head.version == http::Version::HTTP_2,
+                head.headers.get("connection"),
+                head.headers.get("x-test"),
+                String::from_utf8(got).unwrap()
+            );
+            let head = HttpResponse::builder().status(201).header("set-cookie", "a=1").body(()).unwrap();
+            respond(out, (head, Bytes::from(seen))).await;
+        })
+        .await;
+        let h2 = connect(&target).await;
+        let mut headers = HeaderMap::new();
+        headers.insert("x-test", "1".parse().unwrap());
+        headers.insert("connection", "keep-alive".parse().unwrap());
+        let reply =
+            send(&h2, Method::POST, &headers, &Bytes::from_static(b"hello"), BodyPolicy::Keep(1 << 20)).await.unwrap();
+        let authority = target.addr();
+        assert_eq!(reply.response.status.as_u16(), 201);
+        assert!(reply.response.sets_cookie);
+        assert_eq!(reply.response.headers().get("set-cookie").unwrap(), "a=1");
+        assert_eq!(
+            std::str::from_utf8(&reply.response.body).unwrap(),
+            format!("POST http://{authority}/items?x=1 true connection=None x=Some(\"1\") hello")
+        );
+        assert_eq!(reply.body_len, reply.response.body.len() as u64);
+        assert!(h2.is_open());
+    });
+}
+
+#[test]
+fn a_body_is_kept_within_its_limit_or_counted_and_dropped() {
+    local(async {
+        let target = server(None, |_, _, out| respond(out, ok("0123456789"))).await;
+        let h2 = connect(&target).await;
+        let none = (HeaderMap::new(), Bytes::new());
+        let dropped = send(&h2, Method::GET, &none.0, &none.1, BodyPolicy::Discard).await.unwrap();
+        assert_eq!((dropped.response.body.len(), dropped.body_len), (0, 10));
+        let failure = send(&h2, Method::GET, &none.0, &none.1, BodyPolicy::Keep(9)).await.unwrap_err();
+        assert_eq!(failure.error.kind(), ErrorKind::BodyTooLarge);
+        assert!(!failure.retry);
+        // The connection goes on after the stream it reset.
+        assert_eq!(get(&h2).await.unwrap().response.body, "0123456789");
+    });
+}
+
+#[test]
+fn a_reset_stream_is_its_request_s_error_and_a_refused_one_may_be_sent_again() {
+    local(async {
+        let target = server(None, |n, _, mut out| async move {
+            match n {
+                0 => out.send_reset(Reason::INTERNAL_ERROR),
+                1 => out.send_reset(Reason::REFUSED_STREAM),
+                _ => respond(out, ok("fine")).await,
+            }
+        })
+        .await;
+        let h2 = connect(&target).await;
+        let reset = get(&h2).await.unwrap_err();
+        assert_eq!(reset.error.kind(), ErrorKind::StreamReset);
+        assert_eq!(reset.error.to_string(), "the server reset the stream: INTERNAL_ERROR");
+        assert!(!reset.retry);
+        let refused = get(&h2).await.unwrap_err();
+        assert_eq!(refused.error.kind(), ErrorKind::StreamReset);
+        assert!(refused.retry, "REFUSED_STREAM means unprocessed");
+        assert!(h2.is_open());
+        assert_eq!(get(&h2).await.unwrap().response.body, "fine");
+    });
+}
+
+#[test]
+fn after_a_goaway_the_connection_takes_no_new_stream_and_the_request_may_go_on_another() {
+    local(async {
+        let target = server(Some(1), |_, _, out| respond(out, ok("first"))).await;
+        let h2 = connect(&target).await;
+        assert_eq!(get(&h2).await.unwrap().response.body, "first");
+        // The server's GOAWAY goes out as it accepts the first stream, before that stream's
+        // response: the next request is refused unsent.
+        let failure = get(&h2).await.expect_err("a stream after GOAWAY was answered");
+        assert!(failure.retry, "{}", failure.error);
+        assert!(!h2.is_open());
+    });
+}
+
+#[test]
+fn a_body_of_one_chunk_is_not_copied_and_more_are_joined() {
+    let mut one = Kept::default();
+    let chunk = Bytes::from_static(b"abc");
+    one.push(chunk.clone());
+    assert_eq!(one.into_bytes().as_ptr(), chunk.as_ptr());
+    let mut three = Kept::default();
+    for part in [&b"ab"[..], b"", b"cd", b"e"] {
+        three.push(Bytes::copy_from_slice(part));
+    }
+    assert_eq!(three.into_bytes(), "abcde");
+}
