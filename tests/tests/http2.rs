@@ -59,9 +59,9 @@ fn all_ok_over_h2(run: &Run, server: &H2Server, n: u64, connections: u64) {
     assert_eq!(server.versions(), [("HTTP/2.0".to_owned(), n)].into(), "the protocol of each request");
 }
 
-/// Handlers take a few milliseconds, so that the streams of a connection overlap.
+/// Handlers take 20 ms, so that the streams of a connection overlap even on a busy machine.
 fn overlapping() -> H2Options {
-    H2Options { delay: Duration::from_millis(5), ..H2Options::default() }
+    H2Options { delay: Duration::from_millis(20), ..H2Options::default() }
 }
 
 #[test]
@@ -134,6 +134,11 @@ fn a_goaway_moves_the_requests_not_yet_processed_to_a_new_connection() {
     // each lane.
     assert!((1000 / 60..=1000 / 50 + 2).contains(&connections), "{:?}", server.requests_per_connection());
     assert_eq!(run.at("/http/version"), &json!("HTTP/2"));
+    assert!(
+        run.at("/http/retries").as_u64() > Some(0),
+        "requests refused by GOAWAY are sent again: {:#}",
+        run.at("/http")
+    );
 }
 
 #[test]

@@ -185,3 +185,59 @@ fn a_body_of_one_chunk_is_not_copied_and_more_are_joined() {
     }
     assert_eq!(three.into_bytes(), "abcde");
 }
+
+/// A server written frame by frame: it answers two streams' HEADERS with a `GOAWAY` whose last
+/// stream id is the first's, then answers the first. (h2's own server counts a stream as
+/// processed as soon as its HEADERS arrive, so it cannot refuse one it has read.)
+async fn goaway_below_the_second_stream() -> Target {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = Target::resolve(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+    tokio::task::spawn_local(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut preface = [0u8; 24];
+        tcp.read_exact(&mut preface).await.unwrap();
+        // An empty SETTINGS: no limit on streams.
+        tcp.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+        let mut streams = Vec::new();
+        while streams.len() < 2 {
+            let mut head = [0u8; 9];
+            tcp.read_exact(&mut head).await.unwrap();
+            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+            let mut payload = vec![0u8; len];
+            tcp.read_exact(&mut payload).await.unwrap();
+            if head[3] == 1 {
+                streams.push(u32::from_be_bytes([head[5], head[6], head[7], head[8]]));
+            }
+        }
+        let first = streams[0].to_be_bytes();
+        let mut frames = vec![0, 0, 8, 7, 0, 0, 0, 0, 0];
+        frames.extend_from_slice(&first);
+        frames.extend_from_slice(&[0, 0, 0, 0]); // NO_ERROR
+        // HEADERS, END_STREAM | END_HEADERS, `:status: 200` from HPACK's static table.
+        frames.extend_from_slice(&[0, 0, 1, 1, 5]);
+        frames.extend_from_slice(&first);
+        frames.push(0x88);
+        tcp.write_all(&frames).await.unwrap();
+        // Held open until the client is done.
+        let _ = tcp.read(&mut [0u8; 1024]).await;
+    });
+    target
+}
+
+#[test]
+fn a_stream_above_the_goaway_s_last_stream_may_be_sent_again_and_the_one_below_is_answered() {
+    local(async {
+        let target = goaway_below_the_second_stream().await;
+        let h2 = connect(&target).await;
+        let (first, second) = tokio::join!(get(&h2), get(&h2));
+        let (answered, refused) = match (first, second) {
+            (Ok(answered), Err(refused)) | (Err(refused), Ok(answered)) => (answered, refused),
+            (first, second) => panic!("one answered and one refused: {first:?}, {second:?}"),
+        };
+        assert_eq!(answered.response.status.as_u16(), 200);
+        assert!(refused.retry, "{}", refused.error);
+        assert_eq!(refused.error.to_string(), "the server closed the connection (GOAWAY NO_ERROR) before this request");
+        assert!(!h2.is_open());
+    });
+}
