@@ -241,3 +241,52 @@ fn a_stream_above_the_goaway_s_last_stream_may_be_sent_again_and_the_one_below_i
         assert!(!h2.is_open());
     });
 }
+
+#[test]
+fn a_tls_alert_after_the_handshake_is_a_tls_error_with_its_cause() {
+    use std::sync::Arc;
+
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+    use crate::http::tls::{TlsClient, TlsOptions};
+
+    local(async {
+        // A TLS 1.3 server that asks for a client certificate: the client's side of the
+        // handshake is over before the server reads that it has none, and its alert comes with
+        // the first read of the connection.
+        let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+        let cert = CertificateDer::from(certified.cert.der().to_vec());
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der()));
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert.clone()).unwrap();
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+                .build()
+                .unwrap();
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(vec![cert], key)
+            .unwrap();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}/", listener.local_addr().unwrap());
+        tokio::task::spawn_local(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let _ = acceptor.accept(tcp).await;
+        });
+        let client = Arc::new(TlsClient::new(&TlsOptions::default().insecure(true)).unwrap());
+        let target = Target::resolve_with(&url, &[], Some(&client)).unwrap();
+        let (client, name) = target.tls().unwrap();
+        let config = client.for_lane(true);
+        let (stream, _) = Stream::open(target.addr(), Some((&config, name))).await.unwrap();
+        let h2 = Http2::handshake(stream, &target).await.unwrap();
+        let failure = get(&h2).await.unwrap_err();
+        assert_eq!(failure.error.kind(), ErrorKind::Tls, "{}", failure.error);
+        assert!(failure.error.to_string().contains("requires a client certificate"), "{}", failure.error);
+        assert!(!failure.retry && !h2.is_open());
+    });
+}
