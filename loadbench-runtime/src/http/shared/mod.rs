@@ -129,8 +129,10 @@ impl Lane {
                 return Err(ctx::timed_out(user.timeout));
             };
             let open = open?;
+            // Set by a pipeline when the request failed without a byte of it written.
+            let mut unsent = false;
             let outcome = match &open {
-                State::Http1(pipeline) => user.timer.within(deadline, pipeline.exchange(request)).await,
+                State::Http1(pipeline) => user.timer.within(deadline, pipeline.exchange(request, &mut unsent)).await,
                 State::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &self.target)).await,
                 State::Closed | State::Opening => unreachable!("`connection` hands back an open connection"),
             };
@@ -145,8 +147,10 @@ impl Lane {
                 }
                 Some(Err(failure)) => {
                     self.forget(&open);
-                    if failure.retry && retries < RETRIES + self.transport.depth() {
-                        retries += 1;
+                    // A request never written costs none of its retries: it waited behind
+                    // others on a connection the server closed, and the deadline bounds it.
+                    if failure.retry && (unsent || retries < RETRIES + self.transport.depth()) {
+                        retries += u32::from(!unsent);
                         user.counters.retries += 1;
                         continue;
                     }
