@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 pub mod child;
 pub mod cli;
 pub mod hostile;
+pub mod pipelined;
 pub mod schema;
 pub mod timing;
 pub mod tls;

@@ -124,6 +124,10 @@ impl Lane {
         user: &mut ctx::UserSide<'_>,
     ) -> Result<Response> {
         let mut retries = 0;
+        // Whether this is the request's second or later try: a pipeline sends it ahead of
+        // first tries, or the users that got answered would take the front of every new
+        // connection, and a server closing after K responses would fail it every time.
+        let mut again = false;
         loop {
             let Some(open) = user.timer.within(deadline, self.connection(user.counters, user.recorder)).await else {
                 return Err(ctx::timed_out(user.timeout));
@@ -132,7 +136,9 @@ impl Lane {
             // Set by a pipeline when the request failed without a byte of it written.
             let mut unsent = false;
             let outcome = match &open {
-                State::Http1(pipeline) => user.timer.within(deadline, pipeline.exchange(request, &mut unsent)).await,
+                State::Http1(pipeline) => {
+                    user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
+                }
                 State::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &self.target)).await,
                 State::Closed | State::Opening => unreachable!("`connection` hands back an open connection"),
             };
@@ -151,6 +157,7 @@ impl Lane {
                     // others on a connection the server closed, and the deadline bounds it.
                     if failure.retry && (unsent || retries < RETRIES + self.transport.depth()) {
                         retries += u32::from(!unsent);
+                        again = true;
                         user.counters.retries += 1;
                         continue;
                     }

@@ -62,11 +62,12 @@ impl Pipeline {
         self.queue.borrow().open
     }
 
-    /// Queues `request` behind those already on the connection; the future is its response.
-    /// `unsent` is set when it fails without a byte of it written: sending it again costs the
-    /// request none of its retries.
-    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, unsent: &'a mut bool) -> Exchange<'a> {
-        let slot = self.queue.borrow_mut().push(request);
+    /// Queues `request` behind those already on the connection (a request sent `again` goes
+    /// ahead of the first tries not yet written); the future is its response. `unsent` is set
+    /// when it fails without a byte of it written: sending it again costs the request none of
+    /// its retries.
+    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, again: bool, unsent: &'a mut bool) -> Exchange<'a> {
+        let slot = self.queue.borrow_mut().push(request, again);
         match slot {
             Some(slot) => Exchange { queue: &self.queue, slot: Some(slot), unsent },
             None => {
@@ -180,6 +181,8 @@ struct Slot {
     policy: BodyPolicy,
     /// Where its bytes start in the connection's stream of request bytes.
     start: u64,
+    /// Sent before, on a connection that closed before answering it.
+    again: bool,
     waker: Option<Waker>,
     state: State,
 }
@@ -227,15 +230,47 @@ impl Queue {
         }
     }
 
-    /// Queues `request`; `None` when the connection takes no more.
-    fn push(&mut self, request: &Outgoing<'_>) -> Option<usize> {
+    /// Queues `request` (a request sent `again` ahead of the first tries not yet written);
+    /// `None` when the connection takes no more.
+    fn push(&mut self, request: &Outgoing<'_>, again: bool) -> Option<usize> {
         if !self.open {
             return None;
         }
-        let start = self.written + self.out.len() as u64;
-        self.out.extend_from_slice(request.wire);
-        let slot =
-            Slot { method: request.method.clone(), policy: request.policy, start, waker: None, state: State::Waiting };
+        let end = self.written + self.out.len() as u64;
+        // Where it goes in the order: last, or before the first unwritten first try.
+        let at = if again {
+            self.order
+                .iter()
+                .position(|&i| self.slots[i].start >= self.written && !self.slots[i].again)
+                .unwrap_or(self.order.len())
+        } else {
+            self.order.len()
+        };
+        let start = match self.order.get(at) {
+            Some(&behind) => self.slots[behind].start,
+            None => end,
+        };
+        if start == end {
+            self.out.extend_from_slice(request.wire);
+        } else {
+            // The failure path: the bytes of the requests behind move along.
+            let offset = usize::try_from(start - self.written).unwrap_or(usize::MAX);
+            let tail = self.out.split_off(offset);
+            self.out.extend_from_slice(request.wire);
+            self.out.unsplit(tail);
+            let len = request.wire.len() as u64;
+            for &i in self.order.range(at..) {
+                self.slots[i].start += len;
+            }
+        }
+        let slot = Slot {
+            method: request.method.clone(),
+            policy: request.policy,
+            start,
+            again,
+            waker: None,
+            state: State::Waiting,
+        };
         let index = match self.free.pop() {
             Some(index) => {
                 self.slots[index] = slot;
@@ -246,7 +281,7 @@ impl Queue {
                 self.slots.len() - 1
             }
         };
-        self.order.push_back(index);
+        self.order.insert(at, index);
         self.waiting += 1;
         self.wake_driver();
         Some(index)

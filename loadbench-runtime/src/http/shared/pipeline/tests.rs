@@ -143,11 +143,11 @@ fn responses_are_matched_in_order_across_reads() {
             server
         };
         let (r1, r2, r3, r4, r5, _server) = tokio::join!(
-            pipeline.exchange(&reqs[0].outgoing(), f1),
-            pipeline.exchange(&reqs[1].outgoing(), f2),
-            pipeline.exchange(&reqs[2].outgoing(), f3),
-            pipeline.exchange(&reqs[3].outgoing(), f4),
-            pipeline.exchange(&reqs[4].outgoing(), f5),
+            pipeline.exchange(&reqs[0].outgoing(), false, f1),
+            pipeline.exchange(&reqs[1].outgoing(), false, f2),
+            pipeline.exchange(&reqs[2].outgoing(), false, f3),
+            pipeline.exchange(&reqs[3].outgoing(), false, f4),
+            pipeline.exchange(&reqs[4].outgoing(), false, f5),
             serve,
         );
         assert_eq!([body(r1), body(r2), body(r3), body(r4), body(r5)], ["one", "", "three", "four", "five"]);
@@ -162,7 +162,7 @@ fn queued_requests_go_out_in_one_write_up_to_the_depth() {
         let reqs: Vec<Req> = (0..6).map(|i| Req::new(Method::GET, &format!("/{i}"))).collect();
         let mut flags = [false; 6];
         let exchanges: Vec<_> =
-            reqs.iter().zip(flags.iter_mut()).map(|(r, f)| pipeline.exchange(&r.outgoing(), f)).collect();
+            reqs.iter().zip(flags.iter_mut()).map(|(r, f)| pipeline.exchange(&r.outgoing(), false, f)).collect();
         let serve = async {
             let first = read_requests(&mut server, 4).await;
             // Nothing beyond the depth until a response frees room.
@@ -203,10 +203,10 @@ fn a_close_mid_pipeline_retries_what_may_be_sent_again() {
             close(server).await;
         };
         let (r1, r2, r3, r4, ()) = tokio::join!(
-            pipeline.exchange(&reqs[0].outgoing(), f1),
-            pipeline.exchange(&reqs[1].outgoing(), f2),
-            pipeline.exchange(&reqs[2].outgoing(), f3),
-            pipeline.exchange(&reqs[3].outgoing(), f4),
+            pipeline.exchange(&reqs[0].outgoing(), false, f1),
+            pipeline.exchange(&reqs[1].outgoing(), false, f2),
+            pipeline.exchange(&reqs[2].outgoing(), false, f3),
+            pipeline.exchange(&reqs[3].outgoing(), false, f4),
             serve,
         );
         assert_eq!(body(r1), "one");
@@ -232,7 +232,7 @@ fn connection_close_after_k_responses_fails_the_rest_once() {
         let reqs: Vec<Req> = (0..5).map(|i| Req::new(Method::GET, &format!("/{i}"))).collect();
         let mut flags = [false; 5];
         let exchanges: Vec<_> =
-            reqs.iter().zip(flags.iter_mut()).map(|(r, f)| pipeline.exchange(&r.outgoing(), f)).collect();
+            reqs.iter().zip(flags.iter_mut()).map(|(r, f)| pipeline.exchange(&r.outgoing(), false, f)).collect();
         let serve = async {
             read_requests(&mut server, 2).await;
             server.write_all(ok(1, "a").as_bytes()).await.unwrap();
@@ -253,7 +253,7 @@ fn connection_close_after_k_responses_fails_the_rest_once() {
         assert!(!pipeline.is_open());
         // A closed pipeline refuses what comes next, as unsent.
         let mut unsent = false;
-        assert!(failure(pipeline.exchange(&reqs[0].outgoing(), &mut unsent).await).retry);
+        assert!(failure(pipeline.exchange(&reqs[0].outgoing(), false, &mut unsent).await).retry);
         assert!(unsent);
     });
 }
@@ -266,7 +266,7 @@ fn a_timed_out_request_leaves_the_others_their_responses() {
         let mut flags = [false; 3];
         let [f1, f2, f3] = &mut flags;
         // The first request's user gives up before its response comes.
-        let first = tokio::time::timeout(Duration::from_millis(50), pipeline.exchange(&reqs[0].outgoing(), f1));
+        let first = tokio::time::timeout(Duration::from_millis(50), pipeline.exchange(&reqs[0].outgoing(), false, f1));
         let serve = async {
             read_requests(&mut server, 1).await;
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -277,7 +277,10 @@ fn a_timed_out_request_leaves_the_others_their_responses() {
         };
         let later = async {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            tokio::join!(pipeline.exchange(&reqs[1].outgoing(), f2), pipeline.exchange(&reqs[2].outgoing(), f3))
+            tokio::join!(
+                pipeline.exchange(&reqs[1].outgoing(), false, f2),
+                pipeline.exchange(&reqs[2].outgoing(), false, f3)
+            )
         };
         let (first, (second, third), mut server) = tokio::join!(first, later, serve);
         assert!(first.is_err(), "the first timed out");
@@ -285,7 +288,7 @@ fn a_timed_out_request_leaves_the_others_their_responses() {
         assert!(pipeline.is_open());
         // The connection still works.
         let mut unsent = false;
-        let again = pipeline.exchange(&reqs[0].outgoing(), &mut unsent);
+        let again = pipeline.exchange(&reqs[0].outgoing(), false, &mut unsent);
         let serve = async {
             read_requests(&mut server, 1).await;
             server.write_all(ok(2, "ok").as_bytes()).await.unwrap();
@@ -294,7 +297,7 @@ fn a_timed_out_request_leaves_the_others_their_responses() {
         // When every request waiting on it has timed out, it is closed.
         let mut unsent = false;
         let stuck =
-            tokio::time::timeout(Duration::from_millis(20), pipeline.exchange(&reqs[0].outgoing(), &mut unsent));
+            tokio::time::timeout(Duration::from_millis(20), pipeline.exchange(&reqs[0].outgoing(), false, &mut unsent));
         assert!(stuck.await.is_err());
         assert!(!pipeline.is_open());
     });
@@ -314,9 +317,9 @@ fn a_malformed_response_ends_the_connection() {
             server
         };
         let (r1, r2, r3, _server) = tokio::join!(
-            pipeline.exchange(&reqs[0].outgoing(), f1),
-            pipeline.exchange(&reqs[1].outgoing(), f2),
-            pipeline.exchange(&reqs[2].outgoing(), f3),
+            pipeline.exchange(&reqs[0].outgoing(), false, f1),
+            pipeline.exchange(&reqs[1].outgoing(), false, f2),
+            pipeline.exchange(&reqs[2].outgoing(), false, f3),
             serve,
         );
         assert_eq!(body(r1), "a");
@@ -336,5 +339,32 @@ fn an_idle_connection_the_server_closes_takes_no_more_requests() {
         close(server).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!pipeline.is_open());
+    });
+}
+
+#[test]
+fn a_request_sent_again_goes_ahead_of_first_tries_not_yet_written() {
+    local(async {
+        let (pipeline, mut server) = start(1).await;
+        let reqs = [Req::new(Method::GET, "/first"), Req::new(Method::GET, "/fresh"), Req::new(Method::GET, "/again")];
+        let mut flags = [false; 3];
+        let [f1, f2, f3] = &mut flags;
+        let first = pipeline.exchange(&reqs[0].outgoing(), false, f1);
+        // The driver writes it; the next two wait for room.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let fresh = pipeline.exchange(&reqs[1].outgoing(), false, f2);
+        let again = pipeline.exchange(&reqs[2].outgoing(), true, f3);
+        let serve = async {
+            let mut order = Vec::new();
+            for _ in 0..3 {
+                let seen = read_requests(&mut server, 1).await;
+                order.push(seen.split(' ').nth(1).unwrap().to_owned());
+                server.write_all(ok(1, "a").as_bytes()).await.unwrap();
+            }
+            order
+        };
+        let (r1, r2, r3, order) = tokio::join!(first, fresh, again, serve);
+        assert_eq!(order, ["/first", "/again", "/fresh"]);
+        assert!([r1, r2, r3].into_iter().all(|r| body(r) == "a"));
     });
 }
