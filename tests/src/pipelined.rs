@@ -92,7 +92,7 @@ impl PipelinedServer {
         self.counters.requests.load(Ordering::SeqCst)
     }
 
-    /// Responses written whole.
+    /// Responses sent (counted as they are written).
     pub fn answered(&self) -> u64 {
         self.counters.answered.load(Ordering::SeqCst)
     }
@@ -148,8 +148,9 @@ async fn serve(mut stream: TcpStream, how: Pipelined, index: u64, slot: usize, c
             let closing = last && i + 1 == now && index % 2 == 1;
             out.extend_from_slice(if closing { CLOSING } else { RESPONSE });
         }
-        stream.write_all(&out).await.ok()?;
+        // Counted before they go out, so that a client that has read them finds them counted.
         counters.answered.fetch_add(now, Ordering::SeqCst);
+        stream.write_all(&out).await.ok()?;
         answered += now;
         queued -= now;
         if last {

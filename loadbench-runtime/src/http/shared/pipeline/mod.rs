@@ -281,7 +281,11 @@ impl Queue {
                 self.slots.len() - 1
             }
         };
-        self.order.insert(at, index);
+        if at == self.order.len() {
+            self.order.push_back(index);
+        } else {
+            self.order.insert(at, index);
+        }
         self.waiting += 1;
         self.wake_driver();
         Some(index)
