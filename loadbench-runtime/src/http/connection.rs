@@ -369,6 +369,9 @@ impl Http1Connection {
     }
 
     /// Reads once into the buffer, with at least `want` bytes of room; 0 at end of stream.
+    // Always inlined, as it was when `poll_exchange` was its only caller: the unshared path's
+    // instruction count (bench/README.md) does not pay for the pipeline's second caller.
+    #[inline(always)]
     fn poll_fill(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<Result<usize, ExchangeError>> {
         if self.read.capacity() - self.read.len() < want.min(READ_CHUNK) {
             self.read.reserve(want);

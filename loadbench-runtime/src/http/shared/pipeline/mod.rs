@@ -66,6 +66,9 @@ impl Pipeline {
     /// ahead of the first tries not yet written); the future is its response. `unsent` is set
     /// when it fails without a byte of it written: sending it again costs the request none of
     /// its retries.
+    // Out of line, as `Exchange::poll`: the lane's future is part of every user's request
+    // future, and the unshared path (bench/README.md's `count50`) should not pay for its size.
+    #[inline(never)]
     pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, again: bool, unsent: &'a mut bool) -> Exchange<'a> {
         let slot = self.queue.borrow_mut().push(request, again);
         match slot {
@@ -97,6 +100,7 @@ pub(crate) struct Exchange<'a> {
 impl Future for Exchange<'_> {
     type Output = Result<Reply, Failure>;
 
+    #[inline(never)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let Some(index) = this.slot else {
