@@ -73,6 +73,11 @@ pub(crate) struct Failure {
 /// each response, and each new connection answers at least the first.
 const RETRIES: u32 = 3;
 
+/// The most times one request that was never written is sent again: it costs no retry of its
+/// own (it waited behind others on a connection the server closed), but a server that closes
+/// every connection as soon as it is opened must not have it reconnect until its deadline.
+const UNSENT_TRIES: u32 = 64;
+
 /// One connection slot shared by the users assigned to it.
 #[derive(Debug)]
 pub(crate) struct Lane {
@@ -122,7 +127,8 @@ impl Lane {
         deadline: Instant,
         user: &mut ctx::UserSide<'_>,
     ) -> Result<Response> {
-        let mut retries = 0;
+        // Resends so far: `[written before, never written]`.
+        let mut tries = [0u32; 2];
         // Whether this is the request's second or later try: a pipeline sends it ahead of
         // first tries, or the users that got answered would take the front of every new
         // connection, and a server closing after K responses would fail it every time.
@@ -152,10 +158,11 @@ impl Lane {
                 }
                 Some(Err(failure)) => {
                     self.forget(&open);
-                    // A request never written costs none of its retries: it waited behind
-                    // others on a connection the server closed, and the deadline bounds it.
-                    if failure.retry && (unsent || retries < RETRIES + self.transport.depth()) {
-                        retries += u32::from(!unsent);
+                    // A request never written costs none of its retries (it waited behind others
+                    // on a connection the server closed): it has a larger budget of its own.
+                    let budget = if unsent { UNSENT_TRIES } else { RETRIES + self.transport.depth() };
+                    if failure.retry && tries[usize::from(unsent)] < budget {
+                        tries[usize::from(unsent)] += 1;
                         again = true;
                         user.counters.retries += 1;
                         continue;
