@@ -47,7 +47,9 @@ pub(super) fn transport_line(s: &ScenarioReport) -> Option<String> {
             let users = thousands(u64::from(config.concurrency));
             let shared =
                 format!("{users} users on {} connection{}", thousands(u64::from(n)), if n == 1 { "" } else { "s" });
-            match (s.http.version, config.pipeline.unwrap_or(1)) {
+            // With no response, what was asked is all there is to say.
+            let spoken = s.http.version.or(config.http2.then_some(HttpVersion::Http2));
+            match (spoken, config.pipeline.unwrap_or(1)) {
                 (Some(HttpVersion::Http2), _) => format!("{shared}, HTTP/2 streams"),
                 (Some(HttpVersion::Mixed), _) => {
                     format!("{shared}, HTTP/2 or HTTP/1.1 as each connection's ALPN chose")
@@ -123,6 +125,9 @@ mod tests {
             Some("256 users on 4 connections, HTTP/2 streams")
         );
         assert_eq!(line(None, None, true, HttpVersion::Http2).as_deref(), Some("HTTP/2, one connection per user"));
+        let mut nothing = report(Some(2), None, true, HttpVersion::Http2);
+        nothing.http.version = None;
+        assert_eq!(transport_line(&nothing).as_deref(), Some("256 users on 2 connections, HTTP/2 streams"));
         assert_eq!(
             line(None, None, true, HttpVersion::Http11).as_deref(),
             Some("HTTP/1.1, one connection per user; warning: HTTP/2 was asked, but the server chose HTTP/1.1 (ALPN)")
