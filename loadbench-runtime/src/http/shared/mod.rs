@@ -134,17 +134,27 @@ impl Lane {
         // connection, and a server closing after K responses would fail it every time.
         let mut again = false;
         loop {
-            let Some(open) = user.timer.within(deadline, self.connection(user.counters, user.recorder)).await else {
-                return Err(ctx::timed_out(user.timeout));
+            let open = match self.current() {
+                Some(open) => open,
+                None => {
+                    // Boxed: opening is rare, and its future would otherwise be part of (and
+                    // copied with) every request's, the unshared path's too (`Ctx::exchange`).
+                    let opening = Box::pin(self.connection(user.counters, user.recorder));
+                    match user.timer.within(deadline, opening).await {
+                        Some(open) => open?,
+                        None => return Err(ctx::timed_out(user.timeout)),
+                    }
+                }
             };
-            let open = open?;
             // Set by a pipeline when the request failed without a byte of it written.
             let mut unsent = false;
             let outcome = match &open {
                 State::Http1(pipeline) => {
                     user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
                 }
-                State::Http2(h2) => user.timer.within(deadline, h2.exchange(request)).await,
+                // Boxed: the h2 crate's futures are large, and an HTTP/2 request allocates in
+                // the crate anyway.
+                State::Http2(h2) => user.timer.within(deadline, Box::pin(h2.exchange(request))).await,
                 State::Closed | State::Opening => unreachable!("`connection` hands back an open connection"),
             };
             match outcome {
@@ -171,6 +181,15 @@ impl Lane {
                 }
                 None => return Err(ctx::timed_out(user.timeout)),
             }
+        }
+    }
+
+    /// The connection, if it is open: the path of every request but the first on it.
+    fn current(&self) -> Option<State> {
+        match &*self.state.borrow() {
+            State::Http1(pipeline) if pipeline.is_open() => Some(State::Http1(Rc::clone(pipeline))),
+            State::Http2(h2) if h2.is_open() => Some(State::Http2(Rc::clone(h2))),
+            _ => None,
         }
     }
 
