@@ -270,8 +270,8 @@ pub struct UrlArgs {
     #[arg(long = "target", value_name = "NAME=URL", value_parser = TargetArg::parse)]
     pub targets: Vec<TargetArg>,
 
-    /// Virtual users, each with its own connection: requests in flight at once (with --rate,
-    /// the users available to serve the rate)
+    /// Virtual users, each with its own connection unless --connections shares fewer: requests
+    /// in flight at once (with --rate, the users available to serve the rate)
     #[arg(short = 'c', long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrency: u32,
 

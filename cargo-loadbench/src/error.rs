@@ -149,6 +149,13 @@ pub enum Error {
         flag: &'static str,
     },
 
+    /// `cargo loadbench url --pipeline D` without `--connections`: its users each own a
+    /// connection, with one request in flight on it.
+    #[error(
+        "--pipeline needs --connections with `cargo loadbench url`: each virtual user has one request in flight, so only users sharing connections can pipeline (TechEmpower's plaintext: -c 256 --connections 16 --pipeline 16)"
+    )]
+    PipelineWithoutConnections,
+
     /// `cargo loadbench url` was given a bare path and no `--target`s to send it to.
     #[error(
         "`{path}` is a path without a server: give a full URL such as http://127.0.0.1:8080{path}, or two or more --target NAME=URL to send it to"

@@ -12,7 +12,7 @@ use crate::errors::Errors;
 
 /// Users available to an open-model scenario without `max_concurrency`: enough for a rate of a
 /// few thousand per second against a server answering in tens of milliseconds.
-const DEFAULT_MAX_CONCURRENCY: u32 = 100;
+pub(crate) const DEFAULT_MAX_CONCURRENCY: u32 = 100;
 
 const ONE_PARAMETER: &str = "a scenario takes one parameter, `ctx: &mut loadbench::Ctx`";
 
@@ -235,7 +235,22 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
     };
 
     let feed = crate::args::feed_tokens(args.feed.as_ref());
-    let transport = quote!(#private::Transport::DEFAULT);
+    let transport = {
+        let optional = |value: Option<(u32, Span)>| match value {
+            Some((n, span)) => {
+                let n = literal(Literal::u32_unsuffixed(n), span);
+                quote!(::core::option::Option::Some(#n))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let connections = optional(args.connections);
+        let pipeline = optional(args.pipeline);
+        let http2 = match args.http2 {
+            Some((b, span)) => Ident::new(if b { "true" } else { "false" }, span).into_token_stream(),
+            None => quote!(false),
+        };
+        quote!(#private::Transport { connections: #connections, pipeline: #pipeline, http2: #http2 })
+    };
 
     let thresholds = args.thresholds.iter().map(|(threshold, span)| {
         let metric = metric(threshold.metric, *span, &private);

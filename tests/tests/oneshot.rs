@@ -310,6 +310,12 @@ fn bad_input_is_one_line_naming_it_and_exit_2() {
         (vec!["url", &url, "--body", &missing_body], "cannot read body file"),
         (vec!["url"], "<URL>"),
         (vec!["--bench", "api", "url", &url], "--bench"),
+        (vec!["url", &url, "--pipeline", "16"], "--pipeline needs --connections"),
+        (
+            vec!["url", &url, "--connections", "4", "--pipeline", "4", "--http2"],
+            "'--pipeline <D>' cannot be used with '--http2'",
+        ),
+        (vec!["url", &url, "--connections", "0"], "'--connections <N>'"),
     ] {
         let out = cargo_loadbench(&args);
         assert_eq!(out.code, Some(2), "{args:?}: {out:#?}");

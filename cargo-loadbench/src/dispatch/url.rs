@@ -49,6 +49,9 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
     if let Some(flag) = args.scenario_flag() {
         return Err(Error::NotForUrl { flag });
     }
+    if args.client.pipeline.is_some() && args.client.connections.is_none() {
+        return Err(Error::PipelineWithoutConnections);
+    }
     // `--target` before `url` is the scenarios' flag, after it `url`'s own: both count, in order.
     let given: Vec<TargetArg> = args.targets.iter().chain(&url.targets).cloned().collect();
     let targets = Targets::new(&given)?;

@@ -29,10 +29,13 @@ pub(super) enum Key {
     Feed,
     FeedMode,
     FeedEnd,
+    Connections,
+    Pipeline,
+    Http2,
 }
 
 impl Key {
-    pub(super) const ALL: [Key; 23] = [
+    pub(super) const ALL: [Key; 26] = [
         Key::Concurrency,
         Key::Count,
         Key::Duration,
@@ -56,6 +59,9 @@ impl Key {
         Key::Feed,
         Key::FeedMode,
         Key::FeedEnd,
+        Key::Connections,
+        Key::Pipeline,
+        Key::Http2,
     ];
 
     pub(super) fn as_str(self) -> &'static str {
@@ -83,6 +89,9 @@ impl Key {
             Key::Feed => "feed",
             Key::FeedMode => "feed_mode",
             Key::FeedEnd => "feed_end",
+            Key::Connections => "connections",
+            Key::Pipeline => "pipeline",
+            Key::Http2 => "http2",
         }
     }
 
@@ -112,6 +121,9 @@ impl Key {
             Key::Feed => "\"data/users.csv\"",
             Key::FeedMode => "\"sequential\"",
             Key::FeedEnd => "\"wrap\"",
+            Key::Connections => "16",
+            Key::Pipeline => "16",
+            Key::Http2 => "true",
         }
     }
 

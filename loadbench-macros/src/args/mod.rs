@@ -29,7 +29,7 @@ pub(crate) use self::feed::tokens as feed_tokens;
 use self::key::Key;
 pub(crate) use self::value::{Cookies, Load};
 use self::value::{
-    concurrency, cookies, duration, hook, hops, non_empty, positive_u64, rate, stages, strip_groups, target,
+    boolean, concurrency, cookies, duration, hook, hops, non_empty, positive_u64, rate, stages, strip_groups, target,
     think_time, warmup,
 };
 use crate::errors::Errors;
@@ -80,6 +80,12 @@ pub(crate) struct ScenarioArgs {
     pub(crate) follow_redirects: Option<(u32, Span)>,
     /// `feed = "data/users.csv"` with its mode and end (indices into `feed::MODES`, `ENDS`).
     pub(crate) feed: Option<FeedArgs>,
+    /// `connections = N`: the connections the users share.
+    pub(crate) connections: Option<(u32, Span)>,
+    /// `pipeline = D`: HTTP/1.1 requests in flight per shared connection.
+    pub(crate) pipeline: Option<(u32, Span)>,
+    /// `http2 = true`.
+    pub(crate) http2: Option<(bool, Span)>,
 }
 
 /// A scenario's feed, as declared.
@@ -131,6 +137,9 @@ impl ScenarioArgs {
             cookies: None,
             follow_redirects: None,
             feed: None,
+            connections: None,
+            pipeline: None,
+            http2: None,
         }
     }
 }
@@ -166,6 +175,9 @@ struct Builder {
     feed: Option<(String, Span)>,
     feed_mode: Option<(usize, Span)>,
     feed_end: Option<(usize, Span)>,
+    connections: Option<(u32, Span)>,
+    pipeline: Option<(u32, Span)>,
+    http2: Option<(bool, Span)>,
 }
 
 impl Builder {
@@ -260,6 +272,9 @@ impl Builder {
             Key::Feed => store(&mut self.feed, errors.check(feed::path(value)), span),
             Key::FeedMode => store(&mut self.feed_mode, errors.check(feed::choice(key, value, &feed::MODES)), span),
             Key::FeedEnd => store(&mut self.feed_end, errors.check(feed::choice(key, value, &feed::ENDS)), span),
+            Key::Connections => store(&mut self.connections, errors.check(concurrency(key, value)), span),
+            Key::Pipeline => store(&mut self.pipeline, errors.check(concurrency(key, value)), span),
+            Key::Http2 => store(&mut self.http2, errors.check(boolean(key, value)), span),
             Key::Thresholds => {} // handled above: a list, not `= value`
         }
         Ok(())
@@ -332,6 +347,7 @@ impl Builder {
                 ),
             );
         }
+        self.check_transport(errors);
         let feed = self.feed.map(|path| FeedArgs {
             path: path.clone(),
             mode: self.feed_mode.map_or((feed::MODE_VARIANTS[0], path.1), |(i, span)| (feed::MODE_VARIANTS[i], span)),
@@ -369,7 +385,44 @@ impl Builder {
             cookies: self.cookies,
             follow_redirects: self.follow_redirects,
             feed,
+            connections: self.connections,
+            pipeline: self.pipeline,
+            http2: self.http2,
         })
+    }
+
+    /// `pipeline` needs shared HTTP/1.1 connections, and shared connections need users to share
+    /// them: each key reported where it was written.
+    fn check_transport(&self, errors: &mut Errors) {
+        let http2 = matches!(self.http2, Some((true, _)));
+        match (&self.pipeline, &self.connections) {
+            (Some((_, span)), _) if http2 => errors.at(
+                *span,
+                "`pipeline` is HTTP/1.1's: over HTTP/2 (`http2 = true`) the requests on a connection are concurrent streams; remove `pipeline`",
+            ),
+            (Some((_, span)), None) => errors.at(
+                *span,
+                "`pipeline` needs `connections = N`: a user with a connection of its own has one request in flight, so there is nothing to pipeline",
+            ),
+            _ => {}
+        }
+        // The users: `concurrency`, `max_concurrency`, a ramp's highest target, or the model's
+        // default (1 user closed, `DEFAULT_MAX_CONCURRENCY` open).
+        let open = self.rate.is_some() || self.rate_stages.is_some();
+        let users = self
+            .concurrency
+            .or(self.max_concurrency)
+            .map(|(n, _)| u64::from(n))
+            .or_else(|| self.stages.as_ref().and_then(|(stages, _)| stages.iter().map(|s| s.1).max()))
+            .unwrap_or(if open { u64::from(crate::scenario::DEFAULT_MAX_CONCURRENCY) } else { 1 });
+        if let Some((n, span)) = &self.connections
+            && u64::from(*n) > users
+        {
+            errors.at(
+                *span,
+                format!("`connections = {n}` is more than the virtual users ({users}): each connection needs a user to send on it"),
+            );
+        }
     }
 }
 

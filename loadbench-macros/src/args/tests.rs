@@ -129,6 +129,28 @@ fn cookies_and_redirects() {
 }
 
 #[test]
+fn shared_connections() {
+    let args = parse(quote!(concurrency = 256, connections = 16, pipeline = 16, count = 1));
+    assert_eq!((args.connections.map(|c| c.0), args.pipeline.map(|p| p.0)), (Some(16), Some(16)));
+    let args = parse(quote!(rate = 500, connections = 100, http2 = true, count = 1));
+    assert_eq!((args.connections.map(|c| c.0), args.http2.map(|h| h.0)), (Some(100), Some(true)));
+    // Without `concurrency`, a closed scenario has 1 user and an open one 100.
+    assert_eq!(
+        errors(quote!(count = 1, connections = 2)),
+        ["`connections = 2` is more than the virtual users (1): each connection needs a user to send on it"]
+    );
+    assert_eq!(
+        errors(quote!(rate = 500, count = 1, connections = 101)),
+        ["`connections = 101` is more than the virtual users (100): each connection needs a user to send on it"]
+    );
+    let ramp = quote!(stages = [("1s", 8)], connections = 9);
+    assert_eq!(
+        errors(ramp),
+        ["`connections = 9` is more than the virtual users (8): each connection needs a user to send on it"]
+    );
+}
+
+#[test]
 fn combinations() {
     assert_eq!(errors(quote!()), [NO_LOAD]);
     assert_eq!(errors(quote!(concurrency = 5)), [NO_LOAD]);
@@ -145,7 +167,7 @@ fn combinations() {
 
 #[test]
 fn unknown_keys_and_malformed_values() {
-    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`, `cookies`, `follow_redirects`, `feed`, `feed_mode`, `feed_end`";
+    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`, `cookies`, `follow_redirects`, `feed`, `feed_mode`, `feed_end`, `connections`, `pipeline`, `http2`";
     assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
     assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
     assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);

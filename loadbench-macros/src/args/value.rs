@@ -41,6 +41,17 @@ pub(super) fn concurrency(key: Key, value: &Expr) -> syn::Result<u32> {
     Ok(n)
 }
 
+/// `http2 = true`: a `bool` literal.
+pub(super) fn boolean(key: Key, value: &Expr) -> syn::Result<bool> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Ok(b.value),
+        _ => Err(syn::Error::new_spanned(
+            value,
+            format!("`{key}` is `true` or `false`, as in `{key} = {}`", key.example()),
+        )),
+    }
+}
+
 /// `cookies = "…"`: what each virtual user's jar keeps (the runtime's `CookieMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cookies {

@@ -45,7 +45,7 @@ pub struct ClientArgs {
     pub connections: Option<u32>,
     /// HTTP/1.1: send up to D requests on a shared connection before their responses (needs
     /// --connections; TechEmpower's plaintext test pipelines 16)
-    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..), global = true, help_heading = HEADING)]
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "http2", global = true, help_heading = HEADING)]
     pub pipeline: Option<u32>,
     /// Speak HTTP/2: with prior knowledge on http://, offered first by ALPN on https://
     #[arg(long, global = true, help_heading = HEADING)]
@@ -164,11 +164,22 @@ mod tests {
             "--no-tls-resumption",
             "--follow-redirects",
             "3",
+            "--connections",
+            "16",
+            "--pipeline",
+            "16",
         ];
         let first = Cli::try_parse_from(given).unwrap().client;
         let again = Cli::try_parse_from(std::iter::once(OsString::from("x")).chain(first.to_args())).unwrap().client;
         assert_eq!(format!("{first:?}"), format!("{again:?}"));
         assert!(Cli::try_parse_from(["x", "--cert", "c.pem"]).is_err(), "--cert needs --key");
         assert!(Cli::try_parse_from(["x", "--connect-to", "h:443"]).is_err());
+        let h2 = Cli::try_parse_from(["x", "--http2", "--connections", "10"]).unwrap().client;
+        assert!(h2.to_args().contains(&OsString::from("--http2")));
+        assert!(Cli::try_parse_from(["x", "--http2", "--pipeline", "4"]).is_err(), "pipelining is HTTP/1.1's");
+        assert!(Cli::try_parse_from(["x", "--connections", "0"]).is_err());
+        let options = first.apply(ClientOptions::default());
+        let transport = options.transport(crate::config::Transport::DEFAULT);
+        assert_eq!(transport, crate::config::Transport { connections: Some(16), pipeline: Some(16), http2: false });
     }
 }

@@ -187,7 +187,8 @@ impl LoadPlan {
             // Filled by the runner from the feed as loaded.
             feed: None,
             connections: self.transport.connections,
-            pipeline: self.transport.pipeline.filter(|_| !self.transport.http2),
+            // Pipelining is HTTP/1.1's, on shared connections only.
+            pipeline: self.transport.pipeline.filter(|_| !self.transport.http2 && self.transport.connections.is_some()),
             http2: self.transport.http2,
         }
     }
@@ -259,6 +260,29 @@ mod tests {
         let tiny = scaled(&config(), 0.000_1);
         assert_eq!((tiny.concurrency, tiny.load), (1, Load::Count(1)));
         assert_eq!(LoadPlan { scale: None, ..scaled(&config(), 1.0) }, LoadPlan::new(&config(), Sizing::Declared));
+    }
+
+    #[test]
+    fn shared_connections_scale_with_the_users_and_never_outnumber_them() {
+        let shared = ScenarioConfig {
+            transport: Transport { connections: Some(16), pipeline: Some(16), http2: false },
+            ..config()
+        };
+        let declared = LoadPlan::new(&shared, Sizing::Declared);
+        assert_eq!((declared.concurrency, declared.transport.connections), (150, Some(16)));
+        // 150 users → 15 at a tenth, 16 connections → 2: the users per connection stay about the same.
+        let plan = scaled(&shared, 0.1);
+        assert_eq!((plan.concurrency, plan.transport.connections, plan.transport.pipeline), (15, Some(2), Some(16)));
+        assert_eq!(scaled(&shared, 0.000_1).transport.connections, Some(1));
+        assert_eq!(LoadPlan::new(&shared, Sizing::Smoke).transport.connections, Some(1));
+        // The command line's figure is clamped to the users, never below one.
+        let over = declared.clone().with_transport(Transport { connections: Some(1_000), ..declared.transport });
+        assert_eq!(over.transport.connections, Some(150));
+        let report = over.config_report(&shared, None);
+        assert_eq!((report.connections, report.pipeline, report.http2), (Some(150), Some(16), false));
+        let h2 = declared.with_transport(Transport { connections: None, pipeline: Some(4), http2: true });
+        let report = h2.config_report(&shared, None);
+        assert_eq!((report.connections, report.pipeline, report.http2), (None, None, true));
     }
 
     #[test]

@@ -297,8 +297,9 @@ impl OneShot {
         self
     }
 
-    /// Virtual users, each with its own connection: requests in flight at once in the closed
-    /// model, the users available to serve the rate in the open model. At least 1.
+    /// Virtual users, each with its own connection unless the client options share fewer
+    /// (`ClientOptions::connections`): requests in flight at once in the closed model, the users
+    /// available to serve the rate in the open model. At least 1.
     pub fn concurrency(mut self, users: u32) -> OneShot {
         self.concurrency = users.max(1);
         self

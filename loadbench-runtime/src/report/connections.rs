@@ -3,8 +3,8 @@
 //! certificates were not verified (`--insecure`), and what to do when they could not be; the
 //! redirects followed on them.
 
-use super::ScenarioReport;
 use super::units::{micros, thousands};
+use super::{HttpVersion, ScenarioReport};
 
 /// `connections: 50 opened; connect p50 85µs, p99 310µs; TLS handshake p50 1.21ms, p99 3.40ms
 /// (48 full, 2 resumed, TLSv1.3)`: for `https://`, whose handshakes are worth seeing, and when
@@ -29,6 +29,37 @@ pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
             thousands(tls.handshakes - tls.resumed),
             thousands(tls.resumed)
         ));
+    }
+    Some(line)
+}
+
+/// `256 users on 16 connections, HTTP/1.1 pipelined up to 16 deep`, `1,000 users on 10
+/// connections, HTTP/2 streams`: how the users' requests travelled when they did not each own a
+/// connection, and what was spoken when HTTP/2 was asked and the server chose otherwise.
+pub(super) fn transport_line(s: &ScenarioReport) -> Option<String> {
+    let config = &s.config;
+    if config.connections.is_none() && !config.http2 {
+        return None;
+    }
+    let version = s.http.version.map(HttpVersion::as_str);
+    let mut line = match config.connections {
+        Some(n) => {
+            let users = thousands(u64::from(config.concurrency));
+            let shared =
+                format!("{users} users on {} connection{}", thousands(u64::from(n)), if n == 1 { "" } else { "s" });
+            match (s.http.version, config.pipeline.unwrap_or(1)) {
+                (Some(HttpVersion::Http2), _) => format!("{shared}, HTTP/2 streams"),
+                (Some(HttpVersion::Mixed), _) => {
+                    format!("{shared}, HTTP/2 or HTTP/1.1 as each connection's ALPN chose")
+                }
+                (_, 1) => format!("{shared}, HTTP/1.1, one request at a time on each"),
+                (_, depth) => format!("{shared}, HTTP/1.1 pipelined up to {depth} deep"),
+            }
+        }
+        None => format!("{}, one connection per user", version.unwrap_or("HTTP/2")),
+    };
+    if config.http2 && s.http.version == Some(HttpVersion::Http11) {
+        line.push_str("; warning: HTTP/2 was asked, but the server chose HTTP/1.1 (ALPN)");
     }
     Some(line)
 }
@@ -61,4 +92,40 @@ pub fn hints<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioReport>) -> Vec
         );
     }
     hints
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::ConfigReport;
+
+    fn report(connections: Option<u32>, pipeline: Option<u32>, http2: bool, version: HttpVersion) -> ScenarioReport {
+        let config = ConfigReport { concurrency: 256, connections, pipeline, http2, ..ConfigReport::default() };
+        let mut s = ScenarioReport::not_started("s", config);
+        s.http.version = Some(version);
+        s
+    }
+
+    #[test]
+    fn says_how_requests_travelled() {
+        let line = |c, p, h2, v| transport_line(&report(c, p, h2, v));
+        assert_eq!(line(None, None, false, HttpVersion::Http11), None);
+        assert_eq!(
+            line(Some(16), Some(16), false, HttpVersion::Http11).as_deref(),
+            Some("256 users on 16 connections, HTTP/1.1 pipelined up to 16 deep")
+        );
+        assert_eq!(
+            line(Some(1), None, false, HttpVersion::Http11).as_deref(),
+            Some("256 users on 1 connection, HTTP/1.1, one request at a time on each")
+        );
+        assert_eq!(
+            line(Some(4), None, true, HttpVersion::Http2).as_deref(),
+            Some("256 users on 4 connections, HTTP/2 streams")
+        );
+        assert_eq!(line(None, None, true, HttpVersion::Http2).as_deref(), Some("HTTP/2, one connection per user"));
+        assert_eq!(
+            line(None, None, true, HttpVersion::Http11).as_deref(),
+            Some("HTTP/1.1, one connection per user; warning: HTTP/2 was asked, but the server chose HTTP/1.1 (ALPN)")
+        );
+    }
 }

@@ -120,6 +120,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(factor) = scenario.config.scale {
             let _ = writeln!(out, "{label}: reduced to {factor} of its declared load (--scale, LOADBENCH_SCALE)");
         }
+        if let Some(line) = connections::transport_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = connections::connection_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
@@ -155,6 +158,15 @@ pub fn describe_config(config: &ConfigReport) -> String {
             None => format!("concurrency {}", config.concurrency),
         }
     };
+    if let Some(n) = config.connections {
+        let _ = write!(out, ", connections {n}");
+    }
+    if let Some(depth) = config.pipeline {
+        let _ = write!(out, ", pipeline {depth}");
+    }
+    if config.http2 {
+        out.push_str(", http2");
+    }
     if let Some(count) = config.count {
         let _ = write!(out, ", count {count}");
     }
@@ -544,6 +556,13 @@ mod tests {
             ..ConfigReport::default()
         };
         assert_eq!(describe_config(&by_time), "concurrency 10, duration 1m 30s, timeout 2s 500ms");
+        let shared = ConfigReport { connections: Some(16), pipeline: Some(16), concurrency: 256, ..by_time.clone() };
+        assert_eq!(
+            describe_config(&shared),
+            "concurrency 256, connections 16, pipeline 16, duration 1m 30s, timeout 2s 500ms"
+        );
+        let h2 = ConfigReport { connections: Some(10), http2: true, concurrency: 1000, ..by_time.clone() };
+        assert_eq!(describe_config(&h2), "concurrency 1000, connections 10, http2, duration 1m 30s, timeout 2s 500ms");
         let mut guarded = config();
         guarded.thresholds = vec![threshold("p99<50ms"), threshold("error_rate<0.01")];
         assert!(

@@ -160,4 +160,23 @@ async fn item(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+// Connections: HTTP/2 and pipelining.
+#[loadbench::scenario(concurrency = 256, connections = 16, pipeline = 16, duration = "15s")]
+async fn plaintext(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/plaintext").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 1000, connections = 10, http2 = true, count = 100_000)]
+async fn streams(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 50, http2 = true, duration = "30s")]
+async fn clients(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
 fn main() {}

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use loadbench::__private::{Load, Rate, ScenarioEntry, ThinkTime, Threshold, inventory};
+use loadbench::__private::{Load, Rate, ScenarioEntry, ThinkTime, Threshold, Transport, inventory};
 
 #[loadbench::scenario(count = 100_000)]
 async fn defaults(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
@@ -55,6 +55,17 @@ async fn disabled(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+// Shared connections: TechEmpower's plaintext setup, and h2load's `-c 10 -m 100`.
+#[loadbench::scenario(concurrency = 256, connections = 16, pipeline = 16, count = 1_000)]
+async fn plaintext(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 1000, connections = 10, http2 = true, count = 1_000)]
+async fn streams(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
 fn entry(name: &str) -> &'static ScenarioEntry {
     match inventory::iter::<ScenarioEntry>().find(|e| e.name == name) {
         Some(entry) => entry,
@@ -63,7 +74,12 @@ fn entry(name: &str) -> &'static ScenarioEntry {
 }
 
 fn main() {
-    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 4);
+    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 6);
+    let plaintext = entry("plaintext").config.transport;
+    assert_eq!(plaintext, Transport { connections: Some(16), pipeline: Some(16), http2: false });
+    let streams = entry("streams").config.transport;
+    assert_eq!(streams, Transport { connections: Some(10), pipeline: None, http2: true });
+    assert_eq!(entry("defaults").config.transport, Transport::DEFAULT);
 
     let defaults = entry("defaults");
     // trybuild picks the crate name, so only the module part is known.
