@@ -24,6 +24,7 @@ use tokio::net::TcpListener;
 
 pub mod child;
 pub mod cli;
+pub mod h2server;
 pub mod hostile;
 pub mod schema;
 pub mod timing;

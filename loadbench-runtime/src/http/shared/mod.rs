@@ -131,7 +131,7 @@ impl Lane {
             let open = open?;
             let outcome = match &open {
                 State::Http1(pipeline) => user.timer.within(deadline, pipeline.exchange(request)).await,
-                State::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &self.target)).await,
+                State::Http2(h2) => user.timer.within(deadline, h2.exchange(request)).await,
                 State::Closed | State::Opening => unreachable!("`connection` hands back an open connection"),
             };
             match outcome {
@@ -198,7 +198,7 @@ impl Lane {
         let opened = Box::pin(Stream::open(self.target.addr(), tls)).await;
         let stream = ctx::connected(opened, self.target.addr(), counters, recorder)?;
         if h2::speaks_h2(&stream, self.transport) {
-            let h2 = Http2::handshake(stream).await.map_err(|failure| failure.error)?;
+            let h2 = Http2::handshake(stream, &self.target).await.map_err(|failure| failure.error)?;
             Ok(State::Http2(Rc::new(h2)))
         } else {
             Ok(State::Http1(Rc::new(Pipeline::start(stream, self.transport.depth()))))

@@ -116,7 +116,7 @@ fn received(alert: AlertDescription) -> String {
         }
         A::CertificateExpired => "the server rejected the client certificate: it has expired".to_owned(),
         A::UnrecognisedName => "the server does not serve this host name (unrecognised_name alert)".to_owned(),
-        A::NoApplicationProtocol => "the server speaks no protocol we offer (ALPN: http/1.1)".to_owned(),
+        A::NoApplicationProtocol => "the server speaks no protocol we offer by ALPN (http/1.1, and h2 with --http2)".to_owned(),
         other => format!("the server ended the handshake with a {other:?} alert"),
     }
 }

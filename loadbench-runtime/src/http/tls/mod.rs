@@ -186,10 +186,25 @@ impl TlsClient {
     /// user's own, so that its reconnects resume its own session, as a browser's do, and users
     /// never compete for each other's tickets.
     pub(crate) fn for_user(&self) -> Arc<ClientConfig> {
+        Arc::new(self.own_copy())
+    }
+
+    /// A shared connection's configuration (one lane's): a copy with a session cache of its
+    /// own, as a user's, whose ALPN offers `h2` before `http/1.1` when `http2` asks for it, so
+    /// that a server that speaks both picks HTTP/2 and one that does not still answers.
+    pub(crate) fn for_lane(&self, http2: bool) -> Arc<ClientConfig> {
+        let mut config = self.own_copy();
+        if http2 {
+            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        }
+        Arc::new(config)
+    }
+
+    fn own_copy(&self) -> ClientConfig {
         let mut config = ClientConfig::clone(&self.config);
         config.resumption =
             if self.resumption { Resumption::in_memory_sessions(SESSIONS_PER_USER) } else { Resumption::disabled() };
-        Arc::new(config)
+        config
     }
 }
 

@@ -1,0 +1,292 @@
+//! HTTP/2 streams against the h2 crate's server on 127.0.0.1, each test's server answering (or
+//! refusing) its streams one way.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::future::Future;
+
+use bytes::Bytes;
+use h2::server::SendResponse;
+use h2::{Reason, RecvStream};
+use http::{HeaderMap, Method, Request, Response as HttpResponse};
+use tokio::net::TcpListener;
+
+use super::{Http2, Kept};
+use crate::error::ErrorKind;
+use crate::http::connection::BodyPolicy;
+use crate::http::shared::{Failure, Outgoing, Reply};
+use crate::http::stream::Stream;
+use crate::http::target::Target;
+
+/// Serves one connection with h2's server: `answer` gets each stream's number (from 0), its
+/// request and its responder. `goaway_after`: the server shuts down gracefully (GOAWAY) once
+/// that many streams came.
+async fn server<F, Fut>(goaway_after: Option<usize>, answer: F) -> Target
+where
+    F: Fn(usize, Request<RecvStream>, SendResponse<Bytes>) -> Fut + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = Target::resolve(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+    tokio::task::spawn_local(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut connection = h2::server::handshake(tcp).await.unwrap();
+        let mut n = 0;
+        while let Some(Ok((request, respond))) = connection.accept().await {
+            tokio::task::spawn_local(answer(n, request, respond));
+            n += 1;
+            if goaway_after == Some(n) {
+                connection.graceful_shutdown();
+            }
+        }
+    });
+    target
+}
+
+async fn connect(target: &Target) -> Http2 {
+    let (stream, _) = Stream::open(target.addr(), None).await.unwrap();
+    Http2::handshake(stream, target).await.unwrap()
+}
+
+async fn send(
+    h2: &Http2,
+    method: Method,
+    headers: &HeaderMap,
+    body: &Bytes,
+    policy: BodyPolicy,
+) -> Result<Reply, Failure> {
+    h2.exchange(&Outgoing { wire: b"", method: &method, path: "/items?x=1", headers, body, policy }).await
+}
+
+async fn get(h2: &Http2) -> Result<Reply, Failure> {
+    send(h2, Method::GET, &HeaderMap::new(), &Bytes::new(), BodyPolicy::Keep(1 << 20)).await
+}
+
+fn ok(body: &'static str) -> (HttpResponse<()>, Bytes) {
+    (HttpResponse::builder().status(200).header("content-length", body.len()).body(()).unwrap(), Bytes::from(body))
+}
+
+async fn respond(mut respond: SendResponse<Bytes>, (head, body): (HttpResponse<()>, Bytes)) {
+    let mut out = respond.send_response(head, body.is_empty()).unwrap();
+    if !body.is_empty() {
+        out.send_data(body, true).unwrap();
+    }
+}
+
+fn local<F: Future>(test: F) -> F::Output {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    tokio::task::LocalSet::new().block_on(&runtime, test)
+}
+
+#[test]
+fn a_request_goes_out_whole_and_its_response_comes_back() {
+    local(async {
+        let target = server(None, |_, request, out| async move {
+            let (head, mut body) = request.into_parts();
+            let mut got = Vec::new();
+            while let Some(chunk) = body.data().await {
+                got.extend_from_slice(&chunk.unwrap());
+            }
+            let seen = format!(
+                "{} {} {} connection={:?} x={:?} {}",
+                head.method,
+                head.uri,
+                head.version == http::Version::HTTP_2,
+                head.headers.get("connection"),
+                head.headers.get("x-test"),
+                String::from_utf8(got).unwrap()
+            );
+            let head = HttpResponse::builder().status(201).header("set-cookie", "a=1").body(()).unwrap();
+            respond(out, (head, Bytes::from(seen))).await;
+        })
+        .await;
+        let h2 = connect(&target).await;
+        let mut headers = HeaderMap::new();
+        headers.insert("x-test", "1".parse().unwrap());
+        headers.insert("connection", "keep-alive".parse().unwrap());
+        let reply =
+            send(&h2, Method::POST, &headers, &Bytes::from_static(b"hello"), BodyPolicy::Keep(1 << 20)).await.unwrap();
+        let authority = target.addr();
+        assert_eq!(reply.response.status.as_u16(), 201);
+        assert!(reply.response.sets_cookie);
+        assert_eq!(reply.response.headers().get("set-cookie").unwrap(), "a=1");
+        assert_eq!(
+            std::str::from_utf8(&reply.response.body).unwrap(),
+            format!("POST http://{authority}/items?x=1 true connection=None x=Some(\"1\") hello")
+        );
+        assert_eq!(reply.body_len, reply.response.body.len() as u64);
+        assert!(h2.is_open());
+    });
+}
+
+#[test]
+fn a_body_is_kept_within_its_limit_or_counted_and_dropped() {
+    local(async {
+        let target = server(None, |_, _, out| respond(out, ok("0123456789"))).await;
+        let h2 = connect(&target).await;
+        let none = (HeaderMap::new(), Bytes::new());
+        let dropped = send(&h2, Method::GET, &none.0, &none.1, BodyPolicy::Discard).await.unwrap();
+        assert_eq!((dropped.response.body.len(), dropped.body_len), (0, 10));
+        let failure = send(&h2, Method::GET, &none.0, &none.1, BodyPolicy::Keep(9)).await.unwrap_err();
+        assert_eq!(failure.error.kind(), ErrorKind::BodyTooLarge);
+        assert!(!failure.retry);
+        // The connection goes on after the stream it reset.
+        assert_eq!(get(&h2).await.unwrap().response.body, "0123456789");
+    });
+}
+
+#[test]
+fn a_reset_stream_is_its_request_s_error_and_a_refused_one_may_be_sent_again() {
+    local(async {
+        let target = server(None, |n, _, mut out| async move {
+            match n {
+                0 => out.send_reset(Reason::INTERNAL_ERROR),
+                1 => out.send_reset(Reason::REFUSED_STREAM),
+                _ => respond(out, ok("fine")).await,
+            }
+        })
+        .await;
+        let h2 = connect(&target).await;
+        let reset = get(&h2).await.unwrap_err();
+        assert_eq!(reset.error.kind(), ErrorKind::StreamReset);
+        assert_eq!(reset.error.to_string(), "the server reset the stream: INTERNAL_ERROR");
+        assert!(!reset.retry);
+        let refused = get(&h2).await.unwrap_err();
+        assert_eq!(refused.error.kind(), ErrorKind::StreamReset);
+        assert!(refused.retry, "REFUSED_STREAM means unprocessed");
+        assert!(h2.is_open());
+        assert_eq!(get(&h2).await.unwrap().response.body, "fine");
+    });
+}
+
+#[test]
+fn after_a_goaway_the_connection_takes_no_new_stream_and_the_request_may_go_on_another() {
+    local(async {
+        let target = server(Some(1), |_, _, out| respond(out, ok("first"))).await;
+        let h2 = connect(&target).await;
+        assert_eq!(get(&h2).await.unwrap().response.body, "first");
+        // The server's GOAWAY goes out as it accepts the first stream, before that stream's
+        // response: the next request is refused unsent.
+        let failure = get(&h2).await.expect_err("a stream after GOAWAY was answered");
+        assert!(failure.retry, "{}", failure.error);
+        assert!(!h2.is_open());
+    });
+}
+
+#[test]
+fn a_body_of_one_chunk_is_not_copied_and_more_are_joined() {
+    let mut one = Kept::default();
+    let chunk = Bytes::from_static(b"abc");
+    one.push(chunk.clone());
+    assert_eq!(one.into_bytes().as_ptr(), chunk.as_ptr());
+    let mut three = Kept::default();
+    for part in [&b"ab"[..], b"", b"cd", b"e"] {
+        three.push(Bytes::copy_from_slice(part));
+    }
+    assert_eq!(three.into_bytes(), "abcde");
+}
+
+/// A server written frame by frame: it answers two streams' HEADERS with a `GOAWAY` whose last
+/// stream id is the first's, then answers the first. (h2's own server counts a stream as
+/// processed as soon as its HEADERS arrive, so it cannot refuse one it has read.)
+async fn goaway_below_the_second_stream() -> Target {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = Target::resolve(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+    tokio::task::spawn_local(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut preface = [0u8; 24];
+        tcp.read_exact(&mut preface).await.unwrap();
+        // An empty SETTINGS: no limit on streams.
+        tcp.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+        let mut streams = Vec::new();
+        while streams.len() < 2 {
+            let mut head = [0u8; 9];
+            tcp.read_exact(&mut head).await.unwrap();
+            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+            let mut payload = vec![0u8; len];
+            tcp.read_exact(&mut payload).await.unwrap();
+            if head[3] == 1 {
+                streams.push(u32::from_be_bytes([head[5], head[6], head[7], head[8]]));
+            }
+        }
+        let first = streams[0].to_be_bytes();
+        let mut frames = vec![0, 0, 8, 7, 0, 0, 0, 0, 0];
+        frames.extend_from_slice(&first);
+        frames.extend_from_slice(&[0, 0, 0, 0]); // NO_ERROR
+        // HEADERS, END_STREAM | END_HEADERS, `:status: 200` from HPACK's static table.
+        frames.extend_from_slice(&[0, 0, 1, 1, 5]);
+        frames.extend_from_slice(&first);
+        frames.push(0x88);
+        tcp.write_all(&frames).await.unwrap();
+        // Held open until the client is done.
+        let _ = tcp.read(&mut [0u8; 1024]).await;
+    });
+    target
+}
+
+#[test]
+fn a_stream_above_the_goaway_s_last_stream_may_be_sent_again_and_the_one_below_is_answered() {
+    local(async {
+        let target = goaway_below_the_second_stream().await;
+        let h2 = connect(&target).await;
+        let (first, second) = tokio::join!(get(&h2), get(&h2));
+        let (answered, refused) = match (first, second) {
+            (Ok(answered), Err(refused)) | (Err(refused), Ok(answered)) => (answered, refused),
+            (first, second) => panic!("one answered and one refused: {first:?}, {second:?}"),
+        };
+        assert_eq!(answered.response.status.as_u16(), 200);
+        assert!(refused.retry, "{}", refused.error);
+        assert_eq!(refused.error.to_string(), "the server closed the connection (GOAWAY NO_ERROR) before this request");
+        assert!(!h2.is_open());
+    });
+}
+
+#[test]
+fn a_tls_alert_after_the_handshake_is_a_tls_error_with_its_cause() {
+    use std::sync::Arc;
+
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+    use crate::http::tls::{TlsClient, TlsOptions};
+
+    local(async {
+        // A TLS 1.3 server that asks for a client certificate: the client's side of the
+        // handshake is over before the server reads that it has none, and its alert comes with
+        // the first read of the connection.
+        let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+        let cert = CertificateDer::from(certified.cert.der().to_vec());
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der()));
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert.clone()).unwrap();
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+                .build()
+                .unwrap();
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(vec![cert], key)
+            .unwrap();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}/", listener.local_addr().unwrap());
+        tokio::task::spawn_local(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let _ = acceptor.accept(tcp).await;
+        });
+        let client = Arc::new(TlsClient::new(&TlsOptions::default().insecure(true)).unwrap());
+        let target = Target::resolve_with(&url, &[], Some(&client)).unwrap();
+        let (client, name) = target.tls().unwrap();
+        let config = client.for_lane(true);
+        let (stream, _) = Stream::open(target.addr(), Some((&config, name))).await.unwrap();
+        let h2 = Http2::handshake(stream, &target).await.unwrap();
+        let failure = get(&h2).await.unwrap_err();
+        assert_eq!(failure.error.kind(), ErrorKind::Tls, "{}", failure.error);
+        assert!(failure.error.to_string().contains("requires a client certificate"), "{}", failure.error);
+        assert!(!failure.retry && !h2.is_open());
+    });
+}
