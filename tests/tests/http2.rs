@@ -101,7 +101,6 @@ fn over_tls_alpn_chooses_h2() {
 }
 
 #[test]
-#[ignore = "needs pipelining"]
 fn over_tls_a_server_without_h2_is_answered_over_http_1_1() {
     let pki = Pki::new();
     let server = TlsServer::start(&pki, TlsOptions::default());

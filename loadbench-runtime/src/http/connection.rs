@@ -164,6 +164,37 @@ impl Http1Connection {
         self.informational = false;
     }
 
+    /// Starts reading the next response on a connection whose requests are written elsewhere
+    /// (a pipeline writes many at once); then [`poll_exchange`](Self::poll_exchange) with no
+    /// request bytes until it is ready. What the read buffer holds beyond the last response is
+    /// the start of this one.
+    pub(crate) fn begin_response(&mut self, policy: BodyPolicy) {
+        self.begin(policy);
+        self.phase = Phase::Head;
+    }
+
+    /// Whether the last complete response let the connection carry more requests.
+    pub(crate) fn reusable(&self) -> bool {
+        self.reusable
+    }
+
+    /// The socket, for a pipeline that writes its queued requests itself.
+    pub(crate) fn stream_mut(&mut self) -> &mut Stream {
+        &mut self.stream
+    }
+
+    /// Watches a connection with no request in flight: ready once it cannot carry another (the
+    /// server closed it, it failed, or the server sent bytes nobody asked for). Pending, with
+    /// the socket's waker registered, while it stays open and quiet.
+    pub(crate) fn poll_idle_end(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.reusable || !self.read.is_empty() {
+            return Poll::Ready(());
+        }
+        // Anything at all (data, the end, an error) ends it; a TLS session ticket is taken by
+        // rustls and reads as nothing yet.
+        self.poll_fill(cx, READ_CHUNK).map(|_| ())
+    }
+
     /// Whether a failed exchange may be sent again on a new connection: nothing of its response
     /// arrived, and `err` is how a connection the server had closed fails.
     pub(crate) fn may_retry(&self, err: &ExchangeError) -> bool {
@@ -338,6 +369,9 @@ impl Http1Connection {
     }
 
     /// Reads once into the buffer, with at least `want` bytes of room; 0 at end of stream.
+    // Always inlined, as it was when `poll_exchange` was its only caller: the unshared path's
+    // instruction count (bench/README.md) does not pay for the pipeline's second caller.
+    #[inline(always)]
     fn poll_fill(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<Result<usize, ExchangeError>> {
         if self.read.capacity() - self.read.len() < want.min(READ_CHUNK) {
             self.read.reserve(want);

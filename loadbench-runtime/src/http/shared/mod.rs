@@ -39,7 +39,6 @@ pub(crate) use pipeline::Pipeline;
 
 /// What a request carries to a lane: its encoded HTTP/1.1 form and its parts, for HTTP/2.
 #[derive(Debug)]
-#[allow(dead_code)] // until both protocols read them
 pub(crate) struct Outgoing<'a> {
     /// The whole request as HTTP/1.1 puts it on the wire.
     pub(crate) wire: &'a [u8],
@@ -124,13 +123,21 @@ impl Lane {
         user: &mut ctx::UserSide<'_>,
     ) -> Result<Response> {
         let mut retries = 0;
+        // Whether this is the request's second or later try: a pipeline sends it ahead of
+        // first tries, or the users that got answered would take the front of every new
+        // connection, and a server closing after K responses would fail it every time.
+        let mut again = false;
         loop {
             let Some(open) = user.timer.within(deadline, self.connection(user.counters, user.recorder)).await else {
                 return Err(ctx::timed_out(user.timeout));
             };
             let open = open?;
+            // Set by a pipeline when the request failed without a byte of it written.
+            let mut unsent = false;
             let outcome = match &open {
-                State::Http1(pipeline) => user.timer.within(deadline, pipeline.exchange(request)).await,
+                State::Http1(pipeline) => {
+                    user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
+                }
                 State::Http2(h2) => user.timer.within(deadline, h2.exchange(request)).await,
                 State::Closed | State::Opening => unreachable!("`connection` hands back an open connection"),
             };
@@ -145,8 +152,11 @@ impl Lane {
                 }
                 Some(Err(failure)) => {
                     self.forget(&open);
-                    if failure.retry && retries < RETRIES + self.transport.depth() {
-                        retries += 1;
+                    // A request never written costs none of its retries: it waited behind
+                    // others on a connection the server closed, and the deadline bounds it.
+                    if failure.retry && (unsent || retries < RETRIES + self.transport.depth()) {
+                        retries += u32::from(!unsent);
+                        again = true;
                         user.counters.retries += 1;
                         continue;
                     }

@@ -1,0 +1,388 @@
+//! HTTP/1.1 on a shared connection: the requests of the users on one lane, pipelined up to the
+//! scenario's depth and answered in order (depth 1: the users take turns on the connection).
+//!
+//! A driver task per connection (`driver.rs`, `tokio::task::spawn_local`) owns the socket; the
+//! users' exchanges only touch the queue here. Why a task rather than "whoever polls drives":
+//! with a driver, someone always watches the socket, whatever the users do (a user whose
+//! request timed out drops its exchange mid-read; the user that had registered the socket's
+//! waker may be answered and gone while others still wait), and the hot path stays simple. Its
+//! cost is one wake of the driver per batch, not per request: the users that queue a request
+//! while the driver runs or is already woken wake nothing, and the driver writes everything
+//! queued in one `write` and completes every response one `read` brought in one poll. Measured
+//! with callgrind (bench/README.md, "Instruction counts", 2026-12-01, one worker, 50 users,
+//! 20,000 requests): 125.4 M instructions pipelined 16 deep on 4 connections against 129.9 M
+//! unshared, with 1,618 `sendto` and 1,615 `recvfrom` calls instead of 20,000 each (strace);
+//! at depth 1 (users taking turns) the driver's extra wake per request costs 193 M. The other
+//! design was not built, so its figure is not known.
+//!
+//! Accounting: a request is answered, or fails exactly once with a [`Failure`] that says
+//! whether it may be sent again (never written, or idempotent: the server cannot have acted on
+//! it, or acting twice is allowed). A request whose user timed out stays in the queue: its
+//! response is read and dropped when it comes, so that one slow response does not cost the
+//! others theirs. Once every request waiting on the connection has timed out, or more than
+//! `depth` timed-out requests wait for answers, the connection is closed instead (a server that
+//! stopped answering is replaced, as the unshared path replaces a connection whose request timed
+//! out, and the queue stays bounded whatever the server does).
+//!
+//! Nothing is allocated per request once the queue has grown to the lane's users: slots are
+//! reused through a free list, the write buffer and the read buffer keep their allocations.
+
+mod driver;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::BytesMut;
+use http::Method;
+
+use super::{Failure, Outgoing, Reply};
+use crate::error::{Error, ErrorKind};
+use crate::http::connection::{BodyPolicy, Http1Connection};
+use crate::http::stream::Stream;
+
+/// One shared HTTP/1.1 connection.
+#[derive(Debug)]
+pub(crate) struct Pipeline {
+    queue: Rc<RefCell<Queue>>,
+}
+
+impl Pipeline {
+    /// Starts pipelining on `stream`, at most `depth` requests in flight. Must run inside a
+    /// `LocalSet` (every worker does): the connection's driver is a local task.
+    pub(crate) fn start(stream: Stream, depth: u32) -> Pipeline {
+        let queue = Rc::new(RefCell::new(Queue::new(depth)));
+        tokio::task::spawn_local(driver::Driver::new(Rc::clone(&queue), Http1Connection::new(stream)));
+        Pipeline { queue }
+    }
+
+    /// Whether the connection takes new requests.
+    pub(crate) fn is_open(&self) -> bool {
+        self.queue.borrow().open
+    }
+
+    /// Queues `request` behind those already on the connection (a request sent `again` goes
+    /// ahead of the first tries not yet written); the future is its response. `unsent` is set
+    /// when it fails without a byte of it written: sending it again costs the request none of
+    /// its retries.
+    // Out of line, as `Exchange::poll`: the lane's future is part of every user's request
+    // future, and the unshared path (bench/README.md's `count50`) should not pay for its size.
+    #[inline(never)]
+    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, again: bool, unsent: &'a mut bool) -> Exchange<'a> {
+        let slot = self.queue.borrow_mut().push(request, again);
+        match slot {
+            Some(slot) => Exchange { queue: &self.queue, slot: Some(slot), unsent },
+            None => {
+                *unsent = true;
+                Exchange { queue: &self.queue, slot: None, unsent }
+            }
+        }
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        // The lane is gone (the run ended): the driver closes the connection and ends.
+        self.queue.borrow_mut().close();
+    }
+}
+
+/// The response to one request on a [`Pipeline`].
+#[derive(Debug)]
+pub(crate) struct Exchange<'a> {
+    queue: &'a RefCell<Queue>,
+    /// The request's slot; `None` once its result is taken, or when it was refused.
+    slot: Option<usize>,
+    unsent: &'a mut bool,
+}
+
+impl Future for Exchange<'_> {
+    type Output = Result<Reply, Failure>;
+
+    #[inline(never)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let Some(index) = this.slot else {
+            return Poll::Ready(Err(Failure { error: closed_error(), retry: true }));
+        };
+        let mut queue = this.queue.borrow_mut();
+        let slot = &mut queue.slots[index];
+        if let State::Done { .. } = slot.state {
+            let State::Done { result, unsent } = std::mem::replace(&mut slot.state, State::Free) else {
+                unreachable!("checked just above");
+            };
+            slot.waker = None;
+            queue.free.push(index);
+            this.slot = None;
+            *this.unsent = unsent;
+            return Poll::Ready(result);
+        }
+        if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            slot.waker = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Exchange<'_> {
+    fn drop(&mut self) {
+        let Some(index) = self.slot else { return };
+        let mut queue = self.queue.borrow_mut();
+        match queue.slots[index].state {
+            // Its user timed out: the response is read and dropped when it comes.
+            State::Waiting => {
+                let slot = &mut queue.slots[index];
+                slot.state = State::Abandoned;
+                slot.waker = None;
+                queue.waiting -= 1;
+                queue.abandoned += 1;
+                if queue.waiting == 0 || queue.abandoned > queue.depth {
+                    queue.close();
+                }
+            }
+            State::Done { .. } => {
+                queue.slots[index].state = State::Free;
+                queue.free.push(index);
+            }
+            State::Free | State::Abandoned => {}
+        }
+    }
+}
+
+/// What the users and the driver share: the requests queued on the connection, in order.
+#[derive(Debug)]
+struct Queue {
+    depth: usize,
+    /// Whether the connection takes new requests.
+    open: bool,
+    /// Asked to end: the driver fails what is left and closes the connection.
+    closing: bool,
+    /// Bytes of the queued requests not yet written, in order.
+    out: BytesMut,
+    /// Request bytes written since the connection opened: `out[0]`'s position.
+    written: u64,
+    /// The unanswered requests, oldest first.
+    order: VecDeque<usize>,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    /// Requests in `order` whose user still waits.
+    waiting: usize,
+    /// Requests in `order` whose user timed out.
+    abandoned: usize,
+    driver: Option<Waker>,
+    /// Whether the driver has been woken since its last poll: more wakes would be wasted.
+    driver_woken: bool,
+    /// Writes made, for the tests of coalescing.
+    #[cfg(test)]
+    writes: u32,
+}
+
+/// One request on the connection.
+#[derive(Debug)]
+struct Slot {
+    method: Method,
+    policy: BodyPolicy,
+    /// Where its bytes start in the connection's stream of request bytes.
+    start: u64,
+    /// Sent before, on a connection that closed before answering it.
+    again: bool,
+    waker: Option<Waker>,
+    state: State,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Not in use; in the free list.
+    Free,
+    /// In the queue, its user waiting.
+    Waiting,
+    /// In the queue, its user gone (timed out): its response is read and dropped.
+    Abandoned,
+    /// Answered or failed, for its user to take.
+    Done { result: Result<Reply, Failure>, unsent: bool },
+}
+
+/// Why the requests left on a connection were not answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// The server closed it (the end of the stream, a reset, `Connection: close`).
+    Closed,
+    /// A response ahead could not be read (malformed, too large), so the connection ended there.
+    Broken,
+    /// The requests ahead timed out, or the run ended.
+    Abandoned,
+}
+
+impl Queue {
+    fn new(depth: u32) -> Queue {
+        Queue {
+            depth: usize::try_from(depth.max(1)).unwrap_or(usize::MAX),
+            open: true,
+            closing: false,
+            out: BytesMut::new(),
+            written: 0,
+            order: VecDeque::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            waiting: 0,
+            abandoned: 0,
+            driver: None,
+            driver_woken: false,
+            #[cfg(test)]
+            writes: 0,
+        }
+    }
+
+    /// Queues `request` (a request sent `again` ahead of the first tries not yet written);
+    /// `None` when the connection takes no more.
+    fn push(&mut self, request: &Outgoing<'_>, again: bool) -> Option<usize> {
+        if !self.open {
+            return None;
+        }
+        let end = self.written + self.out.len() as u64;
+        // Where it goes in the order: last, or before the first unwritten first try.
+        let at = if again {
+            self.order
+                .iter()
+                .position(|&i| self.slots[i].start >= self.written && !self.slots[i].again)
+                .unwrap_or(self.order.len())
+        } else {
+            self.order.len()
+        };
+        let start = match self.order.get(at) {
+            Some(&behind) => self.slots[behind].start,
+            None => end,
+        };
+        if start == end {
+            self.out.extend_from_slice(request.wire);
+        } else {
+            // The failure path: the bytes of the requests behind move along.
+            let offset = usize::try_from(start - self.written).unwrap_or(usize::MAX);
+            let tail = self.out.split_off(offset);
+            self.out.extend_from_slice(request.wire);
+            self.out.unsplit(tail);
+            let len = request.wire.len() as u64;
+            for &i in self.order.range(at..) {
+                self.slots[i].start += len;
+            }
+        }
+        let slot = Slot {
+            method: request.method.clone(),
+            policy: request.policy,
+            start,
+            again,
+            waker: None,
+            state: State::Waiting,
+        };
+        let index = match self.free.pop() {
+            Some(index) => {
+                self.slots[index] = slot;
+                index
+            }
+            None => {
+                self.slots.push(slot);
+                self.slots.len() - 1
+            }
+        };
+        if at == self.order.len() {
+            self.order.push_back(index);
+        } else {
+            self.order.insert(at, index);
+        }
+        self.waiting += 1;
+        self.wake_driver();
+        Some(index)
+    }
+
+    fn wake_driver(&mut self) {
+        if !self.driver_woken {
+            self.driver_woken = true;
+            if let Some(driver) = &self.driver {
+                driver.wake_by_ref();
+            }
+        }
+    }
+
+    /// Asks the driver to end the connection.
+    fn close(&mut self) {
+        self.open = false;
+        self.closing = true;
+        self.wake_driver();
+    }
+
+    /// Where the bytes the driver may write end: at most `depth` requests written and unanswered.
+    fn write_limit(&self) -> u64 {
+        match self.order.get(self.depth) {
+            Some(&beyond) => self.slots[beyond].start,
+            None => self.written + self.out.len() as u64,
+        }
+    }
+
+    /// Whether any byte of `slot` has been written.
+    fn sent(&self, slot: usize) -> bool {
+        self.slots[slot].start < self.written
+    }
+
+    /// Hands the oldest request its result.
+    fn answer(&mut self, result: Result<Reply, Failure>, unsent: bool) {
+        let Some(index) = self.order.pop_front() else { return };
+        let slot = &mut self.slots[index];
+        match slot.state {
+            State::Abandoned => {
+                slot.state = State::Free;
+                self.abandoned -= 1;
+                self.free.push(index);
+            }
+            _ => {
+                slot.state = State::Done { result, unsent };
+                self.waiting -= 1;
+                if let Some(waker) = slot.waker.take() {
+                    waker.wake();
+                }
+            }
+        }
+    }
+
+    /// Fails every request left, `why` they were not answered, and closes the connection.
+    fn fail_rest(&mut self, why: Why) {
+        self.open = false;
+        self.closing = true;
+        while let Some(&index) = self.order.front() {
+            let sent = self.sent(index);
+            let failure = unanswered(&self.slots[index].method, sent, why);
+            self.answer(failure, !sent);
+        }
+        self.out.clear();
+    }
+}
+
+/// The failure of a request the connection ended before answering.
+fn unanswered(method: &Method, sent: bool, why: Why) -> Result<Reply, Failure> {
+    let what = match why {
+        Why::Closed => "the server closed the pipelined connection before answering",
+        Why::Broken => "a response ahead of this one on the pipelined connection could not be read",
+        Why::Abandoned => "the pipelined connection was closed after the requests ahead of this one timed out",
+    };
+    if !sent {
+        return Err(Failure {
+            error: Error::new(ErrorKind::Io, format!("{what}; the request was not sent")),
+            retry: true,
+        });
+    }
+    if method.is_idempotent() {
+        return Err(Failure { error: Error::new(ErrorKind::Io, what), retry: true });
+    }
+    Err(Failure {
+        error: Error::new(ErrorKind::Io, format!("{what}; {method} is not idempotent, so it was not sent again")),
+        retry: false,
+    })
+}
+
+fn closed_error() -> Error {
+    Error::new(ErrorKind::Io, "the shared connection closed before the request was sent")
+}
