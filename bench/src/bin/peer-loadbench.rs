@@ -15,6 +15,11 @@
 // The HTTPS benchmark (bench/peers-tls.sh) runs shorter runs, and more rounds of them.
 #[loadbench::scenario(name = "c50_5s", concurrency = 50, duration = "5s")]
 #[loadbench::scenario(name = "c1000_5s", concurrency = 1000, duration = "5s")]
+// TechEmpower's plaintext load (bench/peers-h2.sh): 256 users, which the benchmark runs both on
+// their own connections and with `--connections 16 --pipeline 16`; `c1000_5s` with `--http2
+// --connections 10` is its HTTP/2 row (h2load's `-c 10 -m 100`). The transport comes from the
+// flags, so that one scenario measures both ways of carrying the same users' requests.
+#[loadbench::scenario(name = "c256_5s", concurrency = 256, duration = "5s")]
 async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?.expect_status(200)?;
     Ok(())
