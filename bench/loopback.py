@@ -2,6 +2,7 @@
 waiting until a server listens."""
 
 import argparse
+import re
 import socket
 import sys
 import time
@@ -49,3 +50,14 @@ def costs(user, system, rss_kb, requests):
         "sys_us": float(system) * 1e6 / requests,
         "rss_mb": int(rss_kb) / 1024,
     }
+
+
+UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def wrk_duration_us(text):
+    """A latency as wrk prints it (`1.23ms`), in microseconds."""
+    m = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
+    if not m:
+        raise ValueError(f"unexpected wrk latency `{text}`")
+    return float(m.group(1)) * UNITS[m.group(2)]

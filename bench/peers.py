@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from loopback import costs, free_port, pinned, runner_arguments, wait_listening
+from loopback import costs, free_port, pinned, runner_arguments, wait_listening, wrk_duration_us
 
 DURATION_S = 10  # fixed by the `duration = "10s"` of bench/src/bin/peer-loadbench.rs
 CONCURRENCIES = (50, 1000)
@@ -27,14 +27,6 @@ TOOLS = ("loadbench", "loadbench-url", "wrk", "oha")
 OURS = ("loadbench", "loadbench-url")
 
 
-UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
-
-
-def wrk_duration_us(text):
-    m = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
-    if not m:
-        raise ValueError(f"unexpected wrk latency `{text}`")
-    return float(m.group(1)) * UNITS[m.group(2)]
 
 
 def command(tool, c, url, out):

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import urllib.request
 
-from loopback import costs, free_port, pinned, runner_arguments, wait_listening
+from loopback import costs, free_port, pinned, runner_arguments, wait_listening, wrk_duration_us
 
 DURATION_S = 5  # fixed by the `duration = "5s"` of the scenarios in bench/src/bin/peer-loadbench.rs
 H2_CONNECTIONS, H2_STREAMS = 10, 100
@@ -49,14 +49,6 @@ TARGETS = (
     ("loadbench-pipelined", "wrk-pipelined", 1.0),
     ("loadbench-pipelined", "loadbench-unpipelined", 0.35),
 )
-UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
-
-
-def wrk_duration_us(text):
-    m = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
-    if not m:
-        raise ValueError(f"unexpected wrk latency `{text}`")
-    return float(m.group(1)) * UNITS[m.group(2)]
 
 
 def command(tool, url, out):

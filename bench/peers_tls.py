@@ -32,9 +32,8 @@ import tempfile
 import time
 import urllib.request
 
-from loopback import costs, free_port, pinned, runner_arguments, wait_listening
+from loopback import costs, free_port, pinned, runner_arguments, wait_listening, wrk_duration_us
 
-UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
 STEADY_FROM_S = 2.0  # keep-alive runs: when every connection has made its handshake
 
 # (shape, concurrency, server, tools), in the order each round runs them.
@@ -46,13 +45,6 @@ SHAPES = (
 )
 OURS = ("loadbench", "loadbench-noresume", "loadbench-url")
 PEERS = ("wrk", "oha")
-
-
-def wrk_duration_us(text):
-    m = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
-    if not m:
-        raise ValueError(f"unexpected wrk latency `{text}`")
-    return float(m.group(1)) * UNITS[m.group(2)]
 
 
 def command(tool, shape, c, url, pem, out):

@@ -116,6 +116,18 @@ pub fn run_fixture(name: &str, args: &[&str]) -> Output {
     cargo_loadbench(&all)
 }
 
+/// `cargo loadbench url ARGS… --json FILE`: what it printed and the results it wrote, as plain
+/// JSON checked against the schema (read them typed with `serde_json::from_value`).
+pub fn url_json(args: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+    let path = json.to_str().expect("UTF-8 path");
+    let all: Vec<&str> = ["url"].into_iter().chain(args.iter().copied()).chain(["--json", path]).collect();
+    let out = cargo_loadbench(&all);
+    assert!(json.exists(), "no JSON written: {out:#?}");
+    (out, read_json(&json))
+}
+
 /// The results document at `path`, checked against `schema/results.schema.json` first (see
 /// [`crate::schema`]).
 pub fn read_report(path: &Path) -> Results {

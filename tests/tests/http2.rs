@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use loadbench_tests::cli::{Output, cargo_loadbench};
+use loadbench_tests::cli::Output;
 use loadbench_tests::h2server::{H2Options, H2Server};
 use loadbench_tests::tls::{Pki, TlsOptions, TlsServer};
 use serde_json::{Value, json};
@@ -32,14 +32,7 @@ fn path(p: &Path) -> &str {
 
 /// `cargo loadbench url ARGS… --json FILE`, and the report it wrote.
 fn url(args: &[&str]) -> Run {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("out.json");
-    let mut all = vec!["url"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--json", path(&json)]);
-    let out = cargo_loadbench(&all);
-    assert!(json.exists(), "no JSON written: {out:#?}");
-    let raw = loadbench_tests::cli::read_json(&json);
+    let (out, raw) = loadbench_tests::cli::url_json(args);
     Run { out, raw }
 }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use cargo_loadbench::{Results, ScenarioResult};
 use loadbench::report::HttpVersion;
-use loadbench_tests::cli::{Output, cargo_loadbench, read_report};
+use loadbench_tests::cli::{self, Output};
 use loadbench_tests::pipelined::{Pipelined, PipelinedServer};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -22,16 +22,11 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// `cargo loadbench url ARGS… --json FILE`, and the one scenario it reported.
+/// `cargo loadbench url --quiet ARGS…`, and the one scenario it reported.
 fn url_json(args: &[&str]) -> (Output, ScenarioResult) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("out.json");
-    let mut all = vec!["url", "--quiet"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--json", json.to_str().expect("UTF-8 path")]);
-    let out = cargo_loadbench(&all);
-    assert!(json.exists(), "no JSON written: {out:#?}");
-    let mut report: Results = read_report(&json);
+    let all: Vec<&str> = ["--quiet"].into_iter().chain(args.iter().copied()).collect();
+    let (out, raw) = cli::url_json(&all);
+    let mut report: Results = serde_json::from_value(raw).expect("cargo loadbench's results");
     assert_eq!(report.scenarios.len(), 1, "{report:#?}");
     (out, report.scenarios.remove(0))
 }
