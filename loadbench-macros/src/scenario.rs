@@ -10,10 +10,6 @@ use syn::{FnArg, ItemFn, Safety, Signature, Type};
 use crate::args::{Cookies, Load, ScenarioArgs};
 use crate::errors::Errors;
 
-/// Users available to an open-model scenario without `max_concurrency`: enough for a rate of a
-/// few thousand per second against a server answering in tens of milliseconds.
-pub(crate) const DEFAULT_MAX_CONCURRENCY: u32 = 100;
-
 const ONE_PARAMETER: &str = "a scenario takes one parameter, `ctx: &mut loadbench::Ctx`";
 
 /// Expands `#[scenario(args)] item`.
@@ -142,7 +138,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
             literal(Literal::u32_unsuffixed(u32::try_from(most).unwrap_or(u32::MAX)), span)
         }
         (None, None) if args.rate.is_some() || args.rate_stages.is_some() => {
-            Literal::u32_unsuffixed(DEFAULT_MAX_CONCURRENCY).into_token_stream()
+            Literal::u32_unsuffixed(crate::args::DEFAULT_MAX_CONCURRENCY).into_token_stream()
         }
         (None, None) => Literal::u32_unsuffixed(1).into_token_stream(),
     };

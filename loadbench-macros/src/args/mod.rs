@@ -144,6 +144,10 @@ impl ScenarioArgs {
     }
 }
 
+/// Users available to an open-model scenario without `max_concurrency`: enough for a rate of a
+/// few thousand per second against a server answering in tens of milliseconds.
+pub(crate) const DEFAULT_MAX_CONCURRENCY: u32 = 100;
+
 const NO_LOAD: &str =
     "a scenario needs `count = N`, `duration = \"…\"` or a ramp (`stages = […]`, `rate_stages = […]`)";
 
@@ -414,7 +418,7 @@ impl Builder {
             .or(self.max_concurrency)
             .map(|(n, _)| u64::from(n))
             .or_else(|| self.stages.as_ref().and_then(|(stages, _)| stages.iter().map(|s| s.1).max()))
-            .unwrap_or(if open { u64::from(crate::scenario::DEFAULT_MAX_CONCURRENCY) } else { 1 });
+            .unwrap_or(if open { u64::from(DEFAULT_MAX_CONCURRENCY) } else { 1 });
         if let Some((n, span)) = &self.connections
             && u64::from(*n) > users
         {

@@ -2,7 +2,6 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -14,18 +13,18 @@ use http::Method;
 use http::header::{HeaderName, HeaderValue};
 use http::uri::PathAndQuery;
 
-use super::connection::{BodyPolicy, ExchangeError, Http1Connection};
+use super::connection::{BodyPolicy, Http1Connection};
 use super::cookies::{Cookies, Jar};
 use super::counters::HttpCounters;
+use super::failures::{connected, exchange_failed, timed_out};
 use super::last_request::LastRequest;
 use super::names::{Naming, Sent};
 use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::session::{Resend, SessionOptions};
-use super::shared::{Lane, Outgoing};
-use super::stream::{OpenError, Opened, Stream};
+use super::shared::{Lane, Outgoing, UserSide};
+use super::stream::Stream;
 use super::target::Target;
-use super::tls::Cause;
 use super::{Recorder, h1};
 use crate::config::DEFAULT_MAX_BODY;
 use crate::error::{Error, ErrorKind, Result};
@@ -92,14 +91,6 @@ pub struct Ctx {
     /// With a lane: the headers and body of the request being sent, for HTTP/2, which does not
     /// send `wire`.
     parts: (HeaderMap, Bytes),
-}
-
-/// What a lane's exchange uses of the user that sends on it.
-pub(crate) struct UserSide<'a> {
-    pub(super) timer: &'a mut RequestTimer,
-    pub(super) counters: &'a mut HttpCounters,
-    pub(super) recorder: Option<&'a dyn Recorder>,
-    pub(super) timeout: Duration,
 }
 
 impl Ctx {
@@ -352,69 +343,6 @@ impl Ctx {
             }
         }
     }
-}
-
-/// Counts a connection just opened (or whose TLS handshake failed after its TCP connect) and
-/// returns it. Out of line, as every connection's rare path, so that the request's own future
-/// stays small.
-#[cold]
-#[inline(never)]
-pub(super) fn connected(
-    opened: Result<(Stream, Opened), OpenError>,
-    addr: SocketAddr,
-    counters: &mut HttpCounters,
-    recorder: Option<&dyn Recorder>,
-) -> Result<Stream> {
-    let (stream, opened) = match opened {
-        Ok(opened) => opened,
-        Err(OpenError::Connect(e)) => {
-            return Err(Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr}"), e));
-        }
-        Err(OpenError::Tls(cause, connect)) => {
-            // The TCP connection was opened (the server saw it): counted as one.
-            counters.connections += 1;
-            if let Some(recorder) = recorder {
-                recorder.record_connection(connect, None);
-            }
-            return Err(tls_failed(counters, addr, &cause));
-        }
-    };
-    counters.connections += 1;
-    if let Some(handshake) = opened.tls {
-        counters.tls.handshakes += 1;
-        counters.tls.resumed += u64::from(handshake.resumed);
-        counters.tls.tls13 += u64::from(handshake.tls13);
-    }
-    if let Some(recorder) = recorder {
-        recorder.record_connection(opened.connect, opened.tls.map(|h| h.elapsed));
-    }
-    Ok(stream)
-}
-
-/// The error of an exchange that failed and is not retried.
-#[cold]
-#[inline(never)]
-fn exchange_failed(err: ExchangeError, addr: SocketAddr, counters: &mut HttpCounters) -> Error {
-    // A TLS 1.3 server refuses a client certificate after the client's side of the handshake is
-    // done: its alert arrives with the first response.
-    if let Some(cause) = err.io_error().and_then(Cause::of_session) {
-        return tls_failed(counters, addr, &cause);
-    }
-    let kind = match err {
-        ExchangeError::BodyTooLarge { .. } => ErrorKind::BodyTooLarge,
-        _ => ErrorKind::Io,
-    };
-    Error::with_source(kind, "request failed", err)
-}
-
-/// The error of a failed TLS handshake, counted as unverified when the certificate was the cause.
-fn tls_failed(counters: &mut HttpCounters, addr: SocketAddr, cause: &Cause) -> Error {
-    counters.tls.unverified += u64::from(cause.verification);
-    Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
-}
-
-pub(super) fn timed_out(timeout: Duration) -> Error {
-    Error::new(ErrorKind::Timeout, format!("no complete response within {}", humantime::format_duration(timeout)))
 }
 
 /// A request being built; send it with [`RequestBuilder::send`].

@@ -28,6 +28,7 @@ mod connection;
 mod cookies;
 mod counters;
 mod ctx;
+mod failures;
 mod feed;
 mod h1;
 mod json;

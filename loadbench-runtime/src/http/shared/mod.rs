@@ -20,6 +20,7 @@ mod pipeline;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http::Method;
 use tokio::sync::Notify;
@@ -27,10 +28,11 @@ use tokio::time::Instant;
 
 use super::connection::BodyPolicy;
 use super::counters::HttpCounters;
+use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::stream::Stream;
 use super::target::Target;
-use super::{Recorder, ctx};
+use super::{Recorder, failures};
 use crate::config::Transport;
 use crate::error::{Error, Result};
 
@@ -56,6 +58,14 @@ pub(crate) struct Outgoing<'a> {
 pub(crate) struct Reply {
     pub(crate) response: Response,
     pub(crate) body_len: u64,
+}
+
+/// What a lane's exchange uses of the user that sends on it.
+pub(crate) struct UserSide<'a> {
+    pub(crate) timer: &'a mut RequestTimer,
+    pub(crate) counters: &'a mut HttpCounters,
+    pub(crate) recorder: Option<&'a dyn Recorder>,
+    pub(crate) timeout: Duration,
 }
 
 /// Why an exchange on a lane failed.
@@ -125,7 +135,7 @@ impl Lane {
         &self,
         request: &Outgoing<'_>,
         deadline: Instant,
-        user: &mut ctx::UserSide<'_>,
+        user: &mut UserSide<'_>,
     ) -> Result<Response> {
         // Resends so far: `[written before, never written]`.
         let mut tries = [0u32; 2];
@@ -142,7 +152,7 @@ impl Lane {
                     let opening = Box::pin(self.connection(user.counters, user.recorder));
                     match user.timer.within(deadline, opening).await {
                         Some(open) => open?,
-                        None => return Err(ctx::timed_out(user.timeout)),
+                        None => return Err(failures::timed_out(user.timeout)),
                     }
                 }
             };
@@ -179,7 +189,7 @@ impl Lane {
                     }
                     return Err(failure.error);
                 }
-                None => return Err(ctx::timed_out(user.timeout)),
+                None => return Err(failures::timed_out(user.timeout)),
             }
         }
     }
@@ -232,7 +242,7 @@ impl Lane {
         let tls = self.tls.as_ref().zip(name);
         // Boxed as in `Ctx::exchange`: opening is rare.
         let opened = Box::pin(Stream::open(self.target.addr(), tls)).await;
-        let stream = ctx::connected(opened, self.target.addr(), counters, recorder)?;
+        let stream = failures::connected(opened, self.target.addr(), counters, recorder)?;
         if h2::speaks_h2(&stream, self.transport) {
             let h2 = Http2::handshake(stream, &self.target).await.map_err(|failure| failure.error)?;
             Ok(State::Http2(Rc::new(h2)))
