@@ -15,6 +15,7 @@ mod columns;
 mod connections;
 mod document;
 mod feed;
+mod http;
 mod json;
 pub mod named;
 mod notes;
@@ -30,11 +31,12 @@ pub use columns::LatencyColumns;
 pub use connections::hints;
 pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
 pub use feed::{FeedConfigReport, FeedRanOut};
+pub use http::{HttpReport, HttpVersion};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use saturation::GeneratorLimit;
 pub use scenario::{
-    CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport,
-    RateReport, ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
+    CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, LatencyReport, RateReport, ScenarioReport,
+    StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};
 pub use warnings::{Warning, WarningKind};
