@@ -114,6 +114,19 @@ fn without_connections_each_user_has_a_connection_of_its_own() {
 }
 
 #[test]
+fn prior_knowledge_to_a_server_without_http2_says_so() {
+    let server = loadbench_tests::TestServer::start(loadbench_tests::Behavior::default());
+    let run = url(&[&server.url(), "--http2", "-c", "2", "-n", "10", "--quiet"]);
+    assert_eq!((run.at("/ok"), run.at("/failed")), (&json!(0), &json!(10)), "{:#?}", run.out);
+    let causes = run.at("/causes/top");
+    assert_eq!(causes[0]["kind"], "io", "{causes:#}");
+    let message = causes[0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("does it speak HTTP/2 without TLS?"), "{message}");
+    assert!(run.out.stdout.contains("does it speak HTTP/2 without TLS?"), "{}", run.out.stdout);
+    assert_eq!(server.requests(), 0, "an HTTP/1.1 server reads no request in HTTP/2's preface");
+}
+
+#[test]
 fn a_goaway_moves_the_requests_not_yet_processed_to_a_new_connection() {
     let server = H2Server::start(H2Options { goaway_after: Some(50), ..overlapping() }, None);
     let run = url(&[&server.url(), "--http2", "-c", "20", "--connections", "2", "-n", "1000"]);

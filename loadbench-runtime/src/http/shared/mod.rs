@@ -101,16 +101,41 @@ pub(crate) struct Lane {
     opened: Notify,
 }
 
-/// A lane's connection.
-#[derive(Debug, Clone, Default)]
+/// A lane's connection slot.
+#[derive(Debug, Default)]
 enum State {
     /// None open: the next request opens one.
     #[default]
     Closed,
     /// A user is opening it; the others wait for [`Lane::opened`].
     Opening,
+    Open(Open),
+}
+
+/// A connection a lane opened, and the protocol it speaks.
+#[derive(Debug, Clone)]
+enum Open {
     Http1(Rc<Pipeline>),
     Http2(Rc<Http2>),
+}
+
+impl Open {
+    /// Whether it takes new requests.
+    fn is_open(&self) -> bool {
+        match self {
+            Open::Http1(pipeline) => pipeline.is_open(),
+            Open::Http2(h2) => h2.is_open(),
+        }
+    }
+
+    /// Whether `other` is this very connection.
+    fn is(&self, other: &Open) -> bool {
+        match (self, other) {
+            (Open::Http1(a), Open::Http1(b)) => Rc::ptr_eq(a, b),
+            (Open::Http2(a), Open::Http2(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 impl Lane {
@@ -159,13 +184,12 @@ impl Lane {
             // Set by a pipeline when the request failed without a byte of it written.
             let mut unsent = false;
             let outcome = match &open {
-                State::Http1(pipeline) => {
+                Open::Http1(pipeline) => {
                     user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
                 }
                 // Boxed: the h2 crate's futures are large, and an HTTP/2 request allocates in
                 // the crate anyway.
-                State::Http2(h2) => user.timer.within(deadline, Box::pin(h2.exchange(request))).await,
-                State::Closed | State::Opening => unreachable!("`connection` hands back an open connection"),
+                Open::Http2(h2) => user.timer.within(deadline, Box::pin(h2.exchange(request))).await,
             };
             match outcome {
                 Some(Ok(reply)) => {
@@ -173,7 +197,7 @@ impl Lane {
                     counters.responses += 1;
                     counters.status.count(reply.response.status);
                     counters.bytes_received += reply.body_len;
-                    counters.http2_responses += u64::from(matches!(open, State::Http2(_)));
+                    counters.http2_responses += u64::from(matches!(open, Open::Http2(_)));
                     return Ok(reply.response);
                 }
                 Some(Err(failure)) => {
@@ -195,49 +219,47 @@ impl Lane {
     }
 
     /// The connection, if it is open: the path of every request but the first on it.
-    fn current(&self) -> Option<State> {
+    fn current(&self) -> Option<Open> {
         match &*self.state.borrow() {
-            State::Http1(pipeline) if pipeline.is_open() => Some(State::Http1(Rc::clone(pipeline))),
-            State::Http2(h2) if h2.is_open() => Some(State::Http2(Rc::clone(h2))),
+            State::Open(open) if open.is_open() => Some(open.clone()),
             _ => None,
         }
     }
 
     /// The open connection, opened by this user if there is none and no other user is opening
     /// one (then this one waits for it).
-    async fn connection(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<State> {
+    async fn connection(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<Open> {
         loop {
-            let state = self.state.borrow().clone();
-            match state {
-                State::Http1(ref pipeline) if pipeline.is_open() => return Ok(state),
-                State::Http2(ref h2) if h2.is_open() => return Ok(state),
-                State::Opening => {
-                    let opened = self.opened.notified();
-                    if matches!(*self.state.borrow(), State::Opening) {
-                        opened.await;
-                    }
-                }
-                State::Closed | State::Http1(_) | State::Http2(_) => {
-                    *self.state.borrow_mut() = State::Opening;
-                    // Whatever happens below (an error, or this future dropped at its deadline),
-                    // the slot does not stay `Opening`.
-                    let mut reset = ResetOnDrop { lane: self, armed: true };
-                    let opened = self.open(counters, recorder).await;
-                    reset.armed = false;
-                    let state = match &opened {
-                        Ok(state) => state.clone(),
-                        Err(_) => State::Closed,
-                    };
-                    *self.state.borrow_mut() = state;
-                    self.opened.notify_waiters();
-                    return opened;
-                }
+            if let Some(open) = self.current() {
+                return Ok(open);
             }
+            if matches!(*self.state.borrow(), State::Opening) {
+                // Registered before the state is looked at again, so that a wake between the
+                // two is not lost.
+                let opened = self.opened.notified();
+                if matches!(*self.state.borrow(), State::Opening) {
+                    opened.await;
+                }
+                continue;
+            }
+            // Closed, or a connection that no longer takes requests: this user opens one.
+            *self.state.borrow_mut() = State::Opening;
+            // Whatever happens below (an error, or this future dropped at its deadline), the
+            // slot does not stay `Opening`.
+            let mut reset = ResetOnDrop { lane: self, armed: true };
+            let opened = self.open(counters, recorder).await;
+            reset.armed = false;
+            *self.state.borrow_mut() = match &opened {
+                Ok(open) => State::Open(open.clone()),
+                Err(_) => State::Closed,
+            };
+            self.opened.notify_waiters();
+            return opened;
         }
     }
 
     /// Opens a connection and starts the protocol it speaks.
-    async fn open(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<State> {
+    async fn open(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<Open> {
         let name = self.target.tls().map(|(_, name)| name);
         let tls = self.tls.as_ref().zip(name);
         // Boxed as in `Ctx::exchange`: opening is rare.
@@ -245,22 +267,20 @@ impl Lane {
         let stream = failures::connected(opened, self.target.addr(), counters, recorder)?;
         if h2::speaks_h2(&stream, self.transport) {
             let h2 = Http2::handshake(stream, &self.target).await.map_err(|failure| failure.error)?;
-            Ok(State::Http2(Rc::new(h2)))
+            Ok(Open::Http2(Rc::new(h2)))
         } else {
-            Ok(State::Http1(Rc::new(Pipeline::start(stream, self.transport.depth()))))
+            Ok(Open::Http1(Rc::new(Pipeline::start(stream, self.transport.depth()))))
         }
     }
 
     /// Drops `open` from the slot if it is still the slot's connection: the next request opens
     /// a new one. A connection other users still wait on finishes their exchanges by itself.
-    fn forget(&self, open: &State) {
+    fn forget(&self, open: &Open) {
         let mut state = self.state.borrow_mut();
-        let same = match (&*state, open) {
-            (State::Http1(a), State::Http1(b)) => Rc::ptr_eq(a, b) && !a.is_open(),
-            (State::Http2(a), State::Http2(b)) => Rc::ptr_eq(a, b) && !a.is_open(),
-            _ => false,
-        };
-        if same {
+        if let State::Open(current) = &*state
+            && current.is(open)
+            && !current.is_open()
+        {
             *state = State::Closed;
         }
     }

@@ -86,6 +86,9 @@ pub(crate) struct Http2 {
 struct Shared {
     /// The connection takes no new streams: it ended, the server sent `GOAWAY`, or it failed.
     gone: Cell<bool>,
+    /// A response has come on it: the server speaks HTTP/2. Until then, a connection with prior
+    /// knowledge that fails is most likely a server that does not.
+    answered: Cell<bool>,
     /// The TLS alert that ended the session, if one did: h2 keeps only the text of an I/O error,
     /// so the socket's wrapper (`io.rs`) keeps the cause.
     alert: RefCell<Option<Cause>>,
@@ -140,6 +143,7 @@ impl Http2 {
             body_out.send_data(request.body.clone(), true).map_err(|e| self.failed(e))?;
         }
         let response = response.await.map_err(|e| self.failed(e))?;
+        self.shared.answered.set(true);
         let (parts, mut body) = response.into_parts();
         let (bytes, body_len) = read_body(&mut body, request.policy, &parts.headers).await.map_err(|e| match e {
             BodyError::Stream(e) => self.failed(e),
@@ -237,7 +241,22 @@ impl Http2 {
     /// The error of a stream that failed after it was handed to h2.
     #[cold]
     fn failed(&self, err: h2::Error) -> Failure {
-        classify(&err, &self.shared).into_failure(err, self.addr)
+        let outcome = classify(&err, &self.shared);
+        // Prior knowledge (`--http2` on `http://`) to a server that never answered in HTTP/2: say
+        // what is most likely wrong rather than h2's "broken pipe".
+        let unheard = self.scheme == Scheme::HTTP && !self.shared.answered.get();
+        if unheard && outcome == Outcome::Connection {
+            return Failure {
+                error: Error::with_source(
+                    ErrorKind::Io,
+                    "the server closed the connection without an HTTP/2 answer; does it speak HTTP/2 \
+                     without TLS? (--http2 and http2 = true on http:// send HTTP/2 with prior knowledge, h2c)",
+                    err,
+                ),
+                retry: false,
+            };
+        }
+        outcome.into_failure(err, self.addr)
     }
 }
 
