@@ -3,8 +3,8 @@
 //!
 //! What a lane speaks is settled when it connects: HTTP/2 with prior knowledge on `http://`
 //! when `http2` is asked, what ALPN agrees on over TLS (`h2` offered first when `http2` is
-//! asked), HTTP/1.1 otherwise, pipelined up to the scenario's depth (`pipeline.rs`). HTTP/2's
-//! streams are in `h2.rs`.
+//! asked), HTTP/1.1 otherwise, pipelined up to the scenario's depth (`pipeline/`). HTTP/2's
+//! streams are in `h2/`.
 //!
 //! Every request is accounted for once: a protocol that knows its request was not processed
 //! (never written, not answered on a pipelined connection the server closed, refused by
@@ -181,15 +181,13 @@ impl Lane {
                     }
                 }
             };
-            // Set by a pipeline when the request failed without a byte of it written.
+            // Set when the request failed without a byte of it written.
             let mut unsent = false;
             let outcome = match &open {
                 Open::Http1(pipeline) => {
                     user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
                 }
-                // Boxed: the h2 crate's futures are large, and an HTTP/2 request allocates in
-                // the crate anyway.
-                Open::Http2(h2) => user.timer.within(deadline, Box::pin(h2.exchange(request))).await,
+                Open::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &mut unsent)).await,
             };
             match outcome {
                 Some(Ok(reply)) => {
@@ -266,8 +264,7 @@ impl Lane {
         let opened = Box::pin(Stream::open(self.target.addr(), tls)).await;
         let stream = failures::connected(opened, self.target.addr(), counters, recorder)?;
         if h2::speaks_h2(&stream, self.transport) {
-            let h2 = Http2::handshake(stream, &self.target).await.map_err(|failure| failure.error)?;
-            Ok(Open::Http2(Rc::new(h2)))
+            Ok(Open::Http2(Rc::new(Http2::start(stream, &self.target))))
         } else {
             Ok(Open::Http1(Rc::new(Pipeline::start(stream, self.transport.depth()))))
         }

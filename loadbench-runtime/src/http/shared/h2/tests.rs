@@ -11,7 +11,7 @@ use h2::{Reason, RecvStream};
 use http::{HeaderMap, Method, Request, Response as HttpResponse};
 use tokio::net::TcpListener;
 
-use super::{Http2, Kept};
+use super::Http2;
 use crate::error::ErrorKind;
 use crate::http::connection::BodyPolicy;
 use crate::http::shared::{Failure, Outgoing, Reply};
@@ -26,11 +26,20 @@ where
     F: Fn(usize, Request<RecvStream>, SendResponse<Bytes>) -> Fut + 'static,
     Fut: Future<Output = ()> + 'static,
 {
+    serve(h2::server::Builder::new(), goaway_after, answer).await
+}
+
+/// As [`server`], with the server's settings from `builder`.
+async fn serve<F, Fut>(builder: h2::server::Builder, goaway_after: Option<usize>, answer: F) -> Target
+where
+    F: Fn(usize, Request<RecvStream>, SendResponse<Bytes>) -> Fut + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let target = Target::resolve(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
     tokio::task::spawn_local(async move {
         let (tcp, _) = listener.accept().await.unwrap();
-        let mut connection = h2::server::handshake(tcp).await.unwrap();
+        let mut connection = builder.handshake(tcp).await.unwrap();
         let mut n = 0;
         while let Some(Ok((request, respond))) = connection.accept().await {
             tokio::task::spawn_local(answer(n, request, respond));
@@ -45,7 +54,7 @@ where
 
 async fn connect(target: &Target) -> Http2 {
     let (stream, _) = Stream::open(target.addr(), None).await.unwrap();
-    Http2::handshake(stream, target).await.unwrap()
+    Http2::start(stream, target)
 }
 
 async fn send(
@@ -55,7 +64,8 @@ async fn send(
     body: &Bytes,
     policy: BodyPolicy,
 ) -> Result<Reply, Failure> {
-    h2.exchange(&Outgoing { wire: b"", method: &method, path: "/items?x=1", headers, body, policy }).await
+    let mut unsent = false;
+    h2.exchange(&Outgoing { wire: b"", method: &method, path: "/items?x=1", headers, body, policy }, &mut unsent).await
 }
 
 async fn get(h2: &Http2) -> Result<Reply, Failure> {
@@ -174,16 +184,55 @@ fn after_a_goaway_the_connection_takes_no_new_stream_and_the_request_may_go_on_a
 }
 
 #[test]
-fn a_body_of_one_chunk_is_not_copied_and_more_are_joined() {
-    let mut one = Kept::default();
-    let chunk = Bytes::from_static(b"abc");
-    one.push(chunk.clone());
-    assert_eq!(one.into_bytes().as_ptr(), chunk.as_ptr());
-    let mut three = Kept::default();
-    for part in [&b"ab"[..], b"", b"cd", b"e"] {
-        three.push(Bytes::copy_from_slice(part));
-    }
-    assert_eq!(three.into_bytes(), "abcde");
+fn streams_beyond_the_server_s_limit_wait_for_room_and_all_are_answered() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    local(async {
+        let (now, peak) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+        let (n, p) = (Rc::clone(&now), Rc::clone(&peak));
+        let mut builder = h2::server::Builder::new();
+        builder.max_concurrent_streams(2);
+        let target = serve(builder, None, move |_, _, out| {
+            let (now, peak) = (Rc::clone(&n), Rc::clone(&p));
+            async move {
+                now.set(now.get() + 1);
+                peak.set(peak.get().max(now.get()));
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                now.set(now.get() - 1);
+                respond(out, ok("fine")).await;
+            }
+        })
+        .await;
+        let h2 = connect(&target).await;
+        let all = tokio::join!(get(&h2), get(&h2), get(&h2), get(&h2), get(&h2), get(&h2));
+        for reply in [all.0, all.1, all.2, all.3, all.4, all.5] {
+            assert_eq!(reply.unwrap().response.body, "fine");
+        }
+        assert_eq!(peak.get(), 2, "never more than the server allows, and as many");
+    });
+}
+
+#[test]
+fn a_body_larger_than_the_server_s_windows_goes_out_as_they_open() {
+    local(async {
+        let target = server(None, |_, request, out| async move {
+            let mut body = request.into_body();
+            let mut len = 0;
+            while let Some(chunk) = body.data().await {
+                let chunk = chunk.unwrap();
+                len += chunk.len();
+                body.flow_control().release_capacity(chunk.len()).unwrap();
+            }
+            let head = HttpResponse::builder().status(200).body(()).unwrap();
+            respond(out, (head, Bytes::from(len.to_string()))).await;
+        })
+        .await;
+        let h2 = connect(&target).await;
+        let body = Bytes::from(vec![7u8; 300_000]);
+        let reply = send(&h2, Method::POST, &HeaderMap::new(), &body, BodyPolicy::Keep(1 << 20)).await.unwrap();
+        assert_eq!(reply.response.body, "300000", "five times the protocol's default window");
+    });
 }
 
 /// A server written frame by frame: it answers two streams' HEADERS with a `GOAWAY` whose last
@@ -283,7 +332,7 @@ fn a_tls_alert_after_the_handshake_is_a_tls_error_with_its_cause() {
         let (client, name) = target.tls().unwrap();
         let config = client.for_lane(true);
         let (stream, _) = Stream::open(target.addr(), Some((&config, name))).await.unwrap();
-        let h2 = Http2::handshake(stream, &target).await.unwrap();
+        let h2 = Http2::start(stream, &target);
         let failure = get(&h2).await.unwrap_err();
         assert_eq!(failure.error.kind(), ErrorKind::Tls, "{}", failure.error);
         assert!(failure.error.to_string().contains("requires a client certificate"), "{}", failure.error);

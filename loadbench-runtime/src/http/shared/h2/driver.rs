@@ -1,0 +1,509 @@
+//! The task that owns an HTTP/2 connection's socket: it writes the frames the users queued
+//! (all of them in one write), reads the server's frames and hands each stream its response.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::io;
+use std::pin::{Pin, pin};
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWrite};
+
+use super::frame::{self, HEADER_LEN, Head};
+use super::hpack::{self, DecodeError};
+use super::streams::{Conn, too_large};
+use super::{CONNECTION_WINDOW, STREAM_WINDOW};
+use crate::error::{Error, ErrorKind};
+use crate::http::connection::BodyPolicy;
+use crate::http::shared::Failure;
+use crate::http::stream::Stream;
+use crate::http::tls::Cause;
+
+/// Why a connection ended.
+#[derive(Debug)]
+pub(super) enum Ended {
+    /// The server closed it.
+    Eof,
+    Io(io::Error),
+    /// The server broke the protocol: the error code this client's GOAWAY gives, and what.
+    Protocol(u32, &'static str),
+}
+
+/// A connection's driver; ends when the connection does.
+pub(super) struct Driver {
+    conn: Rc<RefCell<Conn>>,
+    stream: Stream,
+    /// Bytes read and not yet made into frames.
+    input: BytesMut,
+    rx: Receiver,
+    /// Whether a TLS session may hold written records that still need a flush.
+    flush: bool,
+}
+
+/// What reading frames keeps between them.
+struct Receiver {
+    decoder: hpack::Decoder,
+    /// Decoded heads, split off into each response: one allocation for many responses.
+    heads: BytesMut,
+    /// Bodies that came in one DATA frame, split off as `heads` are.
+    bodies: BytesMut,
+    /// A header block that goes on in CONTINUATION frames: its stream, its bytes so far, and
+    /// whether its HEADERS ended the stream.
+    continuation: Option<(u32, Vec<u8>, bool)>,
+    /// The connection's receive window, and what arrived since some was given back.
+    window: i64,
+    unacked: u32,
+}
+
+impl Driver {
+    pub(super) fn new(conn: Rc<RefCell<Conn>>, stream: Stream) -> Driver {
+        Driver {
+            conn,
+            stream,
+            input: BytesMut::with_capacity(16 * 1024),
+            rx: Receiver {
+                decoder: hpack::Decoder::new(),
+                heads: BytesMut::new(),
+                bodies: BytesMut::new(),
+                continuation: None,
+                window: i64::from(CONNECTION_WINDOW),
+                unacked: 0,
+            },
+            flush: false,
+        }
+    }
+
+    /// Handles every whole frame read, then reads more: `Ok(true)` when bytes came in.
+    fn poll_read(&mut self, cx: &mut Context<'_>, conn: &mut Conn) -> Result<bool, Ended> {
+        let mut at = 0;
+        while let Some(head) = Head::parse(&self.input[at..]) {
+            if head.len > frame::DEFAULT_MAX_FRAME {
+                return Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "a frame larger than this client allows"));
+            }
+            let end = at + HEADER_LEN + head.len;
+            if self.input.len() < end {
+                break;
+            }
+            self.rx.frame(conn, head, &self.input[at + HEADER_LEN..end])?;
+            at = end;
+        }
+        self.input.advance(at);
+        self.input.reserve(16 * 1024);
+        // `read_buf`'s future holds nothing but its two references, so one made for each poll
+        // loses nothing.
+        match pin!(self.stream.read_buf(&mut self.input)).poll(cx) {
+            Poll::Ready(Ok(0)) => Err(Ended::Eof),
+            Poll::Ready(Ok(_)) => Ok(true),
+            Poll::Ready(Err(e)) => Err(Ended::Io(e)),
+            Poll::Pending => Ok(false),
+        }
+    }
+
+    /// Writes what is queued: `Ok(true)` when something was written.
+    fn poll_write(&mut self, cx: &mut Context<'_>, conn: &mut Conn) -> Result<bool, Ended> {
+        if !conn.out.is_empty() {
+            return match Pin::new(&mut self.stream).poll_write(cx, &conn.out) {
+                Poll::Ready(Ok(0)) => Err(Ended::Eof),
+                Poll::Ready(Ok(n)) => {
+                    conn.out.advance(n);
+                    self.flush = self.stream.buffers_writes();
+                    Ok(true)
+                }
+                Poll::Ready(Err(e)) => Err(Ended::Io(e)),
+                Poll::Pending => Ok(false),
+            };
+        }
+        if self.flush {
+            return match Pin::new(&mut self.stream).poll_flush(cx) {
+                Poll::Ready(Ok(())) => {
+                    self.flush = false;
+                    Ok(true)
+                }
+                Poll::Ready(Err(e)) => Err(Ended::Io(e)),
+                Poll::Pending => Ok(false),
+            };
+        }
+        Ok(false)
+    }
+
+    /// Ends the connection `why`: every request left fails, and a protocol error is told to the
+    /// server in a GOAWAY, if the socket takes it at once.
+    fn end(&mut self, cx: &mut Context<'_>, conn: &mut Conn, why: Ended) {
+        let (https, answered, addr) = (conn.https, conn.answered, conn.addr);
+        let code = match &why {
+            Ended::Protocol(code, _) => Some(*code),
+            _ => None,
+        };
+        let tls = match &why {
+            Ended::Io(e) => Cause::of_session(e),
+            _ => None,
+        };
+        let text = match &why {
+            Ended::Eof => "the server closed the HTTP/2 connection".to_owned(),
+            Ended::Io(e) => format!("request failed: {e}"),
+            Ended::Protocol(code, what) => format!("the server broke HTTP/2 ({}): {what}", frame::reason(*code)),
+        };
+        conn.fail_all(&|| {
+            let error = if let Some(cause) = &tls {
+                // As `Ctx::exchange` reports a TLS 1.3 server's refusal of the client's certificate.
+                Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
+            } else if !https && !answered {
+                // Prior knowledge (`--http2` on `http://`) to a server that never answered in
+                // HTTP/2: say what is most likely wrong.
+                Error::new(
+                    ErrorKind::Io,
+                    format!(
+                        "{text}; the server never answered in HTTP/2: does it speak HTTP/2 without TLS? \
+                         (--http2 and http2 = true on http:// send HTTP/2 with prior knowledge, h2c)"
+                    ),
+                )
+            } else {
+                Error::new(ErrorKind::Io, text.clone())
+            };
+            Failure { error, retry: false }
+        });
+        if let Some(code) = code {
+            conn.out.clear();
+            frame::goaway(&mut conn.out, 0, code);
+            let _ = Pin::new(&mut self.stream).poll_write(cx, &conn.out);
+        }
+    }
+}
+
+impl Future for Driver {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let conn = Rc::clone(&this.conn);
+        let mut conn = conn.borrow_mut();
+        conn.driver_woken = false;
+        if !conn.driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            conn.driver = Some(cx.waker().clone());
+        }
+        loop {
+            if conn.closing {
+                // The lane is gone: a polite GOAWAY if the socket takes it at once, then close.
+                conn.out.clear();
+                frame::goaway(&mut conn.out, 0, frame::NO_ERROR);
+                let _ = Pin::new(&mut this.stream).poll_write(cx, &conn.out);
+                conn.fail_all(&|| Failure {
+                    error: Error::new(ErrorKind::Io, "the HTTP/2 connection was closed"),
+                    retry: false,
+                });
+                return Poll::Ready(());
+            }
+            // Every frame already in is handled first, so that what they free is filled by one
+            // write; then a write, which lets more frames come. Pending on both registers the
+            // socket's wakers.
+            loop {
+                match this.poll_read(cx, &mut conn) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(why) => {
+                        this.end(cx, &mut conn, why);
+                        return Poll::Ready(());
+                    }
+                }
+            }
+            conn.open_pending();
+            if conn.idle_and_gone() && conn.out.is_empty() {
+                return Poll::Ready(());
+            }
+            match this.poll_write(cx, &mut conn) {
+                Ok(true) => {}
+                Ok(false) => return Poll::Pending,
+                Err(why) => {
+                    this.end(cx, &mut conn, why);
+                    return Poll::Ready(());
+                }
+            }
+        }
+    }
+}
+
+impl Receiver {
+    /// Handles one frame.
+    fn frame(&mut self, conn: &mut Conn, head: Head, payload: &[u8]) -> Result<(), Ended> {
+        if let Some((stream, _, _)) = &self.continuation
+            && (head.kind != frame::CONTINUATION || head.stream != *stream)
+        {
+            return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "a header block cut off by another frame"));
+        }
+        match head.kind {
+            frame::DATA => self.data(conn, head, payload),
+            frame::HEADERS => {
+                let block = unpad(head, payload)?;
+                let block = if head.has(frame::PRIORITY_FLAG) { block.get(5..) } else { Some(block) };
+                let block = block.ok_or(Ended::Protocol(frame::PROTOCOL_ERROR, "a HEADERS frame too short"))?;
+                if head.stream == 0 {
+                    return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "HEADERS on stream 0"));
+                }
+                if head.has(frame::END_HEADERS) {
+                    self.header_block(conn, head.stream, block, head.has(frame::END_STREAM))
+                } else {
+                    self.continuation = Some((head.stream, block.to_vec(), head.has(frame::END_STREAM)));
+                    Ok(())
+                }
+            }
+            frame::CONTINUATION => {
+                let Some((stream, mut block, end_stream)) = self.continuation.take() else {
+                    return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS"));
+                };
+                block.extend_from_slice(payload);
+                if head.has(frame::END_HEADERS) {
+                    self.header_block(conn, stream, &block, end_stream)
+                } else if block.len() > STREAM_WINDOW as usize {
+                    Err(Ended::Protocol(frame::PROTOCOL_ERROR, "a header block without end"))
+                } else {
+                    self.continuation = Some((stream, block, end_stream));
+                    Ok(())
+                }
+            }
+            frame::RST_STREAM => {
+                let code = u32_at(payload, head.len == 4)?;
+                if head.stream == 0 {
+                    return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "RST_STREAM on stream 0"));
+                }
+                if let Some(index) = conn.stream(head.stream) {
+                    let (kind, text, retry) = if code == frame::REFUSED_STREAM {
+                        (ErrorKind::StreamReset, "the server refused the stream: REFUSED_STREAM".to_owned(), true)
+                    } else {
+                        (ErrorKind::StreamReset, format!("the server reset the stream: {}", frame::reason(code)), false)
+                    };
+                    conn.finish(index, Err(Failure { error: Error::new(kind, text), retry }), false);
+                }
+                Ok(())
+            }
+            frame::SETTINGS => self.settings(conn, head, payload),
+            frame::PING => {
+                if head.len != 8 || head.stream != 0 {
+                    return Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "a PING not of 8 bytes on stream 0"));
+                }
+                if !head.has(frame::ACK) {
+                    frame::ping_ack(&mut conn.out, payload);
+                }
+                Ok(())
+            }
+            frame::GOAWAY => {
+                let last = u32_at(payload, head.len >= 8)? & 0x7fff_ffff;
+                let code = u32_at(payload.get(4..).unwrap_or_default(), true)?;
+                conn.go_away(last, code);
+                Ok(())
+            }
+            frame::WINDOW_UPDATE => {
+                let increment = i64::from(u32_at(payload, head.len == 4)? & 0x7fff_ffff);
+                if increment == 0 {
+                    return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "a WINDOW_UPDATE of 0"));
+                }
+                let index = if head.stream == 0 { None } else { conn.stream(head.stream) };
+                if (head.stream == 0 || index.is_some()) && !conn.grow_window(index, increment) {
+                    return Err(Ended::Protocol(frame::FLOW_CONTROL_ERROR, "a window beyond 2^31 - 1"));
+                }
+                conn.send_bodies();
+                Ok(())
+            }
+            frame::PUSH_PROMISE => Err(Ended::Protocol(frame::PROTOCOL_ERROR, "PUSH_PROMISE with push disabled")),
+            // PRIORITY and unknown frames are ignored, as the protocol asks.
+            _ => Ok(()),
+        }
+    }
+
+    fn settings(&mut self, conn: &mut Conn, head: Head, payload: &[u8]) -> Result<(), Ended> {
+        if head.stream != 0 {
+            return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "SETTINGS on a stream"));
+        }
+        if head.has(frame::ACK) {
+            return Ok(());
+        }
+        if !head.len.is_multiple_of(6) {
+            return Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "SETTINGS not a multiple of 6 bytes"));
+        }
+        if !conn.answered {
+            // The server's first SETTINGS: without a limit of its own, streams are not limited.
+            conn.answered = true;
+            conn.max_streams = usize::MAX;
+        }
+        for param in payload.chunks_exact(6) {
+            let value = u32::from_be_bytes([param[2], param[3], param[4], param[5]]);
+            let id = u16::from_be_bytes([param[0], param[1]]);
+            if id == frame::SETTINGS_INITIAL_WINDOW_SIZE {
+                let value = i64::from(value);
+                if value > frame::MAX_WINDOW || !conn.set_initial_window(value) {
+                    return Err(Ended::Protocol(frame::FLOW_CONTROL_ERROR, "a window beyond 2^31 - 1"));
+                }
+                continue;
+            }
+            match id {
+                frame::SETTINGS_MAX_CONCURRENT_STREAMS => {
+                    conn.max_streams = usize::try_from(value).unwrap_or(usize::MAX);
+                }
+                frame::SETTINGS_MAX_FRAME_SIZE => {
+                    if !(frame::DEFAULT_MAX_FRAME..=0xff_ffff).contains(&(value as usize)) {
+                        return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "a MAX_FRAME_SIZE out of range"));
+                    }
+                    conn.max_frame = value as usize;
+                }
+                // The table size bounds the server's decoder, whose table this client never
+                // uses; push is the server's to refuse; unknown settings are ignored.
+                _ => {}
+            }
+        }
+        frame::settings_ack(&mut conn.out);
+        conn.send_bodies();
+        Ok(())
+    }
+
+    fn data(&mut self, conn: &mut Conn, head: Head, payload: &[u8]) -> Result<(), Ended> {
+        if head.stream == 0 {
+            return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "DATA on stream 0"));
+        }
+        // The whole frame counts against the windows, padding included.
+        let len = payload.len() as u32;
+        self.window -= i64::from(len);
+        if self.window < 0 {
+            return Err(Ended::Protocol(frame::FLOW_CONTROL_ERROR, "DATA beyond the connection's window"));
+        }
+        self.unacked += len;
+        if self.unacked >= CONNECTION_WINDOW / 2 {
+            frame::window_update(&mut conn.out, 0, self.unacked);
+            self.window += i64::from(self.unacked);
+            self.unacked = 0;
+        }
+        let data = unpad(head, payload)?;
+        // A stream this client cancelled, or one the server should not have sent on: its bytes
+        // counted above are all that matters.
+        let Some(index) = conn.stream(head.stream) else { return Ok(()) };
+        let end = head.has(frame::END_STREAM);
+        let slot = conn.slot_mut(index);
+        slot.recv_window -= i64::from(len);
+        if slot.recv_window < 0 {
+            return Err(Ended::Protocol(frame::FLOW_CONTROL_ERROR, "DATA beyond a stream's window"));
+        }
+        if slot.head.is_none() {
+            let failure = protocol_failure("DATA before the response's HEADERS");
+            conn.reset(index, frame::PROTOCOL_ERROR, failure);
+            return Ok(());
+        }
+        slot.body_in.len += data.len() as u64;
+        if let BodyPolicy::Keep(limit) = slot.policy {
+            if slot.body_in.len > limit {
+                conn.reset(index, frame::CANCEL, too_large(limit));
+                return Ok(());
+            }
+            if end && slot.body_in.kept.is_empty() {
+                // The whole body in one frame, the common case: copied into the chunk shared by
+                // such bodies rather than into an allocation of its own.
+                reserve_chunk(&mut self.bodies, data.len());
+                self.bodies.extend_from_slice(data);
+                slot.body_in.kept = self.bodies.split();
+            } else {
+                slot.body_in.kept.extend_from_slice(data);
+            }
+        }
+        if end {
+            conn.answer(index);
+            return Ok(());
+        }
+        slot.recv_unacked += len;
+        if slot.recv_unacked >= STREAM_WINDOW / 2 {
+            let (id, unacked) = (slot.id, slot.recv_unacked);
+            slot.recv_window += i64::from(unacked);
+            slot.recv_unacked = 0;
+            frame::window_update(&mut conn.out, id, unacked);
+        }
+        Ok(())
+    }
+
+    /// A whole header block of `stream`: decoded in any case (it changes the connection's
+    /// table), then its stream's response head, its trailers, or an informational head.
+    fn header_block(&mut self, conn: &mut Conn, stream: u32, block: &[u8], end_stream: bool) -> Result<(), Ended> {
+        reserve_chunk(&mut self.heads, block.len());
+        let decoded = match hpack::decode_response(&mut self.decoder, block, &mut self.heads) {
+            Ok(decoded) => Some(decoded),
+            Err(DecodeError::NoStatus) => None,
+            Err(DecodeError::Compression) => {
+                return Err(Ended::Protocol(frame::COMPRESSION_ERROR, "a header block HPACK cannot decode"));
+            }
+        };
+        let Some(index) = conn.stream(stream) else {
+            // A stream this client cancelled.
+            self.heads.clear();
+            return Ok(());
+        };
+        if conn.slot_mut(index).head.is_some() {
+            // Trailers: nothing in them is kept.
+            self.heads.clear();
+            if end_stream {
+                conn.answer(index);
+            }
+            return Ok(());
+        }
+        let Some(decoded) = decoded else {
+            conn.reset(index, frame::PROTOCOL_ERROR, protocol_failure("a response without a :status"));
+            return Ok(());
+        };
+        if decoded.status.is_informational() {
+            self.heads.clear();
+            if end_stream {
+                conn.reset(index, frame::PROTOCOL_ERROR, protocol_failure("a stream ended without a final response"));
+            }
+            return Ok(());
+        }
+        let slot = conn.slot_mut(index);
+        if let BodyPolicy::Keep(limit) = slot.policy
+            && decoded.content_length.is_some_and(|len| len > limit)
+        {
+            // Refused before a byte of the body is read.
+            self.heads.clear();
+            conn.reset(index, frame::CANCEL, too_large(limit));
+            return Ok(());
+        }
+        slot.head = Some((decoded.status, self.heads.split().freeze(), decoded.sets_cookie));
+        if end_stream {
+            conn.answer(index);
+        }
+        Ok(())
+    }
+}
+
+/// The size of the chunks that heads and one-frame bodies are split from.
+const CHUNK: usize = 16 * 1024;
+
+/// Makes room for `len` more bytes in `chunk`: a new chunk when this one is used up (the
+/// responses split from the old one keep it until they are dropped).
+fn reserve_chunk(chunk: &mut BytesMut, len: usize) {
+    // Room for most heads (a block decoded, plus a status line); a longer one grows the chunk
+    // as it is written.
+    let need = len.saturating_mul(4).saturating_add(64);
+    if chunk.capacity() - chunk.len() < need {
+        chunk.reserve(need.max(CHUNK));
+    }
+}
+
+/// A frame's payload less its padding.
+fn unpad(head: Head, payload: &[u8]) -> Result<&[u8], Ended> {
+    if !head.has(frame::PADDED) {
+        return Ok(payload);
+    }
+    match payload.first() {
+        // `pad < len`, so `len - pad >= 1`.
+        Some(&pad) if usize::from(pad) < payload.len() => Ok(&payload[1..payload.len() - usize::from(pad)]),
+        _ => Err(Ended::Protocol(frame::PROTOCOL_ERROR, "padding longer than its frame")),
+    }
+}
+
+/// The big-endian `u32` at the start of `payload`, when `ok` says its frame is well formed.
+fn u32_at(payload: &[u8], ok: bool) -> Result<u32, Ended> {
+    match payload.get(..4) {
+        Some(b) if ok => Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+        _ => Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "a frame of the wrong size")),
+    }
+}
+
+/// A stream the server answered against the protocol: its request's error.
+fn protocol_failure(what: &str) -> Failure {
+    Failure { error: Error::new(ErrorKind::Io, format!("the server broke HTTP/2: {what}")), retry: false }
+}
