@@ -7,10 +7,10 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -38,20 +38,34 @@ pub(crate) fn quiet_repeated_panics() {
 }
 
 /// Runs `body` to its end; a panic in it becomes an [`ErrorKind::Panic`] error. The panicked
-/// future is not polled again (it is dropped with this one).
-pub(crate) async fn caught<F: Future<Output = Result<()>>>(body: F) -> Result<()> {
-    let mut body = pin!(body);
-    std::future::poll_fn(|cx| {
+/// future is not polled again (it is dropped by its owner).
+///
+/// A future of its own over the pinned body rather than an `async fn` taking it: the body's
+/// future is the largest of an iteration, and taking it by value would copy it once more per
+/// iteration (bench/RESULTS.md, issue 15).
+pub(crate) fn caught<F: Future<Output = Result<()>>>(body: Pin<&mut F>) -> Caught<'_, F> {
+    Caught { body }
+}
+
+/// The future of [`caught`].
+#[derive(Debug)]
+pub(crate) struct Caught<'a, F> {
+    body: Pin<&'a mut F>,
+}
+
+impl<F: Future<Output = Result<()>>> Future for Caught<'_, F> {
+    type Output = Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         IN_BODY.with(|flag| flag.set(true));
         // The body's state is dropped after a panic, never used again: unwind safety holds.
-        let polled = catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx)));
+        let polled = catch_unwind(AssertUnwindSafe(|| self.body.as_mut().poll(cx)));
         IN_BODY.with(|flag| flag.set(false));
         match polled {
             Ok(poll) => poll,
             Err(payload) => Poll::Ready(Err(Error::new(ErrorKind::Panic, panic_message(payload.as_ref())))),
         }
-    })
-    .await
+    }
 }
 
 /// The message a panic was raised with (`panic!("…")`, `unwrap()` on an error, …).
@@ -71,12 +85,12 @@ mod tests {
     #[tokio::test]
     async fn a_panic_is_an_error_with_its_message() {
         quiet_repeated_panics();
-        let failed = caught(async { panic!("cart was empty") }).await;
+        let failed = caught(std::pin::pin!(async { panic!("cart was empty") })).await;
         let err = failed.err().map(|e| (e.kind(), e.to_string()));
         assert_eq!(err, Some((ErrorKind::Panic, "the scenario body panicked: cart was empty".to_owned())));
         let n = 3;
-        let failed = caught(async move { panic!("item {n} missing") }).await;
+        let failed = caught(std::pin::pin!(async move { panic!("item {n} missing") })).await;
         assert!(failed.is_err_and(|e| e.to_string().ends_with("item 3 missing")));
-        assert!(caught(async { Ok(()) }).await.is_ok());
+        assert!(caught(std::pin::pin!(async { Ok(()) })).await.is_ok());
     }
 }

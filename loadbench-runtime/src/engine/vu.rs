@@ -172,7 +172,10 @@ where
         ctx.measuring = measured;
         // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
         // A panic in the body fails this iteration only: the user goes on with the next.
-        let outcome = halt.until(index, Phase::Cancelled, pin!(panics::caught(body(&mut ctx)))).await;
+        let outcome = {
+            let iteration = pin!(body(&mut ctx));
+            halt.until(index, Phase::Cancelled, pin!(panics::caught(iteration))).await
+        };
         // Cookies the iteration got go or stay as the scenario's `cookies` says.
         ctx.iteration_done();
         let Some(outcome) = outcome else {
