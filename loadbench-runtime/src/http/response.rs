@@ -14,7 +14,10 @@ pub struct Response {
     pub(super) status: StatusCode,
     /// The head as received; `headers` is parsed from it on first use.
     pub(super) head: Bytes,
-    pub(super) headers: OnceLock<HeaderMap>,
+    /// Boxed: most responses are never asked for their headers, and a response moves through
+    /// every future of its request on its way to the scenario (a `HeaderMap` would double its
+    /// size).
+    pub(super) headers: OnceLock<Box<HeaderMap>>,
     pub(super) body: Bytes,
     /// Whether the head has a `Set-Cookie` header, for the user's jar.
     pub(super) sets_cookie: bool,
@@ -28,7 +31,7 @@ impl Response {
 
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
-        self.headers.get_or_init(|| h1::header_map(&self.head))
+        self.headers.get_or_init(|| Box::new(h1::header_map(&self.head)))
     }
 
     /// The body; empty when the request discarded it ([`RequestBuilder::discard_body`](crate::RequestBuilder::discard_body)).
