@@ -44,10 +44,9 @@ pub(super) struct Driver {
 
 /// What reading frames keeps between them.
 struct Receiver {
-    decoder: hpack::Decoder,
-    /// Decoded heads, split off into each response: one allocation for many responses.
-    heads: BytesMut,
-    /// Bodies that came in one DATA frame, split off as `heads` are.
+    responses: hpack::Responses,
+    /// Bodies that came in one DATA frame, split off into each response: one allocation for
+    /// many responses.
     bodies: BytesMut,
     /// A header block that goes on in CONTINUATION frames: its stream, its bytes so far, and
     /// whether its HEADERS ended the stream.
@@ -64,8 +63,7 @@ impl Driver {
             stream,
             input: BytesMut::with_capacity(16 * 1024),
             rx: Receiver {
-                decoder: hpack::Decoder::new(),
-                heads: BytesMut::new(),
+                responses: hpack::Responses::new(),
                 bodies: BytesMut::new(),
                 continuation: None,
                 window: i64::from(CONNECTION_WINDOW),
@@ -396,7 +394,7 @@ impl Receiver {
             if end && slot.body_in.kept.is_empty() {
                 // The whole body in one frame, the common case: copied into the chunk shared by
                 // such bodies rather than into an allocation of its own.
-                reserve_chunk(&mut self.bodies, data.len());
+                super::reserve_chunk(&mut self.bodies, data.len());
                 self.bodies.extend_from_slice(data);
                 slot.body_in.kept = self.bodies.split();
             } else {
@@ -420,8 +418,7 @@ impl Receiver {
     /// A whole header block of `stream`: decoded in any case (it changes the connection's
     /// table), then its stream's response head, its trailers, or an informational head.
     fn header_block(&mut self, conn: &mut Conn, stream: u32, block: &[u8], end_stream: bool) -> Result<(), Ended> {
-        reserve_chunk(&mut self.heads, block.len());
-        let decoded = match hpack::decode_response(&mut self.decoder, block, &mut self.heads) {
+        let decoded = match self.responses.decode(block) {
             Ok(decoded) => Some(decoded),
             Err(DecodeError::NoStatus) => None,
             Err(DecodeError::Compression) => {
@@ -430,23 +427,20 @@ impl Receiver {
         };
         let Some(index) = conn.stream(stream) else {
             // A stream this client cancelled.
-            self.heads.clear();
             return Ok(());
         };
         if conn.slot_mut(index).head.is_some() {
             // Trailers: nothing in them is kept.
-            self.heads.clear();
             if end_stream {
                 conn.answer(index);
             }
             return Ok(());
         }
-        let Some(decoded) = decoded else {
+        let Some((decoded, head)) = decoded else {
             conn.reset(index, frame::PROTOCOL_ERROR, protocol_failure("a response without a :status"));
             return Ok(());
         };
         if decoded.status.is_informational() {
-            self.heads.clear();
             if end_stream {
                 conn.reset(index, frame::PROTOCOL_ERROR, protocol_failure("a stream ended without a final response"));
             }
@@ -457,29 +451,14 @@ impl Receiver {
             && decoded.content_length.is_some_and(|len| len > limit)
         {
             // Refused before a byte of the body is read.
-            self.heads.clear();
             conn.reset(index, frame::CANCEL, too_large(limit));
             return Ok(());
         }
-        slot.head = Some((decoded.status, self.heads.split().freeze(), decoded.sets_cookie));
+        slot.head = Some((decoded.status, head, decoded.sets_cookie));
         if end_stream {
             conn.answer(index);
         }
         Ok(())
-    }
-}
-
-/// The size of the chunks that heads and one-frame bodies are split from.
-const CHUNK: usize = 16 * 1024;
-
-/// Makes room for `len` more bytes in `chunk`: a new chunk when this one is used up (the
-/// responses split from the old one keep it until they are dropped).
-fn reserve_chunk(chunk: &mut BytesMut, len: usize) {
-    // Room for most heads (a block decoded, plus a status line); a longer one grows the chunk
-    // as it is written.
-    let need = len.saturating_mul(4).saturating_add(64);
-    if chunk.capacity() - chunk.len() < need {
-        chunk.reserve(need.max(CHUNK));
     }
 }
 

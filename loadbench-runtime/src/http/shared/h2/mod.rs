@@ -62,6 +62,19 @@ const CONNECTION_WINDOW: u32 = 64 << 20;
 /// The SETTINGS arrive within the first round trip, and the waiting streams are opened then.
 const STREAMS_BEFORE_SETTINGS: usize = 1;
 
+/// The size of the chunks that response heads and one-frame bodies are split from.
+const CHUNK: usize = 16 * 1024;
+
+/// Makes room for `len` more bytes in `chunk`: a new chunk when this one is used up (the
+/// responses split from the old one keep it until they are dropped). A longer write grows the
+/// chunk as it is written.
+fn reserve_chunk(chunk: &mut bytes::BytesMut, len: usize) {
+    let need = len.saturating_add(64);
+    if chunk.capacity() - chunk.len() < need {
+        chunk.reserve(need.max(CHUNK));
+    }
+}
+
 /// A lane's TLS configuration: the run's, with a session cache of its own, offering `h2` in
 /// ALPN when HTTP/2 is asked.
 pub(crate) fn tls_config(client: &TlsClient, transport: Transport) -> Arc<rustls::ClientConfig> {

@@ -79,6 +79,8 @@ const ENTRY_OVERHEAD: usize = 32;
 #[derive(Debug)]
 pub(crate) struct Decoder {
     table: Table,
+    /// Changes whenever the dynamic table does: a block decodes the same way while it stays.
+    generation: u64,
     /// Huffman-decoded names and values, reused.
     name: Vec<u8>,
     value: Vec<u8>,
@@ -103,9 +105,15 @@ impl Decoder {
     pub(crate) fn new() -> Decoder {
         Decoder {
             table: Table { entries: VecDeque::new(), size: 0, max: TABLE_SIZE },
+            generation: 0,
             name: Vec::new(),
             value: Vec::new(),
         }
+    }
+
+    /// Changes whenever the dynamic table does.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Decodes `block`, calling `field` with each name and value in order.
@@ -129,6 +137,7 @@ impl Decoder {
                 }
                 self.table.max = size;
                 self.table.evict();
+                self.generation += 1;
                 at += n;
                 continue;
             } else {
@@ -163,6 +172,7 @@ impl Decoder {
         if add {
             let entry = (Box::from(name), Box::from(value));
             self.table.insert(entry);
+            self.generation += 1;
         }
         Ok(at)
     }
