@@ -64,6 +64,8 @@ pub(crate) struct Http1Connection {
     /// Whether the current exchange has passed a 1xx head: then part of the response has
     /// arrived, and the request is not sent again.
     informational: bool,
+    /// The last head, parsed once for the responses that repeat it.
+    heads: h1::HeadMemo,
 }
 
 /// A response as read off the wire.
@@ -132,6 +134,7 @@ impl Http1Connection {
             policy: BodyPolicy::Discard,
             received: 0,
             informational: false,
+            heads: h1::HeadMemo::default(),
         }
     }
 
@@ -245,7 +248,7 @@ impl Http1Connection {
                     Poll::Ready(Err(e)) => return Poll::Ready(Err(ExchangeError::Write(e))),
                     Poll::Ready(Ok(())) => self.phase = Phase::Head,
                 },
-                Phase::Head => match h1::parse_head(&self.read, method) {
+                Phase::Head => match self.heads.parse(&self.read, method) {
                     Err(e) => return Poll::Ready(Err(e.into())),
                     Ok(None) => {
                         self.phase = Phase::Head;
