@@ -250,13 +250,17 @@ fn read_string<'a>(bytes: &'a [u8], scratch: &'a mut Vec<u8>) -> Result<(&'a [u8
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
     use crate::http::shared::h2::hpack::string;
 
-    fn decoded(decoder: &mut Decoder, block: &[u8]) -> Result<Vec<(String, String)>, Invalid> {
+    /// The fields `block` decodes to, as text.
+    pub(in crate::http::shared::h2::hpack) fn decoded(
+        decoder: &mut Decoder,
+        block: &[u8],
+    ) -> Result<Vec<(String, String)>, Invalid> {
         let mut fields = Vec::new();
         decoder.decode(block, |n, v| {
             fields.push((String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap()));
@@ -264,7 +268,7 @@ mod tests {
         Ok(fields)
     }
 
-    fn pairs(fields: &[(&str, &str)]) -> Vec<(String, String)> {
+    pub(in crate::http::shared::h2::hpack) fn pairs(fields: &[(&str, &str)]) -> Vec<(String, String)> {
         fields.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect()
     }
 

@@ -239,20 +239,8 @@ impl Responses {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use super::decoder::Invalid;
+    use super::decoder::tests::{decoded, pairs};
     use super::*;
-
-    fn decoded(decoder: &mut Decoder, block: &[u8]) -> Result<Vec<(String, String)>, Invalid> {
-        let mut fields = Vec::new();
-        decoder.decode(block, |n, v| {
-            fields.push((String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap()));
-        })?;
-        Ok(fields)
-    }
-
-    fn pairs(fields: &[(&str, &str)]) -> Vec<(String, String)> {
-        fields.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect()
-    }
 
     #[test]
     fn a_request_block_decodes_to_its_pseudo_headers_and_headers() {
