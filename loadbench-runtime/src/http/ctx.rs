@@ -256,7 +256,7 @@ impl Ctx {
     /// the close has not been seen by it.
     async fn execute(&mut self, prepared: Result<()>, method: Method) -> Result<Response> {
         prepared?;
-        let deadline = tokio::time::Instant::now() + self.timeout;
+        let deadline = self.timer.deadline(self.timeout);
         let response = self.exchange(&method, deadline).await?;
         if response.sets_cookie && self.jar.accepts() {
             // Before a redirect is followed: the next hop may need the cookie.
