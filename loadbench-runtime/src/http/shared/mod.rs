@@ -18,8 +18,11 @@ mod h2;
 mod pipeline;
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use http::Method;
@@ -34,7 +37,7 @@ use super::stream::Stream;
 use super::target::Target;
 use super::{Recorder, failures};
 use crate::config::Transport;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 pub(crate) use self::h2::Http2;
 pub(crate) use pipeline::Pipeline;
@@ -76,6 +79,71 @@ pub(crate) struct Failure {
     /// Whether the server cannot have processed the request, so that it may be sent again on a
     /// new connection (which the lane then opens).
     pub(crate) retry: bool,
+}
+
+/// The requests a connection's driver answers, each in a slot: the pipeline's queue, HTTP/2's
+/// streams. Users and driver share it behind a `RefCell` on the worker's thread.
+pub(crate) trait Slots {
+    /// Why a request was refused before it had a slot (the connection takes no new ones).
+    const REFUSED: &'static str;
+
+    /// The result of slot `index` and whether it failed unsent, if it is in (the slot is then
+    /// free); otherwise `waker` is kept, to be woken with it.
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<(std::result::Result<Reply, Failure>, bool)>;
+
+    /// Gives up slot `index`, whose user no longer waits (it timed out, or the run ended).
+    fn abandon(&mut self, index: usize);
+}
+
+/// The response to one request on a shared connection: its slot, until its result is taken.
+#[derive(Debug)]
+pub(crate) struct Exchange<'a, S: Slots> {
+    slots: &'a RefCell<S>,
+    /// `None` once the result is taken, or when the request was refused.
+    slot: Option<usize>,
+    /// Set when the request failed without a byte of it written.
+    unsent: &'a mut bool,
+}
+
+impl<'a, S: Slots> Exchange<'a, S> {
+    /// The exchange of a request queued in `slot` of `slots`, or refused (`None`: it is failed
+    /// unsent at its first poll).
+    pub(crate) fn new(slots: &'a RefCell<S>, slot: Option<usize>, unsent: &'a mut bool) -> Exchange<'a, S> {
+        if slot.is_none() {
+            *unsent = true;
+        }
+        Exchange { slots, slot, unsent }
+    }
+}
+
+impl<S: Slots> Future for Exchange<'_, S> {
+    type Output = std::result::Result<Reply, Failure>;
+
+    // Out of line: the lane's future is part of every user's request future, and the unshared
+    // path (bench/README.md's `count50`) should not pay for its size.
+    #[inline(never)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let Some(index) = this.slot else {
+            return Poll::Ready(Err(Failure { error: Error::new(ErrorKind::Io, S::REFUSED), retry: true }));
+        };
+        match this.slots.borrow_mut().take(index, cx.waker()) {
+            Some((result, unsent)) => {
+                this.slot = None;
+                *this.unsent = unsent;
+                Poll::Ready(result)
+            }
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl<S: Slots> Drop for Exchange<'_, S> {
+    fn drop(&mut self) {
+        if let Some(index) = self.slot {
+            self.slots.borrow_mut().abandon(index);
+        }
+    }
 }
 
 /// The most times one request is sent again on a new connection, beyond the pipeline's depth: a

@@ -32,16 +32,12 @@ mod streams;
 mod tests;
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use self::streams::Conn;
-use super::{Failure, Outgoing, Reply};
+use super::{Exchange, Outgoing};
 use crate::config::Transport;
-use crate::error::{Error, ErrorKind};
 use crate::http::TlsClient;
 use crate::http::stream::Stream;
 use crate::http::target::Target;
@@ -117,12 +113,9 @@ impl Http2 {
     /// retries.
     // Out of line, as `Pipeline::exchange`: the unshared path should not pay for its size.
     #[inline(never)]
-    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, unsent: &'a mut bool) -> Exchange<'a> {
+    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, unsent: &'a mut bool) -> Exchange<'a, Conn> {
         let slot = self.conn.borrow_mut().push(request);
-        if slot.is_none() {
-            *unsent = true;
-        }
-        Exchange { conn: &self.conn, slot, unsent }
+        Exchange::new(&self.conn, slot, unsent)
     }
 }
 
@@ -130,45 +123,5 @@ impl Drop for Http2 {
     fn drop(&mut self) {
         // The lane is gone (the run ended): the driver says GOAWAY and closes the connection.
         self.conn.borrow_mut().close();
-    }
-}
-
-/// The response to one request on an [`Http2`] connection.
-#[derive(Debug)]
-pub(crate) struct Exchange<'a> {
-    conn: &'a RefCell<Conn>,
-    /// The request's slot; `None` once its result is taken, or when it was refused.
-    slot: Option<usize>,
-    unsent: &'a mut bool,
-}
-
-impl Future for Exchange<'_> {
-    type Output = Result<Reply, Failure>;
-
-    #[inline(never)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let Some(index) = this.slot else {
-            let error = Error::new(ErrorKind::Io, "the HTTP/2 connection takes no new streams");
-            return Poll::Ready(Err(Failure { error, retry: true }));
-        };
-        let mut conn = this.conn.borrow_mut();
-        match conn.take(index, cx.waker()) {
-            Some((result, unsent)) => {
-                this.slot = None;
-                *this.unsent = unsent;
-                Poll::Ready(result)
-            }
-            None => Poll::Pending,
-        }
-    }
-}
-
-impl Drop for Exchange<'_> {
-    fn drop(&mut self) {
-        if let Some(index) = self.slot {
-            // Its user timed out (or the run ended): the stream is cancelled, or never opened.
-            self.conn.borrow_mut().abandon(index);
-        }
     }
 }

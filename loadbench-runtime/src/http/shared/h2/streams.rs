@@ -18,13 +18,13 @@ use super::{CONNECTION_WINDOW, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
 use crate::http::response::Response;
-use crate::http::shared::{Failure, Reply};
+use crate::http::shared::{Failure, Reply, Slots};
 
 /// The largest stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
 
 #[derive(Debug)]
-pub(super) struct Conn {
+pub(crate) struct Conn {
     /// Takes new streams: not closed, no `GOAWAY`, not failed.
     pub(super) open: bool,
     /// Asked to end (the lane is gone): the driver says GOAWAY and closes the connection.
@@ -299,40 +299,6 @@ impl Conn {
         }
     }
 
-    /// The result of `index` if it is in; otherwise `waker` is kept to be woken with it.
-    pub(super) fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Reply, Failure>, bool)> {
-        let slot = &mut self.slots[index];
-        if !matches!(slot.state, State::Done { .. }) {
-            if !slot.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                slot.waker = Some(waker.clone());
-            }
-            return None;
-        }
-        let State::Done { result, unsent } = std::mem::replace(&mut slot.state, State::Free) else {
-            return None;
-        };
-        slot.waker = None;
-        self.free.push(index);
-        Some((result, unsent))
-    }
-
-    /// Gives up `index`, whose user no longer waits: an open stream is cancelled.
-    pub(super) fn abandon(&mut self, index: usize) {
-        if matches!(self.slots[index].state, State::Open) && !self.closing {
-            frame::rst_stream(&mut self.out, self.slots[index].id, frame::CANCEL);
-            self.wake_driver();
-        }
-        self.unlist(index);
-        let slot = &mut self.slots[index];
-        slot.state = State::Free;
-        slot.waker = None;
-        slot.body = Bytes::new();
-        slot.body_in = BodyIn::default();
-        self.free.push(index);
-        // Room for one waiting stream.
-        self.open_pending();
-    }
-
     /// The server's `GOAWAY`: no new streams; those above `last` were not processed and those
     /// not opened were never sent, so both may go on a new connection.
     pub(super) fn go_away(&mut self, last: u32, code: u32) {
@@ -382,6 +348,43 @@ impl Conn {
         self.open = false;
         self.closing = true;
         self.wake_driver();
+    }
+}
+
+impl Slots for Conn {
+    const REFUSED: &'static str = "the HTTP/2 connection takes no new streams";
+
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Reply, Failure>, bool)> {
+        let slot = &mut self.slots[index];
+        if !matches!(slot.state, State::Done { .. }) {
+            if !slot.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                slot.waker = Some(waker.clone());
+            }
+            return None;
+        }
+        let State::Done { result, unsent } = std::mem::replace(&mut slot.state, State::Free) else {
+            return None;
+        };
+        slot.waker = None;
+        self.free.push(index);
+        Some((result, unsent))
+    }
+
+    /// An open stream is cancelled (`RST_STREAM` with `CANCEL`).
+    fn abandon(&mut self, index: usize) {
+        if matches!(self.slots[index].state, State::Open) && !self.closing {
+            frame::rst_stream(&mut self.out, self.slots[index].id, frame::CANCEL);
+            self.wake_driver();
+        }
+        self.unlist(index);
+        let slot = &mut self.slots[index];
+        slot.state = State::Free;
+        slot.waker = None;
+        slot.body = Bytes::new();
+        slot.body_in = BodyIn::default();
+        self.free.push(index);
+        // Room for one waiting stream.
+        self.open_pending();
     }
 }
 

@@ -33,15 +33,13 @@ mod tests;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
+use std::task::Waker;
 
 use bytes::BytesMut;
 use http::Method;
 
-use super::{Failure, Outgoing, Reply};
+use super::{Exchange, Failure, Outgoing, Reply, Slots};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, Http1Connection};
 use crate::http::stream::Stream;
@@ -73,15 +71,14 @@ impl Pipeline {
     // Out of line, as `Exchange::poll`: the lane's future is part of every user's request
     // future, and the unshared path (bench/README.md's `count50`) should not pay for its size.
     #[inline(never)]
-    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, again: bool, unsent: &'a mut bool) -> Exchange<'a> {
+    pub(crate) fn exchange<'a>(
+        &'a self,
+        request: &Outgoing<'_>,
+        again: bool,
+        unsent: &'a mut bool,
+    ) -> Exchange<'a, Queue> {
         let slot = self.queue.borrow_mut().push(request, again);
-        match slot {
-            Some(slot) => Exchange { queue: &self.queue, slot: Some(slot), unsent },
-            None => {
-                *unsent = true;
-                Exchange { queue: &self.queue, slot: None, unsent }
-            }
-        }
+        Exchange::new(&self.queue, slot, unsent)
     }
 }
 
@@ -92,62 +89,41 @@ impl Drop for Pipeline {
     }
 }
 
-/// The response to one request on a [`Pipeline`].
-#[derive(Debug)]
-pub(crate) struct Exchange<'a> {
-    queue: &'a RefCell<Queue>,
-    /// The request's slot; `None` once its result is taken, or when it was refused.
-    slot: Option<usize>,
-    unsent: &'a mut bool,
-}
+impl Slots for Queue {
+    const REFUSED: &'static str = "the shared connection closed before the request was sent";
 
-impl Future for Exchange<'_> {
-    type Output = Result<Reply, Failure>;
-
-    #[inline(never)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let Some(index) = this.slot else {
-            return Poll::Ready(Err(Failure { error: closed_error(), retry: true }));
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Reply, Failure>, bool)> {
+        let slot = &mut self.slots[index];
+        if !matches!(slot.state, State::Done { .. }) {
+            if !slot.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                slot.waker = Some(waker.clone());
+            }
+            return None;
+        }
+        let State::Done { result, unsent } = std::mem::replace(&mut slot.state, State::Free) else {
+            return None;
         };
-        let mut queue = this.queue.borrow_mut();
-        let slot = &mut queue.slots[index];
-        if let State::Done { .. } = slot.state {
-            let State::Done { result, unsent } = std::mem::replace(&mut slot.state, State::Free) else {
-                unreachable!("checked just above");
-            };
-            slot.waker = None;
-            queue.free.push(index);
-            this.slot = None;
-            *this.unsent = unsent;
-            return Poll::Ready(result);
-        }
-        if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            slot.waker = Some(cx.waker().clone());
-        }
-        Poll::Pending
+        slot.waker = None;
+        self.free.push(index);
+        Some((result, unsent))
     }
-}
 
-impl Drop for Exchange<'_> {
-    fn drop(&mut self) {
-        let Some(index) = self.slot else { return };
-        let mut queue = self.queue.borrow_mut();
-        match queue.slots[index].state {
+    fn abandon(&mut self, index: usize) {
+        match self.slots[index].state {
             // Its user timed out: the response is read and dropped when it comes.
             State::Waiting => {
-                let slot = &mut queue.slots[index];
+                let slot = &mut self.slots[index];
                 slot.state = State::Abandoned;
                 slot.waker = None;
-                queue.waiting -= 1;
-                queue.abandoned += 1;
-                if queue.waiting == 0 || queue.abandoned > queue.depth {
-                    queue.close();
+                self.waiting -= 1;
+                self.abandoned += 1;
+                if self.waiting == 0 || self.abandoned > self.depth {
+                    self.close();
                 }
             }
             State::Done { .. } => {
-                queue.slots[index].state = State::Free;
-                queue.free.push(index);
+                self.slots[index].state = State::Free;
+                self.free.push(index);
             }
             State::Free | State::Abandoned => {}
         }
@@ -156,7 +132,7 @@ impl Drop for Exchange<'_> {
 
 /// What the users and the driver share: the requests queued on the connection, in order.
 #[derive(Debug)]
-struct Queue {
+pub(crate) struct Queue {
     depth: usize,
     /// Whether the connection takes new requests.
     open: bool,
@@ -381,8 +357,4 @@ fn unanswered(method: &Method, sent: bool, why: Why) -> Result<Reply, Failure> {
         error: Error::new(ErrorKind::Io, format!("{what}; {method} is not idempotent, so it was not sent again")),
         retry: false,
     })
-}
-
-fn closed_error() -> Error {
-    Error::new(ErrorKind::Io, "the shared connection closed before the request was sent")
 }

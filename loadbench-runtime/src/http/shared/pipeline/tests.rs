@@ -1,5 +1,8 @@
 //! The pipeline against a raw server on 127.0.0.1 that shows what the wire carries.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
