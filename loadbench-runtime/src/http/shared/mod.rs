@@ -81,6 +81,42 @@ pub(crate) struct Failure {
     pub(crate) retry: bool,
 }
 
+/// A slot's side of an exchange: the result once the driver has it, and the waker of the user
+/// waiting for it.
+#[derive(Debug, Default)]
+pub(crate) struct Answer {
+    result: Option<(std::result::Result<Reply, Failure>, bool)>,
+    waker: Option<Waker>,
+}
+
+impl Answer {
+    /// Hands over `result` (`unsent`: it failed without a byte written) and wakes its user.
+    pub(crate) fn give(&mut self, result: std::result::Result<Reply, Failure>, unsent: bool) {
+        self.result = Some((result, unsent));
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// The result, if it is in; otherwise `waker` is kept, to be woken with it.
+    pub(crate) fn take(&mut self, waker: &Waker) -> Option<(std::result::Result<Reply, Failure>, bool)> {
+        let Some(taken) = self.result.take() else {
+            if !self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                self.waker = Some(waker.clone());
+            }
+            return None;
+        };
+        self.waker = None;
+        Some(taken)
+    }
+
+    /// Forgets the result and the waker: the user is gone.
+    pub(crate) fn clear(&mut self) {
+        self.result = None;
+        self.waker = None;
+    }
+}
+
 /// The requests a connection's driver answers, each in a slot: the pipeline's queue, HTTP/2's
 /// streams. Users and driver share it behind a `RefCell` on the worker's thread.
 pub(crate) trait Slots {

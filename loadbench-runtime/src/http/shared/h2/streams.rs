@@ -18,7 +18,7 @@ use super::{CONNECTION_WINDOW, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
 use crate::http::response::Response;
-use crate::http::shared::{Failure, Reply, Slots};
+use crate::http::shared::{Answer, Failure, Reply, Slots};
 
 /// The largest stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
@@ -77,7 +77,7 @@ pub(super) struct Slot {
     /// The response's status and head, once its final HEADERS came.
     pub(super) head: Option<(StatusCode, Bytes, bool)>,
     pub(super) body_in: BodyIn,
-    waker: Option<Waker>,
+    answer: Answer,
     pub(super) state: State,
 }
 
@@ -96,8 +96,8 @@ pub(super) enum State {
     Pending,
     /// Its HEADERS are written (or queued to be): a stream of the connection's.
     Open,
-    /// Answered or failed, for its user to take.
-    Done { result: Result<Reply, Failure>, unsent: bool },
+    /// Answered or failed, its result in the slot's [`Answer`] for its user to take.
+    Done,
 }
 
 impl Conn {
@@ -258,10 +258,8 @@ impl Conn {
         self.unlist(index);
         let slot = &mut self.slots[index];
         slot.body = Bytes::new();
-        slot.state = State::Done { result, unsent };
-        if let Some(waker) = slot.waker.take() {
-            waker.wake();
-        }
+        slot.state = State::Done;
+        slot.answer.give(result, unsent);
     }
 
     /// The complete response of `index`, whose stream ended.
@@ -295,7 +293,7 @@ impl Conn {
                     self.pending.remove(at);
                 }
             }
-            State::Free | State::Done { .. } => {}
+            State::Free | State::Done => {}
         }
     }
 
@@ -355,19 +353,10 @@ impl Slots for Conn {
     const REFUSED: &'static str = "the HTTP/2 connection takes no new streams";
 
     fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Reply, Failure>, bool)> {
-        let slot = &mut self.slots[index];
-        if !matches!(slot.state, State::Done { .. }) {
-            if !slot.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                slot.waker = Some(waker.clone());
-            }
-            return None;
-        }
-        let State::Done { result, unsent } = std::mem::replace(&mut slot.state, State::Free) else {
-            return None;
-        };
-        slot.waker = None;
+        let taken = self.slots[index].answer.take(waker)?;
+        self.slots[index].state = State::Free;
         self.free.push(index);
-        Some((result, unsent))
+        Some(taken)
     }
 
     /// An open stream is cancelled (`RST_STREAM` with `CANCEL`).
@@ -379,7 +368,7 @@ impl Slots for Conn {
         self.unlist(index);
         let slot = &mut self.slots[index];
         slot.state = State::Free;
-        slot.waker = None;
+        slot.answer.clear();
         slot.body = Bytes::new();
         slot.body_in = BodyIn::default();
         self.free.push(index);
@@ -400,7 +389,7 @@ impl Slot {
             recv_unacked: 0,
             head: None,
             body_in: BodyIn::default(),
-            waker: None,
+            answer: Answer::default(),
             state: State::Free,
         }
     }

@@ -39,7 +39,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 use http::Method;
 
-use super::{Exchange, Failure, Outgoing, Reply, Slots};
+use super::{Answer, Exchange, Failure, Outgoing, Reply, Slots};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, Http1Connection};
 use crate::http::stream::Stream;
@@ -93,19 +93,10 @@ impl Slots for Queue {
     const REFUSED: &'static str = "the shared connection closed before the request was sent";
 
     fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Reply, Failure>, bool)> {
-        let slot = &mut self.slots[index];
-        if !matches!(slot.state, State::Done { .. }) {
-            if !slot.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                slot.waker = Some(waker.clone());
-            }
-            return None;
-        }
-        let State::Done { result, unsent } = std::mem::replace(&mut slot.state, State::Free) else {
-            return None;
-        };
-        slot.waker = None;
+        let taken = self.slots[index].answer.take(waker)?;
+        self.slots[index].state = State::Free;
         self.free.push(index);
-        Some((result, unsent))
+        Some(taken)
     }
 
     fn abandon(&mut self, index: usize) {
@@ -114,15 +105,16 @@ impl Slots for Queue {
             State::Waiting => {
                 let slot = &mut self.slots[index];
                 slot.state = State::Abandoned;
-                slot.waker = None;
+                slot.answer.clear();
                 self.waiting -= 1;
                 self.abandoned += 1;
                 if self.waiting == 0 || self.abandoned > self.depth {
                     self.close();
                 }
             }
-            State::Done { .. } => {
+            State::Done => {
                 self.slots[index].state = State::Free;
+                self.slots[index].answer.clear();
                 self.free.push(index);
             }
             State::Free | State::Abandoned => {}
@@ -167,7 +159,7 @@ struct Slot {
     start: u64,
     /// Sent before, on a connection that closed before answering it.
     again: bool,
-    waker: Option<Waker>,
+    answer: Answer,
     state: State,
 }
 
@@ -179,8 +171,8 @@ enum State {
     Waiting,
     /// In the queue, its user gone (timed out): its response is read and dropped.
     Abandoned,
-    /// Answered or failed, for its user to take.
-    Done { result: Result<Reply, Failure>, unsent: bool },
+    /// Answered or failed, its result in the slot's [`Answer`] for its user to take.
+    Done,
 }
 
 /// Why the requests left on a connection were not answered.
@@ -252,7 +244,7 @@ impl Queue {
             policy: request.policy,
             start,
             again,
-            waker: None,
+            answer: Answer::default(),
             state: State::Waiting,
         };
         let index = match self.free.pop() {
@@ -315,11 +307,9 @@ impl Queue {
                 self.free.push(index);
             }
             _ => {
-                slot.state = State::Done { result, unsent };
+                slot.state = State::Done;
+                slot.answer.give(result, unsent);
                 self.waiting -= 1;
-                if let Some(waker) = slot.waker.take() {
-                    waker.wake();
-                }
             }
         }
     }
