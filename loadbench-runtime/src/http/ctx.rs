@@ -429,11 +429,13 @@ impl<'a> RequestBuilder<'a> {
             headers.append(http::header::COOKIE, cookie);
         }
         let plain = headers.is_empty() && body.is_empty();
+        // HTTP/2 with prior knowledge sends the request's parts, never its HTTP/1.1 bytes.
+        let wire_unused = ctx.lane.as_ref().is_some_and(|lane| !lane.may_speak_http1());
         let prepared = match (error, ctx.last.joined()) {
             (Some(error), _) => Err(error),
             (None, None) => Err(Error::msg("no request path")),
             // The same request as the last one, still encoded in `wire`.
-            (None, Some(_)) if plain && ctx.last.is_encoded(&method) => Ok(()),
+            (None, Some(_)) if wire_unused || (plain && ctx.last.is_encoded(&method)) => Ok(()),
             (None, Some(path)) => {
                 ctx.wire.clear();
                 h1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), &headers, &body);

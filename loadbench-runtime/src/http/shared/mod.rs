@@ -45,7 +45,8 @@ pub(crate) use pipeline::Pipeline;
 /// What a request carries to a lane: its encoded HTTP/1.1 form and its parts, for HTTP/2.
 #[derive(Debug)]
 pub(crate) struct Outgoing<'a> {
-    /// The whole request as HTTP/1.1 puts it on the wire.
+    /// The whole request as HTTP/1.1 puts it on the wire; not encoded for a lane that never
+    /// speaks HTTP/1.1 ([`Lane::may_speak_http1`]).
     pub(crate) wire: &'a [u8],
     pub(crate) method: &'a Method,
     /// The path and query, joined to the target's base path.
@@ -258,6 +259,12 @@ impl Lane {
             .collect()
     }
 
+    /// Whether this lane's connections may speak HTTP/1.1, and so need a request's HTTP/1.1
+    /// bytes: all but HTTP/2 with prior knowledge (`http2` on `http://`), which never does.
+    pub(crate) fn may_speak_http1(&self) -> bool {
+        !(self.transport.http2 && self.tls.is_none())
+    }
+
     /// Sends `request` on this lane's connection (opened if need be) and reads its response,
     /// within `deadline`.
     pub(crate) async fn exchange(
@@ -399,5 +406,20 @@ impl Drop for ResetOnDrop<'_> {
             *self.lane.state.borrow_mut() = State::Closed;
             self.lane.opened.notify_waiters();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn only_http2_with_prior_knowledge_never_needs_http1_bytes() {
+        let target = Rc::new(Target::resolve("http://127.0.0.1:1/").unwrap());
+        let lane = |http2| Lane::for_worker(&target, Transport { connections: Some(1), pipeline: None, http2 }, 1);
+        assert!(!lane(true)[0].may_speak_http1());
+        assert!(lane(false)[0].may_speak_http1());
     }
 }
