@@ -131,6 +131,12 @@ where
     // The setup is over: under `cookies = "iteration"`, its jar is what each iteration starts from.
     ctx.setup_done();
     let mut first = true;
+    // In the closed model without think time or ramp, a user starts its next iteration the
+    // moment the last one ends: that end's clock reading is the next start. Between them is
+    // only this loop's bookkeeping, and a clock read is a tenth of what a pipelined request
+    // costs the generator (perf, bench/RESULTS.md).
+    let reuse_end = think.is_none() && !ramp && slot.is_none();
+    let mut last_end: Option<Instant> = None;
     'iterations: loop {
         if let Some(think) = &mut think
             && !std::mem::take(&mut first)
@@ -158,8 +164,9 @@ where
                         }
                     }
                 }
-                match worker.borrow_mut().next_iteration() {
-                    Some(measured) => (Instant::now(), measured),
+                let now = last_end.take().unwrap_or_else(Instant::now);
+                match worker.borrow_mut().next_iteration(now) {
+                    Some(measured) => (now, measured),
                     None => break,
                 }
             }
@@ -185,6 +192,9 @@ where
             break;
         };
         let end = Instant::now();
+        if reuse_end {
+            last_end = Some(end);
+        }
         let mut worker = worker.borrow_mut();
         worker.record(outcome, start, end, measured);
         if let Some((index, _)) = &slot {

@@ -77,9 +77,10 @@ impl WorkerWarmup {
         self.until = self.time.map(|d| start + d);
     }
 
-    /// Whether the iteration about to start is a warmup one; takes it from the count if so.
-    pub(crate) fn claim(&mut self) -> bool {
-        if self.until.is_some_and(|until| Instant::now() < until) {
+    /// Whether the iteration about to start at `now` is a warmup one; takes it from the count if
+    /// so.
+    pub(crate) fn claim(&mut self, now: Instant) -> bool {
+        if self.until.is_some_and(|until| now < until) {
             return true;
         }
         if self.left > 0 {
@@ -126,7 +127,7 @@ mod tests {
         let shares: Vec<u64> = (0..3).map(|i| warmup.for_worker(i, 3).left).collect();
         assert_eq!(shares, [4, 3, 3]);
         let mut first = warmup.for_worker(0, 3);
-        assert_eq!((0..5).filter(|_| first.claim()).count(), 4);
+        assert_eq!((0..5).filter(|_| first.claim(Instant::now())).count(), 4);
     }
 
     #[test]
@@ -134,7 +135,7 @@ mod tests {
         let rate = Rate { iterations: 100, per: Duration::from_secs(1) };
         let warmup = Warmup::of(&plan(Some(rate), Some(Load::Duration(Duration::from_millis(500)))));
         assert_eq!((warmup.arrivals, warmup.origin_offset), (50, Duration::from_millis(500)));
-        assert!(!warmup.for_worker(0, 2).claim(), "no closed-model warmup");
+        assert!(!warmup.for_worker(0, 2).claim(Instant::now()), "no closed-model warmup");
         let none = Warmup::of(&plan(None, None));
         assert_eq!((none.arrivals, none.origin_offset, none.ends_with_its_iterations()), (0, Duration::ZERO, false));
     }

@@ -123,16 +123,17 @@ impl Worker {
         }
     }
 
-    /// Whether the calling virtual user may start another iteration (`None` when the work is
-    /// done), and whether that iteration is measured (`Some(false)`: a warmup iteration).
-    pub(crate) fn next_iteration(&mut self) -> Option<bool> {
+    /// Whether the calling virtual user may start another iteration at `now` (`None` when the
+    /// work is done), and whether that iteration is measured (`Some(false)`: a warmup iteration).
+    /// The caller reads the clock, since it needs the reading as the iteration's start anyway.
+    pub(crate) fn next_iteration(&mut self, now: Instant) -> Option<bool> {
         if self.stop.load(Ordering::Relaxed) || self.feed_ran_out() {
             return None;
         }
-        if self.warmup.claim() {
+        if self.warmup.claim(now) {
             return Some(false);
         }
-        self.next_measured().then_some(true)
+        self.next_measured(now).then_some(true)
     }
 
     /// Whether the scenario's stopping feed has run out: it starts no more iterations.
@@ -183,9 +184,9 @@ impl Worker {
         }
     }
 
-    fn next_measured(&mut self) -> bool {
+    fn next_measured(&mut self, now: Instant) -> bool {
         match &mut self.work {
-            WorkSource::Until { deadline, .. } => Instant::now() < *deadline,
+            WorkSource::Until { deadline, .. } => now < *deadline,
             WorkSource::Count { remaining, local, users } => {
                 if *local > 0 {
                     *local -= 1;
