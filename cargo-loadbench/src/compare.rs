@@ -29,7 +29,14 @@ const SEED: u64 = 0x6c6f_6164_6265_6e63; // "loadbenc"
 ///
 /// `noise` is a fraction (0.05 for 5 %).
 pub fn compare(current: &ScenarioResult, baseline: Option<&ScenarioResult>, name: &str, noise: f64) -> Comparison {
-    compare_metrics(current, baseline, name, noise, &ComparedMetric::ALL)
+    let mut comparison = compare_metrics(current, baseline, name, noise, &ComparedMetric::ALL);
+    // The HTML report draws the baseline's spectrum under this run's, when the two compare.
+    if comparison.verdict != Verdict::NotComparable
+        && let Some(latency) = baseline.and_then(|b| b.latency_us.as_ref())
+    {
+        comparison.baseline_spectrum = latency.spectrum.clone();
+    }
+    comparison
 }
 
 /// [`compare`], judging only `compared` (a step's comparison leaves req/s out: see [`rows`]).
@@ -52,6 +59,7 @@ fn compare_metrics(
         metrics: Vec::new(),
         steps: Vec::new(),
         requests: Vec::new(),
+        baseline_spectrum: Vec::new(),
     };
     let Some(baseline) = baseline else {
         return comparison;
@@ -303,6 +311,7 @@ pub(crate) mod tests {
                     p99_9: latency,
                     max: latency,
                     percentiles: Default::default(),
+                    spectrum: Vec::new(),
                 }),
                 steps: Vec::new(),
                 requests: Vec::new(),

@@ -36,6 +36,10 @@ pub struct Comparison {
     /// Each named request (`.name(…)`) compared as [`Comparison::steps`] are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RowComparison>,
+    /// The baseline's latency spectrum ([`LatencyReport::spectrum`](loadbench::report::LatencyReport::spectrum)),
+    /// which the HTML report draws under this run's; empty when the baseline had none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_spectrum: Vec<loadbench::report::SpectrumPoint>,
 }
 
 /// The comparison of one step or named request of a scenario with its baseline: its name and a

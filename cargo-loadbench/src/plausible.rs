@@ -118,6 +118,7 @@ mod tests {
             p99_9: 5.0,
             max: 6.0,
             percentiles: Default::default(),
+            spectrum: Vec::new(),
         });
         s.runs = vec![RunSample::of(&s)];
         let mut report = Results::new(std::time::SystemTime::now());

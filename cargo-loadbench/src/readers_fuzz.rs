@@ -44,6 +44,7 @@ fn real_results() -> Results {
             p99_9: 3_000.0,
             max: 4_000.0,
             percentiles: Default::default(),
+            spectrum: Vec::new(),
         });
         s.package = Some("shop".into());
         s.bench = Some("api".into());

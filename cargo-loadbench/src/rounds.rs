@@ -200,6 +200,13 @@ fn median_latency<'a>(latencies: impl Iterator<Item = &'a LatencyReport>) -> Opt
                 Some((name.clone(), median(&values)?))
             })
             .collect(),
+        // Spectra of different runs have their points at different percentiles: the one drawn is
+        // the median run's, by p99 (the lower middle one of an even number).
+        spectrum: {
+            let mut by_p99: Vec<&&LatencyReport> = latencies.iter().collect();
+            by_p99.sort_by(|a, b| a.p99.total_cmp(&b.p99));
+            by_p99.get(by_p99.len().saturating_sub(1) / 2).map(|l| l.spectrum.clone()).unwrap_or_default()
+        },
     })
 }
 
@@ -244,6 +251,7 @@ mod tests {
             p99_9: p50 * 4.0,
             max: p50 * 5.0,
             percentiles: Default::default(),
+            spectrum: Vec::new(),
         });
         s
     }

@@ -422,6 +422,7 @@ pub(crate) mod tests {
             p99_9: p50 * 2.0,
             max: p50 * 3.0,
             percentiles: Default::default(),
+            spectrum: Vec::new(),
         };
         let scenario = |name: &str, rps: f64, p50: f64| {
             let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config.clone()));

@@ -180,6 +180,7 @@ mod tests {
                 p99_9: p50 * 2.0,
                 max: p50 * 3.0,
                 percentiles: Default::default(),
+                spectrum: Vec::new(),
             });
             s.rps = rps[1];
             s.runs = rps.iter().map(|&r| RunSample { rps: r, ..RunSample::of(&s) }).collect();

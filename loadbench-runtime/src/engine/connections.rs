@@ -50,12 +50,12 @@ impl ConnectionStats {
 
     /// TCP connect times, if any connection was opened.
     pub(crate) fn connect_report(&self) -> Option<LatencyReport> {
-        self.connect_ns.as_ref().and_then(|h| latency_of(h, &[]))
+        self.connect_ns.as_ref().and_then(|h| latency_of(h, &[], false))
     }
 
     /// TLS handshake times, if any handshake completed.
     pub(crate) fn handshake_report(&self) -> Option<LatencyReport> {
-        self.handshake_ns.as_ref().and_then(|h| latency_of(h, &[]))
+        self.handshake_ns.as_ref().and_then(|h| latency_of(h, &[], false))
     }
 }
 

@@ -233,7 +233,7 @@ impl WorkerStats {
 
     /// The latency of the successful iterations, with the `extra` percentiles asked for.
     pub(crate) fn latency_report(&self, extra: &[Percentile]) -> Option<LatencyReport> {
-        latency_of(&self.latency_ns, extra)
+        latency_of(&self.latency_ns, extra, true)
     }
 }
 
@@ -272,7 +272,7 @@ fn rows_report(rows: &[StepStats], extra: &[Percentile]) -> Vec<StepReport> {
             failed: s.errors.total(),
             errors: s.errors,
             causes: s.causes.report(),
-            latency_us: latency_of(&s.latency_ns, extra),
+            latency_us: latency_of(&s.latency_ns, extra, true),
         })
         .collect()
 }

@@ -139,6 +139,7 @@ impl Timeline {
                     errors: second.errors,
                     dropped: second.dropped,
                     p50_us: quantile(&h, 0.50),
+                    p90_us: quantile(&h, 0.90),
                     p99_us: quantile(&h, 0.99),
                 }
             })

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::report::WatchReport;
+use crate::report::{WatchReport, WatchSample};
 
 /// How often the process is sampled; also the window of the peak CPU figure.
 pub const INTERVAL: Duration = Duration::from_millis(250);
@@ -109,6 +109,7 @@ fn empty_report(watch: &Watch, note: Option<String>) -> WatchReport {
         rss_peak_bytes: None,
         rss_end_bytes: None,
         note,
+        series: Vec::new(),
     }
 }
 
@@ -127,6 +128,9 @@ fn sample_until(watch: &Watch, stop: &AtomicBool) -> WatchReport {
     let mut peak_rss = first.rss_bytes;
     let mut peak_cpu: Option<f64> = None;
     let mut exited = false;
+    // The per-second series: the sample that opened the current second, and the seconds closed.
+    let mut second_open = (first, started);
+    let mut series = Vec::new();
     loop {
         let done = stop.load(Ordering::Relaxed);
         if !done {
@@ -142,6 +146,10 @@ fn sample_until(watch: &Watch, stop: &AtomicBool) -> WatchReport {
                 }
                 peak_rss = peak_rss.max(now.rss_bytes);
                 (last, last_at) = (now, at);
+                if at - started >= Duration::from_secs(series.len() as u64 + 1) {
+                    series.push(watch_sample(series.len() as u64, second_open, (now, at)));
+                    second_open = (now, at);
+                }
             }
             None => {
                 exited = true;
@@ -151,6 +159,10 @@ fn sample_until(watch: &Watch, stop: &AtomicBool) -> WatchReport {
         if done {
             break;
         }
+    }
+    // The run's last, partial second, when it was sampled long enough to say anything.
+    if last_at - second_open.1 >= INTERVAL / 2 {
+        series.push(watch_sample(series.len() as u64, second_open, (last, last_at)));
     }
     let elapsed = last_at - started;
     WatchReport {
@@ -163,6 +175,18 @@ fn sample_until(watch: &Watch, stop: &AtomicBool) -> WatchReport {
         rss_peak_bytes: Some(peak_rss),
         rss_end_bytes: Some(last.rss_bytes),
         note: exited.then(|| "the process exited during the run; figures cover it until then".to_owned()),
+        series,
+    }
+}
+
+/// Second `second` of the series, from the samples that opened and closed it.
+fn watch_sample(second: u64, (open, opened): (Sample, Instant), (close, closed): (Sample, Instant)) -> WatchSample {
+    let window = closed - opened;
+    WatchSample {
+        second,
+        cpu_percent: (!window.is_zero())
+            .then(|| round1(cpu_percent(close.cpu_ticks.saturating_sub(open.cpu_ticks), window))),
+        rss_bytes: Some(close.rss_bytes),
     }
 }
 

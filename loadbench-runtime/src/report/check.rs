@@ -87,6 +87,7 @@ mod tests {
             p99_9: 3_000.0,
             max: 4_000.0,
             percentiles: [("p75".to_owned(), 850.0)].into_iter().collect(),
+            spectrum: Vec::new(),
         });
         s.checks = vec![
             CheckReport { name: "status".into(), passes: 100, fails: 0 },

@@ -36,7 +36,7 @@ pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use saturation::GeneratorLimit;
 pub use scenario::{
     CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, LatencyReport, RateReport, ScenarioReport,
-    StepReport, ThresholdOutcome, TimelineSecond, WatchReport, rfc3339,
+    SpectrumPoint, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, WatchSample, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};
 pub use warnings::{Warning, WarningKind};

@@ -247,6 +247,9 @@ pub struct TimelineSecond {
     /// Median latency of this second's successful iterations (2 significant digits); `None`
     /// when none succeeded.
     pub p50_us: Option<f64>,
+    /// Their 90th percentile (`None` in files from before it was kept).
+    #[serde(default)]
+    pub p90_us: Option<f64>,
     /// Their 99th percentile.
     pub p99_us: Option<f64>,
 }
@@ -485,6 +488,22 @@ pub struct LatencyReport {
     /// columns: `--percentiles`), by name: `{"p75": 640.0, "p99_99": 5210.0}`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub percentiles: BTreeMap<String, f64>,
+    /// The percentile spectrum, HdrHistogram's classic plot: the latency at percentiles that
+    /// halve the distance to 100 % five steps at a time (0, 10, 20, …, 50, 55, …, 75, 77.5, …),
+    /// then at 100 %, for the HTML report's "nines" chart. Kept for a scenario's and a step's
+    /// latency; empty elsewhere and in files from before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spectrum: Vec<SpectrumPoint>,
+}
+
+/// One point of a [`LatencyReport::spectrum`]: the latency, in microseconds, at or below which
+/// `percentile` percent of the iterations ended.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SpectrumPoint {
+    /// From 0 to 100.
+    pub percentile: f64,
+    /// Microseconds.
+    pub value_us: f64,
 }
 
 impl LatencyReport {
@@ -535,4 +554,19 @@ pub struct WatchReport {
     pub rss_end_bytes: Option<u64>,
     /// Why figures are missing or partial (no such process, it exited mid-run).
     pub note: Option<String>,
+    /// The process's CPU and memory second by second of the run, for the HTML report; empty in
+    /// files from before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<WatchSample>,
+}
+
+/// One second of a [`WatchReport::series`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WatchSample {
+    /// Seconds since the scenario started (0 is the first), as in the timeline.
+    pub second: u64,
+    /// CPU use over the second, in percent of one core; `None` when it could not be read.
+    pub cpu_percent: Option<f64>,
+    /// Resident memory at the end of the second, in bytes; `None` when it could not be read.
+    pub rss_bytes: Option<u64>,
 }

@@ -290,6 +290,7 @@ mod tests {
             p99_9: 20_000.0,
             max: 3_100_000.0,
             percentiles: [("p75".to_owned(), 1_000.0)].into_iter().collect(),
+            spectrum: Vec::new(),
         });
         s.rps = 12_345.4;
         s

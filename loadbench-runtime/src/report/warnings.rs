@@ -103,6 +103,7 @@ mod tests {
             p99_9: p50,
             max: p50,
             percentiles: Default::default(),
+            spectrum: Vec::new(),
         });
         s
     }

@@ -13,8 +13,8 @@ use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
     Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit,
     GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, RateReport, RunReport,
-    SCHEMA_VERSION, ScenarioReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo,
-    Warning, WarningKind, WatchReport,
+    SCHEMA_VERSION, ScenarioReport, SpectrumPoint, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport,
+    TlsReport, ToolInfo, Warning, WarningKind, WatchReport, WatchSample,
 };
 use loadbench::threshold::{Metric, Op, Threshold};
 
@@ -102,6 +102,7 @@ fn row_comparison(baseline: &str, verdict: Verdict, method: Method) -> Compariso
             .collect(),
         steps: Vec::new(),
         requests: Vec::new(),
+        baseline_spectrum: spectrum(),
     }
 }
 
@@ -161,6 +162,7 @@ pub fn scenario_report() -> ScenarioReport {
             rss_peak_bytes: Some(3 << 20),
             rss_end_bytes: Some(2 << 20),
             note: Some("it exited mid-run".into()),
+            series: vec![WatchSample { second: 0, cpu_percent: Some(75.5), rss_bytes: Some(2 << 20) }],
         }],
         thresholds: thresholds()
             .into_iter()
@@ -176,6 +178,7 @@ pub fn scenario_report() -> ScenarioReport {
             errors: 4,
             dropped: 1,
             p50_us: Some(1_100.0),
+            p90_us: Some(1_900.0),
             p99_us: Some(4_500.0),
         }],
         steps: vec![step("insert")],
@@ -279,6 +282,10 @@ fn step(name: &str) -> StepReport {
     }
 }
 
+fn spectrum() -> Vec<SpectrumPoint> {
+    vec![SpectrumPoint { percentile: 0.0, value_us: 400.0 }, SpectrumPoint { percentile: 100.0, value_us: 12_000.0 }]
+}
+
 fn latency() -> LatencyReport {
     LatencyReport {
         mean: 1_200.5,
@@ -291,5 +298,6 @@ fn latency() -> LatencyReport {
         p99_9: 9_000.0,
         max: 12_000.0,
         percentiles: BTreeMap::from([("p75".to_owned(), 1_500.0), ("p99_99".to_owned(), 11_000.0)]),
+        spectrum: spectrum(),
     }
 }
