@@ -1,8 +1,9 @@
 //! The formats results can be written in: the terminal table, the versioned JSON, CSV, Markdown
-//! (for pull-request comments and GitHub's job summary) and JUnit XML (which CI systems show as
-//! test results).
+//! (for pull-request comments and GitHub's job summary), JUnit XML (which CI systems show as
+//! test results) and a self-contained HTML page with charts.
 
 mod csv;
+mod html;
 mod junit;
 mod markdown;
 mod side_by_side;
@@ -30,10 +31,14 @@ pub enum Format {
     /// JUnit XML: a test suite per scenario, with a test case for it and for each of its steps and
     /// named requests; a failed threshold or gating regression a failure naming the causes.
     Junit,
+    /// One self-contained HTML page with charts: throughput, latency over time, the latency
+    /// percentile spectrum, steps, errors, runs, watched servers; no script or font from the
+    /// network.
+    Html,
 }
 
 impl Format {
-    const ALL: [Format; 5] = [Format::Table, Format::Json, Format::Csv, Format::Markdown, Format::Junit];
+    const ALL: [Format; 6] = [Format::Table, Format::Json, Format::Csv, Format::Markdown, Format::Junit, Format::Html];
 
     fn name(self) -> &'static str {
         match self {
@@ -42,6 +47,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Markdown => "markdown",
             Format::Junit => "junit",
+            Format::Html => "html",
         }
     }
 
@@ -53,6 +59,7 @@ impl Format {
             "csv" => Some(Format::Csv),
             "md" | "markdown" => Some(Format::Markdown),
             "xml" => Some(Format::Junit),
+            "html" | "htm" => Some(Format::Html),
             _ => None,
         }
     }
@@ -82,7 +89,7 @@ impl OutputSpec {
         match Format::from_extension(&path) {
             Some(format) => Ok(OutputSpec { format, path }),
             None => Err(format!(
-                "cannot tell the format of `{text}`: name it .json, .csv, .md, .xml (JUnit) or .txt (table), \
+                "cannot tell the format of `{text}`: name it .json, .csv, .md, .xml (JUnit), .html or .txt (table), \
                  or write FORMAT:FILE such as junit:{text}"
             )),
         }
@@ -177,6 +184,7 @@ pub fn render(format: Format, cx: &Context) -> Result<String, String> {
         Format::Csv => csv::render(cx),
         Format::Markdown => Ok(markdown::render(cx)),
         Format::Junit => junit::render(cx),
+        Format::Html => html::render(cx),
     }
 }
 
@@ -372,6 +380,9 @@ pub(crate) mod tests {
         assert_eq!(spec("summary.md"), Ok((Format::Markdown, "summary.md".into())));
         assert_eq!(spec("junit.xml"), Ok((Format::Junit, "junit.xml".into())));
         assert_eq!(spec("table.txt"), Ok((Format::Table, "table.txt".into())));
+        assert_eq!(spec("out/report.html"), Ok((Format::Html, "out/report.html".into())));
+        assert_eq!(spec("report.HTM"), Ok((Format::Html, "report.HTM".into())));
+        assert_eq!(spec("html:report"), Ok((Format::Html, "report".into())));
         assert_eq!(spec("junit:results"), Ok((Format::Junit, "results".into())));
         assert_eq!(spec("markdown:C:/x.txt"), Ok((Format::Markdown, "C:/x.txt".into())));
         assert_eq!(spec("C:/x.json"), Ok((Format::Json, "C:/x.json".into())), "a drive letter is not a format");

@@ -1,0 +1,345 @@
+//! The page as a whole: every chart present and drawn, the policy's hashes those of the inline
+//! style and script, nothing from the network, hostile names escaped, long runs still small.
+
+use base64::Engine as _;
+use cargo_loadbench::{Results, ScenarioResult};
+use loadbench::report::{
+    Causes, ErrorCause, ErrorCounts, GeneratorLimit, GeneratorReport, LatencyReport, RateReport, SpectrumPoint,
+    StepReport, TimelineSecond, WatchReport, WatchSample,
+};
+
+use super::axis::nines;
+use super::render;
+use crate::output::Context;
+use crate::output::tests::{sample_report, two_targets_report};
+
+/// Every kind of chart the page draws.
+const KINDS: [&str; 8] =
+    ["throughput", "latency", "spectrum", "steps-spectrum", "runs", "watch-cpu", "watch-rss", "rate"];
+
+fn timeline(seconds: u64) -> Vec<TimelineSecond> {
+    (0..seconds)
+        .map(|s| TimelineSecond {
+            second: s,
+            requests: 200 + s % 7 * 10,
+            errors: s % 5,
+            dropped: s % 3,
+            p50_us: Some(1_000.0 + (s % 10) as f64 * 50.0),
+            p90_us: Some(2_000.0 + (s % 10) as f64 * 80.0),
+            p99_us: (s % 13 != 0).then_some(5_000.0 + (s % 10) as f64 * 300.0),
+        })
+        .collect()
+}
+
+/// A spectrum as the runtime keeps it: percentiles halving the distance to 100 % five steps at a
+/// time, then 100 %.
+fn spectrum(scale: f64) -> Vec<SpectrumPoint> {
+    let mut points: Vec<SpectrumPoint> = (0..40)
+        .map(|k| 100.0 * (1.0 - 0.5f64.powf(f64::from(k) / 5.0)))
+        .map(|p| SpectrumPoint { percentile: p, value_us: scale * (1.0 + nines(p).unwrap_or(0.0).powi(2)) })
+        .collect();
+    points.push(SpectrumPoint { percentile: 100.0, value_us: scale * 40.0 });
+    points
+}
+
+fn latency(p50: f64) -> LatencyReport {
+    LatencyReport {
+        mean: p50,
+        stdev: 1.0,
+        min: p50 / 2.0,
+        p50,
+        p90: p50 * 1.5,
+        p95: p50 * 1.8,
+        p99: p50 * 2.0,
+        p99_9: p50 * 3.0,
+        max: p50 * 4.0,
+        percentiles: Default::default(),
+        spectrum: spectrum(p50),
+    }
+}
+
+fn step(name: &str, p50: f64) -> StepReport {
+    StepReport {
+        name: name.into(),
+        iterations: 300,
+        ok: 298,
+        failed: 2,
+        errors: ErrorCounts { status: 2, ..ErrorCounts::default() },
+        causes: Causes {
+            top: vec![ErrorCause { kind: "status".into(), message: "503 Service Unavailable".into(), count: 2 }],
+            others: 0,
+        },
+        latency_us: Some(latency(p50)),
+    }
+}
+
+fn watch(seconds: u64) -> WatchReport {
+    WatchReport {
+        name: "server".into(),
+        pid: 42,
+        cpu_avg_percent: Some(120.0),
+        cpu_peak_percent: Some(180.0),
+        rss_start_bytes: Some(40_000_000),
+        rss_peak_bytes: Some(60_000_000),
+        rss_end_bytes: Some(55_000_000),
+        note: None,
+        series: (0..seconds)
+            .map(|s| WatchSample {
+                second: s,
+                cpu_percent: Some(100.0 + (s % 9) as f64 * 10.0),
+                rss_bytes: Some(40_000_000 + s * 10_000),
+            })
+            .collect(),
+    }
+}
+
+/// The scenario filled in with everything a page can show, over `seconds`.
+fn enrich(s: &mut ScenarioResult, seconds: u64) {
+    s.timeline = timeline(seconds);
+    s.latency_us = Some(latency(s.latency_us.as_ref().map_or(1_000.0, |l| l.p50)));
+    s.steps = vec![step("login", 800.0), step("search", 2_500.0)];
+    s.requests = vec![step("GET /items/{id}", 400.0)];
+    s.watched = vec![watch(seconds)];
+    s.errors.status = 3;
+    s.failed = 3;
+    s.http.status = [(200, 297), (503, 3)].into_iter().collect();
+    s.causes = Causes {
+        top: vec![ErrorCause { kind: "status".into(), message: "GET /: 503 Service Unavailable".into(), count: 3 }],
+        others: 0,
+    };
+    for (i, run) in s.runs.iter_mut().enumerate() {
+        run.rps *= 1.0 + i as f64 * 0.03;
+    }
+    if let Some(c) = s.comparison.as_mut() {
+        c.baseline_spectrum = spectrum(900.0);
+    }
+}
+
+/// [`sample_report`] with a timeline, spectra, steps, runs and watched series, its last scenario
+/// in the open model and its first saturated.
+fn full_report(seconds: u64) -> Results {
+    let mut report = sample_report();
+    for s in &mut report.scenarios {
+        enrich(s, seconds);
+    }
+    let fresh = &mut report.scenarios[2];
+    fresh.config.rate = Some(220.0);
+    fresh.rate = Some(RateReport { requested: 220.0, achieved: 208.0 });
+    fresh.dropped = 12;
+    report.scenarios[0].generator = Some(GeneratorReport {
+        worker_threads: 2,
+        cpu_seconds: Some(2.9),
+        cpu_utilization: Some(0.97),
+        lag_p99_us: Some(25_000),
+        lag_max_us: Some(40_000),
+        saturated: true,
+        waited_for_cpu: Some(0.01),
+        limit: Some(GeneratorLimit::GeneratorCpu),
+    });
+    report
+}
+
+fn page(report: &Results) -> String {
+    let cx = Context::new(report, 3, Some("main"), false);
+    render(&cx).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Each `<svg class="chart" …>…</svg>` of the page.
+fn charts(html: &str) -> Vec<&str> {
+    html.split("<svg class=\"chart\"")
+        .skip(1)
+        .map(|rest| rest.split("</svg></figure>").next().unwrap_or_default())
+        .collect()
+}
+
+/// The chart's kind.
+fn kind(chart: &str) -> &str {
+    chart.split("data-chart=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap_or_default()
+}
+
+/// The `d` of each path in `markup`, with its number of points.
+fn paths(markup: &str) -> Vec<usize> {
+    markup
+        .split("<path ")
+        .skip(1)
+        .filter_map(|p| p.split(" d=\"").nth(1)?.split('"').next())
+        .map(|d| d.matches(['M', 'L']).count())
+        .collect()
+}
+
+/// The text between `open` and `close`.
+fn between<'a>(html: &'a str, open: &str, close: &str) -> &'a str {
+    html.split(open).nth(1).and_then(|rest| rest.split(close).next()).unwrap_or_default()
+}
+
+#[test]
+fn a_full_page_draws_every_chart_with_a_switch_per_series() {
+    let html = page(&full_report(60));
+    let charts = charts(&html);
+    let kinds: Vec<&str> = charts.iter().map(|c| kind(c)).collect();
+    for expected in KINDS {
+        assert!(kinds.contains(&expected), "{expected} in {kinds:?}");
+    }
+    for chart in &charts {
+        assert!(chart.contains("role=\"img\"") && chart.contains("aria-label=\""), "{chart}");
+        assert!(paths(chart).iter().any(|&points| points >= 2), "a line in {}", kind(chart));
+        let series = chart.matches("class=\"series\"").count();
+        assert!(series >= 1, "{}", kind(chart));
+        let columns = chart.split("<g class=\"cols\"").nth(1).map_or(0, |cols| cols.matches("<rect ").count());
+        let over_time = !matches!(kind(chart), "spectrum" | "steps-spectrum" | "runs");
+        assert_eq!(columns > 0, over_time, "a hover column per second over time in {}", kind(chart));
+        for i in 0..series {
+            assert!(chart.contains(&format!("class=\"series\" data-series=\"{i}\"")), "series {i} of {}", kind(chart));
+        }
+    }
+    // Each figure's legend has as many switches as its chart has series.
+    for figure in html.split("<figure class=\"chart-box\"").skip(1) {
+        let (legend, chart) = figure.split_once("<svg class=\"chart\"").unwrap_or_default();
+        assert_eq!(legend.matches("class=\"legend-item\"").count(), chart.matches("class=\"series\"").count());
+    }
+    // Sections in order, linked from the contents by number.
+    for i in 0..3 {
+        assert!(html.contains(&format!("<a href=\"#s{i}\">")) && html.contains(&format!("id=\"s{i}\"")), "s{i}");
+    }
+    assert!(html.contains("Load generator saturated: the generator was busy (its own CPU); worker CPU 97%"));
+    assert!(html.contains("baseline main"), "the baseline's spectrum is drawn and named");
+    assert!(html.contains("503 Service Unavailable") && html.contains("threshold met"));
+    assert!(
+        html.contains("<span class=\"mark fail\" title=\"failed\">✗</span>")
+            && html.contains("<h1>loadbench report</h1>")
+    );
+    assert!(!html.contains("❌") && !html.contains("✅"), "no emoji: a browser without an emoji font shows boxes");
+}
+
+#[test]
+fn the_policy_names_the_inline_style_and_script_by_their_hashes() {
+    let html = page(&full_report(5));
+    let head = html.split("<head>\n").nth(1).unwrap_or_default();
+    assert!(head.starts_with("<meta http-equiv=\"Content-Security-Policy\" content=\""), "first in <head>: {head}");
+    let policy = between(head, "content=\"", "\"");
+    let hash = |text: &str| {
+        let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+        base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+    };
+    let (style, script) = (between(&html, "<style>", "</style>"), between(&html, "<script>", "</script>"));
+    assert!(!style.is_empty() && !script.is_empty());
+    assert_eq!(
+        policy,
+        format!(
+            "default-src 'none'; style-src 'sha256-{}'; script-src 'sha256-{}'; img-src data:; base-uri 'none'; form-action 'none'",
+            hash(style),
+            hash(script)
+        )
+    );
+    assert_eq!(html.matches("<style").count(), 1);
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(!html.contains("style=\""), "no inline style attribute");
+    let handler = html.match_indices(" on").any(|(at, _)| {
+        let rest = &html[at + 3..];
+        let name = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_alphabetic()).len();
+        name > 0 && rest[name..].starts_with('=')
+    });
+    assert!(!handler, "no inline event handler");
+}
+
+#[test]
+fn nothing_comes_from_the_network() {
+    let report = full_report(10);
+    let html = page(&report);
+    // The sample's targets, `http://127.0.0.1:1`, are user data, shown escaped.
+    let target = report.scenarios[0].config.target.clone().unwrap_or_default();
+    let without_data = html.replace(&super::escape::escape(&target), "");
+    for needle in ["http://", "https://", "//", "url(", "@import", "src=", "href=\"h", "xlink"] {
+        assert!(!without_data.contains(needle), "{needle}");
+    }
+}
+
+#[test]
+fn an_hour_long_run_stays_small() {
+    let html = page(&full_report(3_600));
+    assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    for chart in charts(&html) {
+        let columns = chart
+            .split("<g class=\"cols\"")
+            .nth(1)
+            .map_or(0, |cols| cols.split("</g>").next().unwrap_or_default().matches("<rect ").count());
+        assert!(columns <= 300, "{columns} columns in {}", kind(chart));
+        for points in paths(chart) {
+            assert!(points <= 2 * 300, "{points} points in {}", kind(chart));
+        }
+    }
+    let typical = page(&full_report(60));
+    assert!(typical.len() < 300_000, "{} bytes", typical.len());
+}
+
+#[test]
+fn hostile_names_appear_only_escaped() {
+    let mut report = two_targets_report("javascript:alert(1)");
+    for s in &mut report.scenarios {
+        enrich(s, 3);
+        s.name = "<script>alert(1)</script>".into();
+        s.steps[0].name = "\"><img src=x onerror=alert(1)>".into();
+        s.config.target = Some("javascript:alert(1)".into());
+        s.causes.top[0].message = "<iframe src=//evil>'\"".into();
+        s.watched[0].name = "</svg><script>x()</script>".into();
+    }
+    report.scenarios[1].package = Some("<b>pkg</b>".into());
+    report.machine.hostname = Some("<host>".into());
+    let html = page(&report);
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("&quot;&gt;&lt;img src&#61;x onerror&#61;alert(1)&gt;"));
+    assert!(html.contains("&lt;iframe src&#61;//evil&gt;&#39;&quot;"));
+    assert_eq!(html.to_ascii_lowercase().matches("<script").count(), 1, "the page's own script only");
+    for needle in ["<img", "onerror=", "<iframe", "<b>", "<host>", "href=\"javascript", "</svg><script"] {
+        assert!(!html.to_ascii_lowercase().contains(needle), "{needle}");
+    }
+}
+
+#[test]
+fn one_scenario_against_several_targets_is_one_section_with_overlaid_curves() {
+    let mut report = two_targets_report("slow");
+    for s in &mut report.scenarios {
+        enrich(s, 20);
+    }
+    let html = page(&report);
+    assert_eq!(html.matches("<section ").count(), 1);
+    let throughput = charts(&html).into_iter().find(|c| kind(c) == "throughput").unwrap_or_default();
+    assert_eq!(throughput.matches("class=\"series\"").count(), 4, "req/s and errors/s of each target");
+    for name in ["fast: req/s", "slow: req/s", "fast: errors/s", "slow: errors/s"] {
+        assert!(html.contains(&format!("</svg>{name}</button>")), "{name}");
+    }
+    assert!(html.contains("Side by side, each target against fast (the first)"));
+}
+
+#[test]
+fn damaged_figures_draw_without_a_panic_or_a_nan() {
+    let mut report = full_report(5);
+    let s = &mut report.scenarios[0];
+    let first = s.timeline[0];
+    s.timeline.push(TimelineSecond { second: u64::MAX, p50_us: Some(f64::NAN), p99_us: Some(f64::INFINITY), ..first });
+    s.watched[0].series.push(WatchSample { second: u64::MAX, cpu_percent: Some(f64::NAN), rss_bytes: Some(u64::MAX) });
+    s.config.rate_stages = vec![(u64::MAX, 10), (u64::MAX, u64::MAX)];
+    s.rps = f64::NAN;
+    if let Some(l) = s.latency_us.as_mut() {
+        l.spectrum.push(SpectrumPoint { percentile: f64::NAN, value_us: -1.0 });
+        l.p99 = f64::INFINITY;
+    }
+    s.runs[0].rps = f64::NEG_INFINITY;
+    report.scenarios[1].setup_error = Some("connection refused".into());
+    report.scenarios[1].latency_us = None;
+    let html = page(&report);
+    assert!(!html.contains("NaN") && !html.contains("inf"), "no number that is not one");
+    assert!(html.contains("Did not run: connection refused"));
+    assert!(page(&Results::new(std::time::SystemTime::UNIX_EPOCH)).contains("No scenario ran."));
+}
+
+#[test]
+fn charts_without_data_leave_a_note() {
+    let mut report = sample_report();
+    report.scenarios.truncate(1);
+    report.scenarios[0].runs.clear();
+    let html = page(&report);
+    assert!(html.contains("no timeline: the run was shorter than a second"), "{html}");
+    assert!(html.contains("no spectrum"));
+    assert!(charts(&html).is_empty());
+}
