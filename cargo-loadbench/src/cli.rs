@@ -10,6 +10,7 @@ use loadbench::oneshot::{Header, Request};
 use loadbench::threshold::Percentile;
 use loadbench::watch::Watch;
 
+pub use self::report::ReportArgs;
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
 use crate::settings;
@@ -66,6 +67,24 @@ impl Args {
         ]
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    /// The first flag given that only applies to a run, which `report` refuses rather than
+    /// ignores: it runs nothing.
+    pub fn run_flag(&self) -> Option<&'static str> {
+        let client = self.client.to_args();
+        [
+            ("--target", !self.targets.is_empty()),
+            ("--runs", self.runs.is_some()),
+            ("--grace", self.grace.is_some()),
+            ("--watch", !self.watches.is_empty()),
+            ("--watch-pid", !self.watch_pids.is_empty()),
+            ("a client flag (TLS, --connect-to, --connections, --pipeline, --follow-redirects)", !client.is_empty()),
+            ("a scenario filter", !self.filters.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+        .or_else(|| self.scenario_flag())
     }
 
     /// Every process to watch, from `--watch` and `--watch-pid`.
@@ -177,7 +196,7 @@ pub struct Args {
     #[arg(long, help_heading = "Gating")]
     pub allow_no_scenarios: bool,
 
-    /// What to print on stdout: table, json, csv, markdown or junit
+    /// What to print on stdout: table, json, csv, markdown, junit or html
     #[arg(
         long,
         value_name = "FORMAT",
@@ -190,8 +209,9 @@ pub struct Args {
     pub format: Format,
 
     /// Also write the results to FILE (repeatable), in the format its extension names (.json,
-    /// .csv, .md, .xml for JUnit, .txt for the table) or the one given as FORMAT:FILE
-    #[arg(long = "output", value_name = "[FORMAT:]FILE", value_parser = OutputSpec::parse, help_heading = "Output", global = true)]
+    /// .csv, .md, .xml for JUnit, .html for the report with charts, .txt for the table) or the
+    /// one given as FORMAT:FILE
+    #[arg(short = 'o', long = "output", value_name = "[FORMAT:]FILE", value_parser = OutputSpec::parse, help_heading = "Output", global = true)]
     pub outputs: Vec<OutputSpec>,
 
     /// The latency percentiles the table and the Markdown show, as columns before `max`, such as
@@ -235,7 +255,14 @@ pub enum Command {
     ///
     /// Send one request under load, as ab, wrk or oha would, measured and reported as scenarios
     /// are: the same table, JSON, thresholds, baselines and outputs. No Cargo workspace needed.
-    Url(UrlArgs),
+    // Boxed: `UrlArgs` is ten times the size of `ReportArgs`, and clap parses it once.
+    Url(Box<UrlArgs>),
+    /// Render saved results (JSON files) again, such as an HTML report from a CI artifact
+    ///
+    /// Render saved results again, without running anything: the JSON files that `--output` or
+    /// `--json` wrote (a CI artifact, the runs of several commits), in any output format, with
+    /// thresholds, baselines and verdicts applied as after a run.
+    Report(ReportArgs),
 }
 
 const URL_AFTER_HELP: &str = "\
@@ -406,6 +433,7 @@ fn parse_baseline_name(name: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod agreement;
+mod report;
 
 #[cfg(test)]
 mod tests {
@@ -533,8 +561,8 @@ mod tests {
         let argv = ["cargo-loadbench", "loadbench"].iter().chain(flags).copied();
         let Cargo::Loadbench(mut args) = Cargo::try_parse_from(argv)?;
         match args.command.take() {
-            Some(Command::Url(url)) => Ok((args, url)),
-            None => panic!("{flags:?} parsed as a scenario run"),
+            Some(Command::Url(url)) => Ok((args, *url)),
+            other => panic!("{flags:?} parsed as {other:?}"),
         }
     }
 

@@ -142,6 +142,22 @@ pub enum Error {
     #[error(transparent)]
     Request(#[from] loadbench::oneshot::RequestError),
 
+    /// A flag that only applies to a run was given to `cargo loadbench report`.
+    #[error("{flag} only applies to a run; `cargo loadbench report` renders saved results and takes no {flag}")]
+    NotForReport {
+        /// The flag, such as `--runs`.
+        flag: &'static str,
+    },
+
+    /// A file given to `cargo loadbench report` is not a results document this build reads.
+    #[error("cannot read results {}: {reason}", .path.display())]
+    SavedResults {
+        /// The file as given.
+        path: PathBuf,
+        /// Why, in a few words.
+        reason: String,
+    },
+
     /// A flag about a workspace's scenarios was given to `cargo loadbench url`.
     #[error("{flag} selects a workspace's scenarios; `cargo loadbench url` sends one request and takes no {flag}")]
     NotForUrl {

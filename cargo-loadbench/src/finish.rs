@@ -71,23 +71,34 @@ pub fn check_outputs(args: &Args, gating: &Gating) -> Result<(), Error> {
 pub fn without_scenarios(args: &Args, gating: &Gating, baseline: Option<&Baseline>, why: &Error) -> u8 {
     eprintln!("note: no scenario to run ({why}); nothing measured (--allow-no-scenarios)");
     let report = Results::new(std::time::SystemTime::now());
-    tail(args, gating, baseline, report, exit_code::OK, false)
+    tail(args, gating, baseline, report, exit_code::OK, Tail { print: false, saved: false })
 }
 
 /// Thresholds → compare → outputs → save the baseline → the exit code, which is at least `code`.
 pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, report: Results, code: u8) -> u8 {
-    tail(args, gating, baseline, report, code, true)
+    tail(args, gating, baseline, report, code, Tail { print: true, saved: false })
 }
 
-/// [`finish`], printing the `--format` output on stdout only when `print` is set.
-fn tail(
-    args: &Args,
-    gating: &Gating,
-    baseline: Option<&Baseline>,
-    mut report: Results,
-    mut code: u8,
+/// [`finish`] for saved results (`cargo loadbench report`): they print on stdout only with an
+/// explicit `--format` or without any `--output`, and a run that was interrupted back then
+/// neither sets the exit code nor blocks `--save-baseline` now.
+pub fn finish_saved(args: &Args, gating: &Gating, baseline: Option<&Baseline>, report: Results, code: u8) -> u8 {
+    let print = args.outputs.is_empty() && args.json.is_none() || args.format != Format::Table;
+    tail(args, gating, baseline, report, code, Tail { print, saved: true })
+}
+
+/// How [`tail`] differs between a run and saved results.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    /// Whether the `--format` output goes to stdout.
     print: bool,
-) -> u8 {
+    /// Saved results, rendered again: their `interrupted` mark is shown, not acted on.
+    saved: bool,
+}
+
+/// The tail of [`finish`] and [`finish_saved`].
+fn tail(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut report: Results, mut code: u8, how: Tail) -> u8 {
+    let print = how.print;
     gate::apply_thresholds(&mut report, &args.thresholds);
     if let Some(first) = targets::reference(&report).map(str::to_owned) {
         targets::compare_with_first(&mut report, &first, gating.noise);
@@ -104,8 +115,10 @@ fn tail(
         // loadbench in. Every scenario is new; there is nothing to judge, so nothing fails.
         notes.push(format!("no baseline: nothing to compare (baseline `{}` holds no scenario)", baseline.name));
     }
-    let interrupted = interrupt::interrupted() || report.interrupted || report.scenarios.iter().any(|s| s.interrupted);
-    report.interrupted = interrupted;
+    let marked = report.interrupted || report.scenarios.iter().any(|s| s.interrupted);
+    report.interrupted = interrupt::interrupted() || marked;
+    // Saved results keep their mark in every output, but only this process's signal counts here.
+    let interrupted = interrupt::interrupted() || (marked && !how.saved);
 
     let mut cx = Context::new(&report, gating.runs, args.baseline.as_deref(), gating.fail_on_regression);
     cx.notes = notes;
@@ -202,7 +215,13 @@ pub fn writes_step_summary(args: &Args) -> bool {
 /// line), else [`exit_code::OK`].
 fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
     let mut code = exit_code::OK;
-    match output::render(args.format, cx).map(|text| if print { text } else { String::new() }) {
+    // Markdown, wherever it goes, ends by naming the HTML reports written beside it: a pull
+    // request's comment or summary page cannot show them.
+    let note = html_note(&args.outputs);
+    let render = |format: Format| {
+        output::render(format, cx).map(|text| if format == Format::Markdown { text + &note } else { text })
+    };
+    match render(args.format).map(|text| if print { text } else { String::new() }) {
         // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
         Ok(text) => {
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
@@ -214,7 +233,7 @@ fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
     }
     let json = args.json.iter().map(|path| OutputSpec { format: Format::Json, path: path.clone() });
     for spec in args.outputs.iter().cloned().chain(json) {
-        let written = output::render(spec.format, cx)
+        let written = render(spec.format)
             .and_then(|text| loadbench::report::write_atomic(&spec.path, text.as_bytes()).map_err(|e| e.to_string()));
         if let Err(err) = written {
             eprintln!("error: cannot write {}: {err}", spec.path.display());
@@ -223,14 +242,25 @@ fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
     }
     let summary = std::env::var_os(STEP_SUMMARY_ENV).filter(|p| !p.is_empty() && writes_step_summary(args));
     if let Some(path) = summary.map(PathBuf::from) {
-        let written = output::render(Format::Markdown, cx)
-            .and_then(|markdown| output::append(&path, &markdown).map_err(|e| e.to_string()));
+        let written =
+            render(Format::Markdown).and_then(|markdown| output::append(&path, &markdown).map_err(|e| e.to_string()));
         if let Err(err) = written {
             eprintln!("error: cannot append to {STEP_SUMMARY_ENV} ({}): {err}", path.display());
             code = exit_code::USAGE;
         }
     }
     code
+}
+
+/// The Markdown's last line when the run wrote HTML reports, saying where they are (empty
+/// without any).
+fn html_note(outputs: &[OutputSpec]) -> String {
+    let pages: Vec<String> =
+        outputs.iter().filter(|o| o.format == Format::Html).map(|o| format!("`{}`", o.path.display())).collect();
+    if pages.is_empty() {
+        return String::new();
+    }
+    format!("\n📊 HTML report: {}, in this run's artifacts (download and open it in a browser).\n", pages.join(", "))
 }
 
 /// A note when the baseline was recorded on a machine that differs in what matters for speed.

@@ -2,8 +2,8 @@
 //! their thresholds, compares them with a baseline and writes the results.
 //!
 //! `main` only parses the command line and maps the outcome to an exit code. Each command's front
-//! half is in [`dispatch`] (the workspace's scenarios, `url`); both end in [`finish`], the shared
-//! tail. The JSON document they write is the `cargo_loadbench` library's contract.
+//! half is in [`dispatch`] (the workspace's scenarios, `url`, `report`); all end in [`finish`],
+//! the shared tail. The JSON document they write is the `cargo_loadbench` library's contract.
 
 mod baseline;
 mod build;
@@ -36,6 +36,7 @@ fn main() -> ExitCode {
     };
     let outcome = match &args.command {
         Some(cli::Command::Url(url)) => dispatch::url::run(&args, url),
+        Some(cli::Command::Report(report)) => dispatch::report::run(&args, report),
         None => dispatch::workspace::run(&args),
     };
     match outcome {

@@ -359,6 +359,8 @@ fn every_output_format_reads_back() {
             path(&file("junit.xml")),
             "--output",
             path(&file("reports/table.txt")),
+            "-o",
+            path(&file("report.html")),
         ],
         &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
     );
@@ -432,9 +434,24 @@ fn every_output_format_reads_back() {
     );
     assert!(markdown.contains("\n<details><summary>"), "{markdown}");
 
-    // GITHUB_STEP_SUMMARY: one block, the comparison's, after what was there.
+    // GITHUB_STEP_SUMMARY: one block, the comparison's, after what was there, naming the HTML
+    // report the summary page cannot show.
     let summary = std::fs::read_to_string(&summary).expect("summary");
+    let html = file("report.html");
+    let note = format!(
+        "\n📊 HTML report: `{}`, in this run's artifacts (download and open it in a browser).\n",
+        html.display()
+    );
+    assert!(markdown.ends_with(&note), "{markdown}");
     assert_eq!(summary, format!("# An earlier step\n\n{markdown}"));
+
+    // The HTML report: one page, both scenarios, the failed threshold (the browser tests are in
+    // tests/html_report.rs).
+    let page = std::fs::read_to_string(&html).expect("the HTML report");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..page.len().min(200)]);
+    for shown in ["guarded", "hello", "p50 &lt; 1ns"] {
+        assert!(page.contains(shown), "`{shown}` not in the page");
+    }
 
     // The table, as the terminal shows it, in a directory that did not exist.
     let table = std::fs::read_to_string(file("reports/table.txt")).expect("table file");

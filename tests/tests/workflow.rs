@@ -75,6 +75,7 @@ fn the_workflow_keeps_what_a_linter_cannot_check() {
         "--output loadbench.json",
         "--output loadbench.xml",
         "--output loadbench.md",
+        "--output loadbench.html",
     ] {
         assert!(head.contains(flag), "the head step lacks {flag}:\n{head}");
     }

@@ -164,7 +164,7 @@ fn request(url: &UrlArgs, to: &str) -> Result<Request, Error> {
 
 /// The target directory (baselines live under it) and the gating defaults of the Cargo workspace
 /// around the current directory; outside any, `./target` and the built-in defaults.
-fn workspace_defaults() -> Result<(PathBuf, Settings), Error> {
+pub fn workspace_defaults() -> Result<(PathBuf, Settings), Error> {
     let outside = || (PathBuf::from("target"), Settings::default());
     let Ok(cwd) = std::env::current_dir() else { return Ok(outside()) };
     if !cwd.ancestors().any(|dir| dir.join("Cargo.toml").is_file()) {
