@@ -194,3 +194,29 @@ pub fn fixture_bench_binary(name: &str) -> PathBuf {
     built.insert(name.to_owned(), path.clone());
     path
 }
+
+/// The bundled examples' bench binaries by name, built once per test binary in the test profile,
+/// as `cargo test` builds them (so that, under `cargo test --workspace`, they are already there).
+pub fn example_bench_binaries() -> &'static BTreeMap<String, PathBuf> {
+    static BINARIES: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
+    BINARIES.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut command = Command::new(cargo);
+        // As the outer `cargo test` built them: without this test package's variables, which a
+        // build script watching them would take for a change.
+        loadbench::cli::forget_the_running_package(&mut command);
+        let output = command
+            .args(["test", "--no-run", "--benches", "-p", "loadbench-examples", "--message-format=json"])
+            .arg("--manifest-path")
+            .arg(workspace_root().join("Cargo.toml"))
+            .output()
+            .expect("run cargo");
+        assert!(output.status.success(), "building the examples failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["kind"][0] == "bench")
+            .filter_map(|m| Some((m["target"]["name"].as_str()?.to_owned(), PathBuf::from(m["executable"].as_str()?))))
+            .collect()
+    })
+}

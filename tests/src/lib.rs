@@ -4,7 +4,8 @@
 //! ([`pipelined`]); `cargo loadbench` run as the tests' child ([`cli`]) or watched while it runs
 //! ([`child`]: peak memory, signals, a deadline); a test PKI and an HTTPS server that counts
 //! handshakes and resumptions ([`tls`]); the JSON Schema every results document a test reads
-//! is checked against ([`schema`]).
+//! is checked against ([`schema`]); headless Chromium, to open an HTML file offline and see what
+//! it logged, threw and requested ([`browser`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -23,6 +24,8 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
+/// Headless Chromium over the DevTools protocol, for tests of the HTML report in a real browser.
+pub mod browser;
 pub mod child;
 pub mod cli;
 pub mod h2server;

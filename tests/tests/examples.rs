@@ -9,46 +9,19 @@
 // A broken test environment (an example that does not build) should fail loudly.
 #![allow(clippy::expect_used)]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use cargo_loadbench::Results;
 use loadbench::report::ScenarioReport;
-use loadbench_tests::cli::{read_report, scenario, workspace_root};
+use loadbench_tests::cli::{example_bench_binaries as bench_binaries, read_report, scenario, workspace_root};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The size of each disk example answer (`loadbench_examples::disk::SIZE`; this package does
 /// not depend on the examples).
 const DISK_ANSWER: u64 = 108 * 1024;
-
-/// The examples' bench binaries by name, built once per test binary in the test profile, as
-/// `cargo test` builds them (so that, under `cargo test --workspace`, they are already there).
-fn bench_binaries() -> &'static BTreeMap<String, PathBuf> {
-    static BINARIES: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
-    BINARIES.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut command = Command::new(cargo);
-        // As the outer `cargo test` built them: without this test package's variables, which a
-        // build script watching them would take for a change.
-        loadbench::cli::forget_the_running_package(&mut command);
-        let output = command
-            .args(["test", "--no-run", "--benches", "-p", "loadbench-examples", "--message-format=json"])
-            .arg("--manifest-path")
-            .arg(workspace_root().join("Cargo.toml"))
-            .output()
-            .expect("run cargo");
-        assert!(output.status.success(), "building the examples failed:\n{}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["kind"][0] == "bench")
-            .filter_map(|m| Some((m["target"]["name"].as_str()?.to_owned(), PathBuf::from(m["executable"].as_str()?))))
-            .collect()
-    })
-}
 
 /// Runs example `bench` at scale 0.1 against its own server; it must exit with 0.
 fn run_example(bench: &str) -> Results {
