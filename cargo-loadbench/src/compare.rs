@@ -312,6 +312,7 @@ pub(crate) mod tests {
                     max: latency,
                     percentiles: Default::default(),
                     spectrum: Vec::new(),
+                    histogram: None,
                 }),
                 steps: Vec::new(),
                 requests: Vec::new(),

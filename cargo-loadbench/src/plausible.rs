@@ -119,6 +119,7 @@ mod tests {
             max: 6.0,
             percentiles: Default::default(),
             spectrum: Vec::new(),
+            histogram: None,
         });
         s.runs = vec![RunSample::of(&s)];
         let mut report = Results::new(std::time::SystemTime::now());

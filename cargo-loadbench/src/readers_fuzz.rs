@@ -45,6 +45,7 @@ fn real_results() -> Results {
             max: 4_000.0,
             percentiles: Default::default(),
             spectrum: Vec::new(),
+            histogram: None,
         });
         s.package = Some("shop".into());
         s.bench = Some("api".into());

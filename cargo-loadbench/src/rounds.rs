@@ -207,6 +207,9 @@ fn median_latency<'a>(latencies: impl Iterator<Item = &'a LatencyReport>) -> Opt
             by_p99.sort_by(|a, b| a.p99.total_cmp(&b.p99));
             by_p99.get(by_p99.len().saturating_sub(1) / 2).map(|l| l.spectrum.clone()).unwrap_or_default()
         },
+        // The figures above are medians of the runs, not of one distribution; each run's own
+        // histogram stays in `runs`.
+        histogram: None,
     })
 }
 
@@ -252,6 +255,7 @@ mod tests {
             max: p50 * 5.0,
             percentiles: Default::default(),
             spectrum: Vec::new(),
+            histogram: None,
         });
         s
     }

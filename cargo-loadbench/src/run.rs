@@ -42,8 +42,9 @@ pub struct RunOptions {
 /// How a bench binary's run ended.
 #[derive(Debug)]
 pub enum Outcome {
-    /// It wrote its results (some scenarios may carry a `setup_error`).
-    Finished(RunReport),
+    /// It wrote its results (some scenarios may carry a `setup_error`); boxed, as the other
+    /// outcomes are small.
+    Finished(Box<RunReport>),
     /// It rejected its configuration (exit code 2) and has said why on stderr.
     UsageError,
     /// It died or exited without results; the reason, for the report.
@@ -136,7 +137,7 @@ fn outcome(status: ExitStatus, output: &Path) -> Outcome {
             | exit_code::INTERRUPTED
             | exit_code::TERMINATED,
         ) if output.exists() => match read_json(output) {
-            Ok(report) => Outcome::Finished(report),
+            Ok(report) => Outcome::Finished(Box::new(report)),
             Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),
         },
         // A crash, a panic (101), a signal it did not handle, or an exit without a file: nothing

@@ -434,6 +434,7 @@ pub(crate) mod tests {
             max: p50 * 3.0,
             percentiles: Default::default(),
             spectrum: Vec::new(),
+            histogram: None,
         };
         let scenario = |name: &str, rps: f64, p50: f64| {
             let mut s = ScenarioResult::new(ScenarioReport::not_started(name, config.clone()));

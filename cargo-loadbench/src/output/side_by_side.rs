@@ -181,6 +181,7 @@ mod tests {
                 max: p50 * 3.0,
                 percentiles: Default::default(),
                 spectrum: Vec::new(),
+                histogram: None,
             });
             s.rps = rps[1];
             s.runs = rps.iter().map(|&r| RunSample { rps: r, ..RunSample::of(&s) }).collect();

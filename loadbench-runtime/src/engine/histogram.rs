@@ -45,6 +45,7 @@ pub(super) fn latency_of(h: &Histogram<u64>, extra: &[Percentile], spectrum: boo
             .map(|p| (p.name(), at(p.quantile())))
             .collect(),
         spectrum: if spectrum { spectrum_of(h) } else { Vec::new() },
+        histogram: None,
     })
 }
 

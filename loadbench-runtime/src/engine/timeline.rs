@@ -141,6 +141,7 @@ impl Timeline {
                     p50_us: quantile(&h, 0.50),
                     p90_us: quantile(&h, 0.90),
                     p99_us: quantile(&h, 0.99),
+                    histogram: None,
                 }
             })
             .collect()

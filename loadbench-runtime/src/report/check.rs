@@ -88,6 +88,7 @@ mod tests {
             max: 4_000.0,
             percentiles: [("p75".to_owned(), 850.0)].into_iter().collect(),
             spectrum: Vec::new(),
+            histogram: None,
         });
         s.checks = vec![
             CheckReport { name: "status".into(), passes: 100, fails: 0 },

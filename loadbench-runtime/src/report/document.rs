@@ -41,8 +41,34 @@ pub struct RunReport<S = ScenarioReport> {
     /// marked `interrupted` too, and those after it are missing.
     #[serde(default)]
     pub interrupted: bool,
+    /// With `--shard I/N`: which part of a distributed run this document holds; absent otherwise
+    /// (`cargo loadbench merge` makes one document of all the parts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardReport>,
+    /// With `--start-at TIME`: the instant the run waited for, and how late it started after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartReport>,
     /// One entry per scenario, in the order they ran.
     pub scenarios: Vec<S>,
+}
+
+/// Which part of a distributed run a document holds (`--shard I/N`): shard `index` (from 0) of
+/// `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardReport {
+    /// From 0 to `count - 1`: Kubernetes' `JOB_COMPLETION_INDEX`.
+    pub index: u32,
+    /// How many shards the run has.
+    pub count: u32,
+}
+
+/// The instant a run waited for (`--start-at`) and how late it started after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartReport {
+    /// The instant asked for, RFC 3339 in UTC with milliseconds.
+    pub at: String,
+    /// How long after it the run started, in milliseconds (0 when on time).
+    pub late_ms: u64,
 }
 
 impl<S> RunReport<S> {
@@ -54,6 +80,8 @@ impl<S> RunReport<S> {
             started_at: rfc3339(started_at),
             machine: MachineInfo::current(),
             interrupted: false,
+            shard: None,
+            start: None,
             scenarios: Vec::new(),
         }
     }
@@ -66,6 +94,8 @@ impl<S> RunReport<S> {
             started_at: self.started_at,
             machine: self.machine,
             interrupted: self.interrupted,
+            shard: self.shard,
+            start: self.start,
             scenarios,
         }
     }

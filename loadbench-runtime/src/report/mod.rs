@@ -29,14 +29,16 @@ pub mod warnings;
 pub use causes::{Causes, ErrorCause, LISTED_CAUSES};
 pub use columns::LatencyColumns;
 pub use connections::hints;
-pub use document::{MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ToolInfo};
+pub use document::{
+    MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ShardReport, StartReport, ToolInfo,
+};
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use saturation::GeneratorLimit;
 pub use scenario::{
     CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, LatencyReport, RateReport, ScenarioReport,
-    SpectrumPoint, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, WatchSample, rfc3339,
+    ShareReport, SpectrumPoint, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, WatchSample, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};
 pub use warnings::{Warning, WarningKind};

@@ -29,6 +29,14 @@ pub struct ScenarioReport {
     pub config: ConfigReport,
     /// Wall-clock start of this scenario, RFC 3339 in UTC.
     pub started_at: String,
+    /// The same instant in milliseconds since the Unix epoch, which aligns the timelines of a
+    /// distributed run's shards; absent in files from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<u64>,
+    /// With `--shard I/N`: this shard's part of the load (`config` holds the whole scenario's);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<ShareReport>,
     /// Wall time from the first iteration's start to the last one's end, in microseconds.
     pub duration_us: u64,
     /// True when the run was stopped early (Ctrl-C); the figures cover what did run.
@@ -232,8 +240,22 @@ pub struct RateReport {
     pub achieved: f64,
 }
 
-/// One second of a scenario's run.
+/// One shard's part of a scenario's load (`--shard I/N`): the whole load split so that the shards
+/// add up to it exactly, remainders on the first shards.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ShareReport {
+    /// This shard's virtual users.
+    pub concurrency: u32,
+    /// This shard's iterations, when the scenario is count-bound.
+    pub count: Option<u64>,
+    /// This shard's arrivals per second, in the open model.
+    pub rate: Option<f64>,
+    /// The number (`ctx.user()`) of this shard's first user: users are numbered across shards.
+    pub first_user: u32,
+}
+
+/// One second of a scenario's run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelineSecond {
     /// Seconds since the start of the run (0 is the first).
     pub second: u64,
@@ -252,6 +274,11 @@ pub struct TimelineSecond {
     pub p90_us: Option<f64>,
     /// Their 99th percentile.
     pub p99_us: Option<f64>,
+    /// Their latencies, in microseconds, as an HdrHistogram in its standard compressed encoding
+    /// (base64 of the V2 deflate format), when histograms were asked for (`--histograms`, and
+    /// always with `--shard`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 impl ScenarioReport {
@@ -261,6 +288,8 @@ impl ScenarioReport {
             name: name.into(),
             config,
             started_at: rfc3339(std::time::SystemTime::now()),
+            started_unix_ms: None,
+            share: None,
             duration_us: 0,
             interrupted: false,
             setup_error: None,
@@ -494,6 +523,12 @@ pub struct LatencyReport {
     /// latency; empty elsewhere and in files from before it was kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spectrum: Vec<SpectrumPoint>,
+    /// The latencies themselves, in nanoseconds, as an HdrHistogram in its standard compressed
+    /// encoding (base64 of the V2 deflate format, which HdrHistogram's other implementations
+    /// read), when histograms were asked for (`--histograms`, and always with `--shard`), so that
+    /// the shards of a run merge exactly; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 /// One point of a [`LatencyReport::spectrum`]: the latency, in microseconds, at or below which

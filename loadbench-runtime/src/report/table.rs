@@ -291,6 +291,7 @@ mod tests {
             max: 3_100_000.0,
             percentiles: [("p75".to_owned(), 1_000.0)].into_iter().collect(),
             spectrum: Vec::new(),
+            histogram: None,
         });
         s.rps = 12_345.4;
         s
@@ -303,6 +304,8 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             machine: MachineInfo { os: "linux".into(), arch: "x86_64".into(), cpus: 4, hostname: None, kernel: None },
             interrupted: false,
+            shard: None,
+            start: None,
             scenarios,
         }
     }

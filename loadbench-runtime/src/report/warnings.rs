@@ -104,6 +104,7 @@ mod tests {
             max: p50,
             percentiles: Default::default(),
             spectrum: Vec::new(),
+            histogram: None,
         });
         s
     }

@@ -13,10 +13,13 @@ use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
     Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit,
     GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, RateReport, RunReport,
-    SCHEMA_VERSION, ScenarioReport, SpectrumPoint, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport,
-    TlsReport, ToolInfo, Warning, WarningKind, WatchReport, WatchSample,
+    SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint, StartReport, StepReport, ThresholdOutcome,
+    TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind, WatchReport, WatchSample,
 };
 use loadbench::threshold::{Metric, Op, Threshold};
+
+/// An HdrHistogram in the V2 deflate encoding, base64: the JSON Schema only checks it is a string.
+const HISTOGRAM: &str = "HISTFAAAAB54nJNpmSzMwMDAxAABzFCaEUzOmgUROwAK4gG/";
 
 /// `cargo loadbench`'s results with one entry, every part of it present.
 pub fn results() -> Results {
@@ -37,6 +40,8 @@ pub fn run_report<S>(scenarios: Vec<S>) -> RunReport<S> {
             kernel: Some("6.1.0".into()),
         },
         interrupted: true,
+        shard: Some(ShardReport { index: 1, count: 3 }),
+        start: Some(StartReport { at: "2026-12-01T01:02:00.000Z".into(), late_ms: 12 }),
         scenarios,
     }
 }
@@ -123,6 +128,8 @@ pub fn scenario_report() -> ScenarioReport {
         name: "checkout".into(),
         config: config(),
         started_at: "2026-12-01T01:02:03Z".into(),
+        started_unix_ms: Some(1_796_086_923_000),
+        share: Some(ShareReport { concurrency: 4, count: Some(334), rate: Some(166.5), first_user: 4 }),
         duration_us: 2_000_000,
         interrupted: true,
         setup_error: Some("no such host".into()),
@@ -180,6 +187,7 @@ pub fn scenario_report() -> ScenarioReport {
             p50_us: Some(1_100.0),
             p90_us: Some(1_900.0),
             p99_us: Some(4_500.0),
+            histogram: Some(HISTOGRAM.into()),
         }],
         steps: vec![step("insert")],
         requests: vec![step("GET /items/{id}")],
@@ -299,5 +307,6 @@ fn latency() -> LatencyReport {
         max: 12_000.0,
         percentiles: BTreeMap::from([("p75".to_owned(), 1_500.0), ("p99_99".to_owned(), 11_000.0)]),
         spectrum: spectrum(),
+        histogram: Some(HISTOGRAM.into()),
     }
 }

@@ -27,6 +27,7 @@ fn timeline(seconds: u64) -> Vec<TimelineSecond> {
             p50_us: Some(1_000.0 + (s % 10) as f64 * 50.0),
             p90_us: Some(2_000.0 + (s % 10) as f64 * 80.0),
             p99_us: (s % 13 != 0).then_some(5_000.0 + (s % 10) as f64 * 300.0),
+            histogram: None,
         })
         .collect()
 }
@@ -55,6 +56,7 @@ fn latency(p50: f64) -> LatencyReport {
         max: p50 * 4.0,
         percentiles: Default::default(),
         spectrum: spectrum(p50),
+        histogram: None,
     }
 }
 
@@ -315,7 +317,7 @@ fn one_scenario_against_several_targets_is_one_section_with_overlaid_curves() {
 fn damaged_figures_draw_without_a_panic_or_a_nan() {
     let mut report = full_report(5);
     let s = &mut report.scenarios[0];
-    let first = s.timeline[0];
+    let first = s.timeline[0].clone();
     s.timeline.push(TimelineSecond { second: u64::MAX, p50_us: Some(f64::NAN), p99_us: Some(f64::INFINITY), ..first });
     s.watched[0].series.push(WatchSample { second: u64::MAX, cpu_percent: Some(f64::NAN), rss_bytes: Some(u64::MAX) });
     s.config.rate_stages = vec![(u64::MAX, 10), (u64::MAX, u64::MAX)];
