@@ -144,7 +144,11 @@ fn per_user_each_user_keeps_its_record() {
         assert_eq!(path, format!("/users/{}", NAMES[user]), "user {user} sends record {user}");
         *users.entry(user).or_insert(0) += 1;
     }
-    assert_eq!(users.len(), 4, "four users, {users:?}");
+    // Which users ran depends on the machine: 40 iterations on loopback can all be claimed by the
+    // worker thread that started first (its two users take turns while each waits for its
+    // response) before the other thread's users begin. The property is the mapping above, for
+    // every user that ran; more than one user must have run for it to mean anything.
+    assert!((2..=4).contains(&users.len()), "users that ran: {users:?}");
 }
 
 #[derive(serde::Deserialize)]
