@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::histogram::{latency_of, new_histogram};
 use crate::http::HttpCounters;
+use crate::report::histogram::Keep;
 use crate::report::{LatencyReport, TlsReport};
 
 /// One worker's connections. The histograms are made on first use: a closed-model run opens its
@@ -50,12 +51,12 @@ impl ConnectionStats {
 
     /// TCP connect times, if any connection was opened.
     pub(crate) fn connect_report(&self) -> Option<LatencyReport> {
-        self.connect_ns.as_ref().and_then(|h| latency_of(h, &[], false))
+        self.connect_ns.as_ref().and_then(|h| latency_of(h, &[], Keep::default()))
     }
 
     /// TLS handshake times, if any handshake completed.
     pub(crate) fn handshake_report(&self) -> Option<LatencyReport> {
-        self.handshake_ns.as_ref().and_then(|h| latency_of(h, &[], false))
+        self.handshake_ns.as_ref().and_then(|h| latency_of(h, &[], Keep::default()))
     }
 }
 

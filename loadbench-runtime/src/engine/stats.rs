@@ -12,6 +12,7 @@ use super::histogram::{latency_of, new_histogram};
 use super::timeline::Timeline;
 use crate::error::Error;
 use crate::http::HttpCounters;
+use crate::report::histogram::Keep;
 use crate::report::{
     Causes, CheckReport, ErrorCounts, HookReport, HttpReport, LatencyReport, StepReport, TimelineSecond,
 };
@@ -233,7 +234,7 @@ impl WorkerStats {
 
     /// The latency of the successful iterations, with the `extra` percentiles asked for.
     pub(crate) fn latency_report(&self, extra: &[Percentile]) -> Option<LatencyReport> {
-        latency_of(&self.latency_ns, extra, true)
+        latency_of(&self.latency_ns, extra, Keep { spectrum: true, histogram: false })
     }
 }
 
@@ -272,7 +273,7 @@ fn rows_report(rows: &[StepStats], extra: &[Percentile]) -> Vec<StepReport> {
             failed: s.errors.total(),
             errors: s.errors,
             causes: s.causes.report(),
-            latency_us: latency_of(&s.latency_ns, extra, true),
+            latency_us: latency_of(&s.latency_ns, extra, Keep { spectrum: true, histogram: false }),
         })
         .collect()
 }

@@ -15,6 +15,7 @@ mod columns;
 mod connections;
 mod document;
 mod feed;
+pub mod histogram;
 mod http;
 mod json;
 pub mod named;
