@@ -220,3 +220,22 @@ pub fn example_bench_binaries() -> &'static BTreeMap<String, PathBuf> {
             .collect()
     })
 }
+
+/// Runs the bundled example `bench`'s bench binary (built by [`example_bench_binaries`]) with
+/// `--bench --quiet --json JSON` and `args`, from the examples' directory (where their data files
+/// are), as nothing in this test process's environment would change it; it must exit with 0.
+pub fn run_example_bench(bench: &str, args: &[&str], json: &Path) {
+    let binaries = example_bench_binaries();
+    let exe = binaries.get(bench).unwrap_or_else(|| panic!("no bench `{bench}` in {binaries:?}"));
+    let output = Command::new(exe)
+        .args(["--bench", "--quiet", "--json"])
+        .arg(json)
+        .args(args)
+        .current_dir(workspace_root().join("examples"))
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove(loadbench::cli::SCALE_ENV)
+        .output()
+        .expect("run the example");
+    assert_eq!(output.status.code(), Some(0), "{bench}: {}", String::from_utf8_lossy(&output.stderr));
+}

@@ -10,12 +10,11 @@
 #![allow(clippy::expect_used)]
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Mutex;
 
 use cargo_loadbench::Results;
 use loadbench::report::ScenarioReport;
-use loadbench_tests::cli::{example_bench_binaries as bench_binaries, read_report, scenario, workspace_root};
+use loadbench_tests::cli::{read_report, run_example_bench, scenario};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -26,19 +25,9 @@ const DISK_ANSWER: u64 = 108 * 1024;
 /// Runs example `bench` at scale 0.1 against its own server; it must exit with 0.
 fn run_example(bench: &str) -> Results {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let exe = bench_binaries().get(bench).unwrap_or_else(|| panic!("no bench `{bench}` in {:?}", bench_binaries()));
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
-    let output = Command::new(exe)
-        .args(["--bench", "--scale", "0.1", "--quiet", "--json"])
-        .arg(&json)
-        .current_dir(workspace_root().join("examples"))
-        .env_remove(loadbench::cli::TARGET_ENV)
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        .env_remove(loadbench::cli::SCALE_ENV)
-        .output()
-        .expect("run the example");
-    assert_eq!(output.status.code(), Some(0), "{bench}: {}", String::from_utf8_lossy(&output.stderr));
+    run_example_bench(bench, &["--scale", "0.1"], &json);
     read_report(&json)
 }
 

@@ -12,11 +12,10 @@
 #![allow(clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use loadbench_tests::browser::{Browser, Page, find_chromium};
-use loadbench_tests::cli::{cargo_loadbench, example_bench_binaries, read_json, workspace_root};
+use loadbench_tests::cli::{cargo_loadbench, read_json, run_example_bench, workspace_root};
 use loadbench_tests::{Behavior, TestServer};
 use serde_json::{Value, json};
 
@@ -38,19 +37,9 @@ fn browser() -> Option<Browser> {
 fn journey_results() -> &'static Path {
     static RESULTS: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, path) = RESULTS.get_or_init(|| {
-        let exe = example_bench_binaries().get("journey").expect("the journey example's bench binary");
         let dir = tempfile::tempdir().expect("tempdir");
         let json = dir.path().join("journey.json");
-        let output = Command::new(exe)
-            .args(["--bench", "--scale", "0.5", "--quiet", "--json"])
-            .arg(&json)
-            .current_dir(workspace_root().join("examples"))
-            .env_remove(loadbench::cli::TARGET_ENV)
-            .env_remove(loadbench::cli::OUTPUT_ENV)
-            .env_remove(loadbench::cli::SCALE_ENV)
-            .output()
-            .expect("run the journey example");
-        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        run_example_bench("journey", &["--scale", "0.5"], &json);
         (dir, json)
     });
     path

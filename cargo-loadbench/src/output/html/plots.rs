@@ -9,10 +9,9 @@ use super::svg::{
     BOTTOM, Chart, Column, HEIGHT, LEFT, Plot, RIGHT, Series, TOP, WIDTH, close, max_y, open, path_element, y_ticks,
 };
 
-/// A line chart over time, from 0 to `end` seconds, with a hover column per entry of `columns`.
-pub fn time_chart(chart: &Chart, end: f64, columns: &[Column]) -> String {
-    let mut out = String::new();
-    open(&mut out, chart, false, HEIGHT);
+/// The plot area of a chart one panel wide, from 0 to `end` on x, and its y ticks, the top one
+/// the highest value drawn rounded up.
+fn full_width(chart: &Chart, end: f64) -> (Plot, Vec<(f64, String)>) {
     let ticks = y_ticks(chart.unit, max_y(&chart.series));
     let plot = Plot {
         left: LEFT,
@@ -22,6 +21,14 @@ pub fn time_chart(chart: &Chart, end: f64, columns: &[Column]) -> String {
         x: (0.0, end),
         y_top: ticks.last().map_or(1.0, |t| t.0),
     };
+    (plot, ticks)
+}
+
+/// A line chart over time, from 0 to `end` seconds, with a hover column per entry of `columns`.
+pub fn time_chart(chart: &Chart, end: f64, columns: &[Column]) -> String {
+    let mut out = String::new();
+    open(&mut out, chart, false, HEIGHT);
+    let (plot, ticks) = full_width(chart, end);
     let x_ticks: Vec<(f64, String)> = axis::time_ticks(end).into_iter().map(|t| (t, axis::clock(t))).collect();
     plot.frame(&mut out, &x_ticks, &ticks, ["time since the start", chart.y_title]);
     let lone = columns.first().map_or(0.5, |c| (c.to - c.from) / 2.0);
@@ -61,15 +68,7 @@ pub fn spectrum_chart(chart: &Chart) -> String {
     let end = axis::nines_end(farthest);
     let has_max = chart.series.iter().flat_map(Series::drawn).any(|(p, _)| p >= 100.0);
     let at = |p: f64| axis::nines(p).unwrap_or(end).min(end);
-    let ticks = y_ticks(chart.unit, max_y(&chart.series));
-    let plot = Plot {
-        left: LEFT,
-        top: TOP,
-        width: WIDTH - LEFT - RIGHT,
-        height: HEIGHT - TOP - BOTTOM,
-        x: (0.0, end),
-        y_top: ticks.last().map_or(1.0, |t| t.0),
-    };
+    let (plot, ticks) = full_width(chart, end);
     let last = end as u32;
     let x_ticks: Vec<(f64, String)> = (0..=last)
         .map(|k| (f64::from(k), if k == last && has_max { "100%".to_owned() } else { axis::nines_label(k) }))
