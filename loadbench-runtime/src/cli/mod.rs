@@ -1,11 +1,13 @@
 //! What every loadbench command line shares, the bench binaries' and `cargo loadbench`'s: the
 //! environment variables between them, how scenarios are selected by name, how a usage error is
-//! reported, and what Ctrl-C does. Each exists once, here, so the two cannot drift apart.
+//! reported, what Ctrl-C does, and the flags of a distributed run (`distributed.rs`: `--shard`,
+//! how a load is split, `--start-at`). Each exists once, here, so the two cannot drift apart.
 //!
 //! Uses only the ground floor (`exit_code`).
 
 mod cargo_env;
 mod client;
+mod distributed;
 mod filter;
 pub mod interrupt;
 
@@ -13,6 +15,7 @@ use std::process::ExitCode;
 
 pub use cargo_env::forget_the_running_package;
 pub use client::ClientArgs;
+pub use distributed::{DistributedArgs, Shard, StartAt};
 pub use filter::{Filter, NoMatch};
 
 use loadbench_grammar::{Percentile, PercentileError};

@@ -49,14 +49,14 @@ impl ConnectionStats {
         self.tls.add(&other.tls);
     }
 
-    /// TCP connect times, if any connection was opened.
-    pub(crate) fn connect_report(&self) -> Option<LatencyReport> {
-        self.connect_ns.as_ref().and_then(|h| latency_of(h, &[], Keep::default()))
+    /// TCP connect times, if any connection was opened; with `histograms`, their histogram too.
+    pub(crate) fn connect_report(&self, histograms: bool) -> Option<LatencyReport> {
+        self.connect_ns.as_ref().and_then(|h| latency_of(h, &[], Keep { spectrum: false, histogram: histograms }))
     }
 
-    /// TLS handshake times, if any handshake completed.
-    pub(crate) fn handshake_report(&self) -> Option<LatencyReport> {
-        self.handshake_ns.as_ref().and_then(|h| latency_of(h, &[], Keep::default()))
+    /// TLS handshake times, if any handshake completed; with `histograms`, their histogram too.
+    pub(crate) fn handshake_report(&self, histograms: bool) -> Option<LatencyReport> {
+        self.handshake_ns.as_ref().and_then(|h| latency_of(h, &[], Keep { spectrum: false, histogram: histograms }))
     }
 }
 
@@ -90,10 +90,10 @@ mod tests {
         let mut b = ConnectionStats::default();
         b.record(Duration::from_micros(300), Some(Duration::from_millis(2)));
         a.merge(b);
-        let connect = a.connect_report().map(|l| (l.min.round(), l.max.round()));
+        let connect = a.connect_report(false).map(|l| (l.min.round(), l.max.round()));
         assert_eq!(connect, Some((100.0, 300.0)));
         // Within the histogram's 0.1 % resolution.
-        assert!(a.handshake_report().is_some_and(|l| (l.p50 - 2000.0).abs() <= 2.0));
-        assert!(ConnectionStats::default().connect_report().is_none());
+        assert!(a.handshake_report(false).is_some_and(|l| (l.p50 - 2000.0).abs() <= 2.0));
+        assert!(ConnectionStats::default().connect_report(false).is_none());
     }
 }

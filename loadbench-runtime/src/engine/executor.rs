@@ -2,7 +2,8 @@
 //! merges what they measured.
 //!
 //! Each worker thread runs a current-thread tokio runtime with its own share of the users (user
-//! `u` on thread `u % threads`) and its own [`Worker`] state, so nothing on the per-iteration path
+//! `u` on thread `u % threads`, counted from the plan's first user, which a shard of a distributed
+//! run numbers after the shards before it) and its own [`Worker`] state, so nothing on the per-iteration path
 //! crosses threads but the shared count and the stop flag (see `worker`). Every user's setup runs
 //! before the start; the workers and this thread then meet at the [`StartGate`], and the run's
 //! time counts from there. A duration-bound run, or one stopped by a signal, ends at most its
@@ -13,7 +14,7 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::arrivals::{self, Arrivals};
 use super::halt::{self, Halt, Phase, StopFlags};
@@ -48,6 +49,9 @@ pub(crate) struct Executed {
     pub(crate) generator: GeneratorReport,
     /// The measured part's wall time: from its start to the end of the last iteration.
     pub(crate) wall: Duration,
+    /// The wall clock when the workers passed the start gate: what lines up the timelines of a
+    /// distributed run's shards, each measured on its own machine.
+    pub(crate) started: SystemTime,
     pub(crate) interrupted: bool,
     /// Iterations run during the warmup (not in `stats`).
     pub(crate) warmup_iterations: u64,
@@ -99,11 +103,13 @@ pub(crate) fn execute(
                 warmup: warmup.for_worker(index, threads),
                 think_time: plan.think_time,
                 stages: plan.stages.clone(),
+                first_user: plan.first_user,
                 feed: workload.feed.as_ref().filter(|feed| feed.stops()).map(Arc::clone),
             });
             let thread = WorkerThread {
                 workload: workload.clone(),
                 users,
+                first_user: plan.first_user,
                 lanes,
                 target: placement.target.clone(),
                 timeout: plan.timeout,
@@ -122,6 +128,8 @@ pub(crate) fn execute(
     // Workers that did start wait for this thread, even if a later one failed to spawn (whose
     // start line left the gate when it was dropped); so pass it before returning any error.
     let start = gate.line().pass();
+    // Read right after the gate, and set back by the time since: the wall clock of the start.
+    let started = SystemTime::now().checked_sub(start.elapsed()).unwrap_or_else(SystemTime::now);
     let handles = handles?;
     let origin = start + warmup.origin_offset;
     let progress = placement.progress.clone().map(|slot| {
@@ -172,6 +180,7 @@ pub(crate) fn execute(
         // The workers' CPU time is counted from the start, warmup included: so is the time here.
         generator: selfcheck::assess(&loads, last_end.saturating_duration_since(start)),
         wall: last_end.saturating_duration_since(measured_from),
+        started,
         interrupted: stop.any(),
         warmup_iterations,
         schedule: plan.is_open().then(|| arrivals::schedule_length(plan, &warmup, origin, schedule_end)),
@@ -192,7 +201,10 @@ struct WorkerDone {
 /// What one worker thread runs: its users of the workload, against the target.
 struct WorkerThread {
     workload: Workload,
+    /// This thread's users, numbered from 0 within the plan.
     users: Vec<u32>,
+    /// What `ctx.user()` adds to those numbers: the plan's first user.
+    first_user: u32,
     /// The shared connections of this thread's users, when they do not own one each.
     lanes: Option<(Transport, u32)>,
     target: Target,
@@ -214,6 +226,7 @@ impl WorkerThread {
         let WorkerThread {
             workload,
             users,
+            first_user,
             lanes,
             target,
             timeout,
@@ -236,6 +249,7 @@ impl WorkerThread {
             let halt = Halt::new(users.len() + 1);
             let supervisor = tokio::task::spawn_local(halt::supervise(Rc::clone(&halt), stop, grace));
             let lanes = lanes.map(|(transport, count)| Lane::for_worker(&target, transport, count)).unwrap_or_default();
+            let users = users.into_iter().map(|user| first_user.saturating_add(user)).collect();
             let ready = set_up(&workload, users, &target, (timeout, max_body, session), &lanes, &worker, &halt).await;
             // Everyone is set up (or failed to be): the run starts now, on every worker at once.
             let start = tokio::task::spawn_blocking(move || start_line.pass()).await.unwrap_or_else(|_| Instant::now());

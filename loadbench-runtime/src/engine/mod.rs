@@ -4,7 +4,7 @@
 //! measurements (the connections' own in `connections`), the generator's self-check and progress.
 //!
 //! Uses `http` (each user's `Ctx`), `config`, the report's schema types and `cli`'s scenario
-//! filter; the harness above
+//! filter and shard (how a distributed run's load is split); the harness above
 //! drives it, and nothing below it depends on it.
 
 mod arrivals;

@@ -3,13 +3,18 @@
 //! or reduced by a factor (`--scale FACTOR`, `LOADBENCH_SCALE`) so that the same scenarios run in
 //! CI in seconds with counts that can still be checked exactly. The executor runs a plan, and the
 //! report's `config` is derived from it ([`LoadPlan::config_report`]).
+//!
+//! A distributed run (`--shard I/N`) runs one part of the sized plan on each machine
+//! ([`LoadPlan::shard`]): every figure split by [`Shard::share`], so that the parts add up to the
+//! whole exactly, and the users numbered across the parts.
 
 use std::time::Duration;
 
+use crate::cli::Shard;
 use crate::config::{Load, Rate, RateStage, ScenarioConfig, Stage, ThinkTime, Transport};
 use crate::engine::ramp;
 use crate::http::SessionOptions;
-use crate::report::ConfigReport;
+use crate::report::{ConfigReport, ShareReport};
 
 /// A scaled duration is never shorter than this (unless the declared one already is): below it,
 /// a duration-bound scenario would end before its users had connected, and run nothing.
@@ -57,6 +62,10 @@ pub(crate) struct LoadPlan {
     /// How requests travel: shared connections, pipelining, HTTP/2. Shared connections are
     /// never more than the users (each needs one to send on), and scale with them.
     pub(crate) transport: Transport,
+    /// The number (`ctx.user()`) of the first user: 0, except for a shard of a distributed run,
+    /// whose users are numbered after those of the shards before it, so that user numbers (and
+    /// with them `feed_mode = "per_user"` records and think-time seeds) are unique across shards.
+    pub(crate) first_user: u32,
 }
 
 impl LoadPlan {
@@ -78,6 +87,7 @@ impl LoadPlan {
             scale: None,
             session: SessionOptions { cookies: config.cookies, follow_redirects: config.follow_redirects },
             transport: config.transport,
+            first_user: 0,
         };
         let plan = match sizing {
             Sizing::Declared => declared,
@@ -129,6 +139,61 @@ impl LoadPlan {
         let users = self.concurrency.max(1);
         self.transport = Transport { connections: transport.connections.map(|n| n.clamp(1, users)), ..transport };
         self
+    }
+
+    /// Shard `shard`'s part of this plan (sized, with its transport in force): users, the count,
+    /// the arrival rate, each stage of a ramp, the shared connections and a warmup count each
+    /// split by [`Shard::share`], so that the shards add up to this plan exactly, the remainders
+    /// on the first shards. Durations, timeouts and think times are every shard's alike. Its
+    /// users are numbered from the users of the shards before it.
+    ///
+    /// A plan with fewer users than shards leaves some shards without a user (`concurrency` 0):
+    /// the harness refuses that before any load ([`Shard::too_few_users`]).
+    pub(crate) fn shard(self, shard: Shard) -> LoadPlan {
+        let transport = Transport {
+            // Never none (a lane needs a connection) and never more than the shard's users: see
+            // `with_transport`.
+            connections: self.transport.connections.map(|n| shard.share_u32(n).max(1)),
+            ..self.transport
+        };
+        LoadPlan {
+            concurrency: shard.share_u32(self.concurrency),
+            first_user: self.first_user.saturating_add(shard.before_u32(self.concurrency)),
+            load: match self.load {
+                Load::Count(n) => Load::Count(shard.share(n)),
+                time => time,
+            },
+            rate: self.rate.map(|rate| shard_rate(rate, shard)),
+            rate_stages: self
+                .rate_stages
+                .iter()
+                .map(|s| RateStage { duration: s.duration, rate: shard.share(s.rate) })
+                .collect(),
+            stages: self
+                .stages
+                .iter()
+                .map(|s| Stage { duration: s.duration, target: shard.share_u32(s.target) })
+                .collect(),
+            warmup: match self.warmup {
+                Some(Load::Count(n)) => Some(Load::Count(shard.share(n))),
+                other => other,
+            },
+            ..self
+        }
+        .with_transport(transport)
+    }
+
+    /// What this plan runs of its scenario, as a shard's `share` in the report.
+    pub(crate) fn share_report(&self) -> ShareReport {
+        ShareReport {
+            concurrency: self.concurrency,
+            count: match self.load {
+                Load::Count(n) => Some(n),
+                Load::Duration(_) => None,
+            },
+            rate: self.rate.map(|r| r.per_second()),
+            first_user: self.first_user,
+        }
     }
 
     /// Whether arrivals follow a schedule (`rate` or `rate_stages`): the open model.
@@ -200,6 +265,21 @@ pub(crate) fn parse_scale(text: &str) -> Result<f64, String> {
         Ok(factor) if factor > 0.0 && factor <= 1.0 => Ok(factor),
         _ => Err(format!("`{text}` is not a scale: give a number above 0 and at most 1, such as 0.01")),
     }
+}
+
+/// Shard `shard`'s part of `rate`: its iterations per period split. A rate of fewer iterations per
+/// period than shards is first written over a longer period (2/s over 3 shards is 4 per 2 s: 2, 1
+/// and 1 per 2 s), so that every shard has arrivals and the shards still add up to the rate.
+fn shard_rate(rate: Rate, shard: Shard) -> Rate {
+    let count = u64::from(shard.count());
+    let stretch = if rate.iterations == 0 || rate.iterations >= count { 1 } else { count.div_ceil(rate.iterations) };
+    // `stretch` is at most the shard count, a `u32`.
+    let by = u32::try_from(stretch).unwrap_or(1);
+    let (iterations, per) = match rate.per.checked_mul(by) {
+        Some(per) => (rate.iterations * stretch, per),
+        None => (rate.iterations, rate.per),
+    };
+    Rate { iterations: shard.share(iterations), per }
 }
 
 fn load(load: Load, factor: f64) -> Load {
@@ -329,6 +409,109 @@ mod tests {
             (75, Some(3_750), Some(1_000.0), Some(0.5))
         );
         assert_eq!((report.warmup_count, report.think_time_ms), (Some(25), Some((1_000, 2_000))));
+    }
+
+    /// Every shard of `n`'s part of `plan`.
+    fn shards(plan: &LoadPlan, n: u32) -> Vec<LoadPlan> {
+        (0..n).filter_map(|i| Shard::new(i, n)).map(|shard| plan.clone().shard(shard)).collect()
+    }
+
+    #[test]
+    fn shards_add_up_exactly_with_the_remainders_on_the_first_ones() {
+        static STAGES: [Stage; 3] = [
+            Stage { duration: Duration::from_secs(10), target: 100 },
+            Stage { duration: Duration::from_secs(10), target: 7 },
+            Stage { duration: Duration::from_secs(5), target: 0 },
+        ];
+        let closed = ScenarioConfig {
+            concurrency: 7,
+            load: Load::Count(1_000),
+            warmup: Some(Load::Count(50)),
+            transport: Transport { connections: Some(5), pipeline: Some(4), http2: false },
+            ..config()
+        };
+        let parts = shards(&LoadPlan::new(&closed, Sizing::Declared), 3);
+        let figures: Vec<_> =
+            parts.iter().map(|p| (p.concurrency, p.first_user, p.load, p.warmup, p.transport.connections)).collect();
+        assert_eq!(
+            figures,
+            [
+                (3, 0, Load::Count(334), Some(Load::Count(17)), Some(2)),
+                (2, 3, Load::Count(333), Some(Load::Count(17)), Some(2)),
+                (2, 5, Load::Count(333), Some(Load::Count(16)), Some(1)),
+            ]
+        );
+        // The report's `config` is the whole scenario's, `share` the shard's.
+        assert_eq!(parts[1].config_report(&closed, None).connections, Some(2));
+        let share = parts[1].share_report();
+        assert_eq!((share.concurrency, share.count, share.rate, share.first_user), (2, Some(333), None, 3));
+
+        let ramp = ScenarioConfig {
+            stages: &STAGES,
+            load: Load::Duration(Duration::from_secs(25)),
+            concurrency: 100,
+            ..config()
+        };
+        let parts = shards(&LoadPlan::new(&ramp, Sizing::Declared), 3);
+        let targets: Vec<Vec<u32>> = parts.iter().map(|p| p.stages.iter().map(|s| s.target).collect()).collect();
+        assert_eq!(targets, [[34, 3, 0], [33, 2, 0], [33, 2, 0]]);
+        assert!(parts.iter().all(|p| p.load == Load::Duration(Duration::from_secs(25))), "times are not split");
+        assert_eq!(parts.iter().map(|p| p.first_user).collect::<Vec<_>>(), [0, 34, 67]);
+
+        // 2,000/s over 3: 667, 667 and 666 a second; a scenario's rate stages likewise.
+        static RATES: [RateStage; 2] = [
+            RateStage { duration: Duration::from_secs(10), rate: 1_000 },
+            RateStage { duration: Duration::from_secs(10), rate: 0 },
+        ];
+        let open = ScenarioConfig {
+            concurrency: 50,
+            rate: Some(Rate { iterations: 2_000, per: Duration::from_secs(1) }),
+            ..config()
+        };
+        let parts = shards(&LoadPlan::new(&open, Sizing::Declared), 3);
+        let rates: Vec<Option<f64>> = parts.iter().map(|p| p.share_report().rate).collect();
+        assert_eq!(rates, [Some(667.0), Some(667.0), Some(666.0)]);
+        let ramp = ScenarioConfig { rate: None, rate_stages: &RATES, ..open };
+        let parts = shards(&LoadPlan::new(&ramp, Sizing::Declared), 3);
+        let rates: Vec<Vec<u64>> = parts.iter().map(|p| p.rate_stages.iter().map(|s| s.rate).collect()).collect();
+        assert_eq!(rates, [[334, 0], [333, 0], [333, 0]]);
+        let arrivals: f64 = parts.iter().map(|p| ramp::rate_stages_arrivals(&p.rate_stages)).sum();
+        assert_eq!(arrivals, ramp::rate_stages_arrivals(&RATES));
+
+        // Fewer arrivals per period than shards: a longer period, every shard some, the sum exact.
+        let slow = ScenarioConfig { rate: Some(Rate { iterations: 2, per: Duration::from_secs(1) }), ..open };
+        let parts = shards(&LoadPlan::new(&slow, Sizing::Declared), 3);
+        let rates: Vec<Rate> = parts.iter().filter_map(|p| p.rate).collect();
+        assert_eq!(rates.iter().map(|r| (r.iterations, r.per.as_secs())).collect::<Vec<_>>(), [(2, 2), (1, 2), (1, 2)]);
+        assert!((rates.iter().map(Rate::per_second).sum::<f64>() - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn shards_split_after_scaling_and_one_shard_is_the_whole() {
+        let whole = LoadPlan::new(&config(), Sizing::Scaled(0.1));
+        assert_eq!((whole.concurrency, whole.load), (15, Load::Count(750)));
+        let parts = shards(&whole, 4);
+        assert_eq!(parts.iter().map(|p| p.concurrency).collect::<Vec<_>>(), [4, 4, 4, 3]);
+        assert_eq!(parts.iter().map(|p| p.first_user).collect::<Vec<_>>(), [0, 4, 8, 12]);
+        let counts: u64 = parts.iter().map(|p| if let Load::Count(n) = p.load { n } else { 0 }).sum();
+        assert_eq!(counts, 750);
+        let alone = Shard::new(0, 1).map(|shard| whole.clone().shard(shard));
+        assert_eq!(alone, Some(whole));
+    }
+
+    #[test]
+    fn a_scenario_with_fewer_users_than_shards_is_refused() {
+        let plan = LoadPlan::new(&ScenarioConfig { concurrency: 2, ..config() }, Sizing::Declared);
+        let refusal = |n: u32| Shard::new(0, n).and_then(|s| s.too_few_users("two", plan.concurrency));
+        assert_eq!(refusal(2), None);
+        assert_eq!(
+            refusal(3).as_deref(),
+            Some(
+                "scenario `two` has 2 virtual users, fewer than the 3 shards of --shard 0/3: each shard needs at least one"
+            )
+        );
+        // Left to run anyway, the last shard would have no user.
+        assert_eq!(shards(&plan, 3).iter().map(|p| p.concurrency).collect::<Vec<_>>(), [1, 1, 0]);
     }
 
     #[test]

@@ -1,4 +1,8 @@
 //! Per-worker measurements and their merge into a [`ScenarioReport`](crate::report::ScenarioReport).
+//!
+//! With histograms asked for (`--histograms`, a shard of a distributed run), each latency of the
+//! report carries its HdrHistogram too, encoded only here, when the report is made: recording an
+//! iteration costs the same either way.
 
 use std::time::Duration;
 
@@ -217,24 +221,28 @@ impl WorkerStats {
         self.causes.report()
     }
 
-    /// The figures of each step, in the order the steps were first seen.
-    pub(crate) fn steps_report(&self, extra: &[Percentile]) -> Vec<StepReport> {
-        rows_report(&self.steps, extra)
+    /// The figures of each step, in the order the steps were first seen; with `histograms`, each
+    /// latency's histogram too.
+    pub(crate) fn steps_report(&self, extra: &[Percentile], histograms: bool) -> Vec<StepReport> {
+        rows_report(&self.steps, extra, histograms)
     }
 
-    /// The figures of each named request, in the order the names were first sent.
-    pub(crate) fn requests_report(&self, extra: &[Percentile]) -> Vec<StepReport> {
-        rows_report(&self.requests, extra)
+    /// The figures of each named request, in the order the names were first sent; with
+    /// `histograms`, each latency's histogram too.
+    pub(crate) fn requests_report(&self, extra: &[Percentile], histograms: bool) -> Vec<StepReport> {
+        rows_report(&self.requests, extra, histograms)
     }
 
-    /// The per-second figures, one entry for every second from the start of the run to its last.
-    pub(crate) fn timeline_report(&self) -> Vec<TimelineSecond> {
-        self.timeline.report()
+    /// The per-second figures, one entry for every second from the start of the run to its last;
+    /// with `histograms`, each second's histogram too.
+    pub(crate) fn timeline_report(&self, histograms: bool) -> Vec<TimelineSecond> {
+        self.timeline.report(histograms)
     }
 
-    /// The latency of the successful iterations, with the `extra` percentiles asked for.
-    pub(crate) fn latency_report(&self, extra: &[Percentile]) -> Option<LatencyReport> {
-        latency_of(&self.latency_ns, extra, Keep { spectrum: true, histogram: false })
+    /// The latency of the successful iterations, with the `extra` percentiles asked for; with
+    /// `histograms`, its histogram too.
+    pub(crate) fn latency_report(&self, extra: &[Percentile], histograms: bool) -> Option<LatencyReport> {
+        latency_of(&self.latency_ns, extra, Keep { spectrum: true, histogram: histograms })
     }
 }
 
@@ -264,7 +272,7 @@ fn check<'a>(checks: &'a mut Vec<CheckReport>, name: &str) -> &'a mut CheckRepor
 }
 
 /// Each row's figures, in the order the rows were first seen.
-fn rows_report(rows: &[StepStats], extra: &[Percentile]) -> Vec<StepReport> {
+fn rows_report(rows: &[StepStats], extra: &[Percentile], histograms: bool) -> Vec<StepReport> {
     rows.iter()
         .map(|s| StepReport {
             name: s.name.clone(),
@@ -273,7 +281,7 @@ fn rows_report(rows: &[StepStats], extra: &[Percentile]) -> Vec<StepReport> {
             failed: s.errors.total(),
             errors: s.errors,
             causes: s.causes.report(),
-            latency_us: latency_of(&s.latency_ns, extra, Keep { spectrum: true, histogram: false }),
+            latency_us: latency_of(&s.latency_ns, extra, Keep { spectrum: true, histogram: histograms }),
         })
         .collect()
 }
@@ -297,7 +305,7 @@ mod tests {
     fn latencies_beyond_the_initial_range_are_kept_not_clamped() {
         let mut a = WorkerStats::new();
         a.record(Ok(()), Duration::from_secs(100), Some(0));
-        let latency = a.latency_report(&[]).expect("one sample");
+        let latency = a.latency_report(&[], false).expect("one sample");
         assert!((latency.max / 1e6 - 100.0).abs() < 0.1, "{latency:?}");
     }
 
@@ -308,12 +316,49 @@ mod tests {
         a.record(Ok(()), Duration::from_micros(2_500), Some(2));
         let mut merged = WorkerStats::new();
         merged.merge(a);
-        let latency = merged.latency_report(&[]).expect("two samples");
+        let latency = merged.latency_report(&[], false).expect("two samples");
         assert!((latency.min - 1_500.0).abs() < 2.0, "{latency:?}");
         assert!((latency.max - 2_500.0).abs() < 3.0, "{latency:?}");
-        let timeline = merged.timeline_report();
+        let timeline = merged.timeline_report(false);
         assert_eq!(timeline.iter().map(|s| s.requests).collect::<Vec<_>>(), [1, 0, 1]);
         assert_eq!(timeline[1].p50_us, None, "a second without iterations has no latency");
         assert!(timeline[2].p99_us.is_some_and(|p| (p - 2_500.0).abs() <= 25.0), "{timeline:?}");
+        assert!(timeline.iter().all(|s| s.histogram.is_none()) && latency.histogram.is_none(), "only when asked");
+    }
+
+    #[test]
+    fn histograms_asked_for_are_in_every_latency_and_decode_to_what_was_recorded() {
+        use crate::report::histogram::decode;
+        let mut stats = WorkerStats::new();
+        for us in [900, 1_100, 1_500] {
+            stats.record(Ok(()), Duration::from_micros(us), Some(0));
+        }
+        stats.record(Ok(()), Duration::from_micros(3_000), Some(1));
+        stats.record_step("login", None, Duration::from_micros(700));
+        stats.record_request("GET /", None, Duration::from_micros(600));
+        stats.record_connection(Duration::from_micros(80), Some(Duration::from_micros(400)));
+        let decoded = |text: Option<&String>| {
+            decode(text.unwrap_or_else(|| panic!("no histogram"))).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let latency = stats.latency_report(&[], true).unwrap_or_else(|| panic!("no latency"));
+        let h = decoded(latency.histogram.as_ref());
+        assert_eq!((h.len(), h.min(), h.max()), (4, stats.latency_ns.min(), stats.latency_ns.max()));
+        assert_eq!(h, stats.latency_ns, "nanoseconds, value for value");
+        for rows in [stats.steps_report(&[], true), stats.requests_report(&[], true)] {
+            assert_eq!(decoded(rows[0].latency_us.as_ref().and_then(|l| l.histogram.as_ref())).len(), 1);
+        }
+        for connection in [stats.connections.connect_report(true), stats.connections.handshake_report(true)] {
+            assert_eq!(decoded(connection.as_ref().and_then(|l| l.histogram.as_ref())).len(), 1);
+        }
+        // Each second's, in microseconds.
+        let timeline = stats.timeline_report(true);
+        let seconds: Vec<(u64, u64)> = timeline
+            .iter()
+            .map(|s| decoded(s.histogram.as_ref()))
+            .map(|h| (h.len(), h.value_at_quantile(1.0)))
+            .collect();
+        assert_eq!(seconds.len(), 2);
+        assert_eq!(seconds[0].0, 3);
+        assert!(seconds[0].1.abs_diff(1_500) <= 15 && seconds[1].1.abs_diff(3_000) <= 30, "{seconds:?}");
     }
 }

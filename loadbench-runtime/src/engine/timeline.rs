@@ -1,6 +1,10 @@
 //! The run second by second, as the JSON's `timeline` reports it: iterations, errors and drops
 //! per second, and each second's median and 99th-percentile latency.
 //!
+//! With histograms asked for (`--histograms`, a shard of a distributed run), each second's
+//! histogram is encoded into its entry as the report is made, from the same histogram its
+//! percentiles are read from: the shards' seconds then merge exactly too.
+//!
 //! Memory stays flat however long the run: only the second being recorded has a histogram (one
 //! per worker, reused from second to second); when the second is over, its latencies are kept as
 //! the histogram's non-empty buckets, `(value, count)` pairs, a few hundred bytes where a
@@ -12,6 +16,7 @@
 use hdrhistogram::Histogram;
 
 use crate::report::TimelineSecond;
+use crate::report::histogram::encode;
 
 /// One worker's timeline, or the merge of several.
 #[derive(Debug, Default)]
@@ -116,8 +121,9 @@ impl Timeline {
         }
     }
 
-    /// The per-second figures, one entry for every second from the start of the run to its last.
-    pub(crate) fn report(&self) -> Vec<TimelineSecond> {
+    /// The per-second figures, one entry for every second from the start of the run to its last;
+    /// with `histograms`, each second's latencies (in microseconds) as an encoded HdrHistogram.
+    pub(crate) fn report(&self, histograms: bool) -> Vec<TimelineSecond> {
         let mut h = second_histogram();
         let quantile = |h: &Histogram<u64>, q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64);
         self.seconds
@@ -141,7 +147,7 @@ impl Timeline {
                     p50_us: quantile(&h, 0.50),
                     p90_us: quantile(&h, 0.90),
                     p99_us: quantile(&h, 0.99),
-                    histogram: None,
+                    histogram: if histograms && !h.is_empty() { encode(&h).ok() } else { None },
                 }
             })
             .collect()
@@ -183,7 +189,7 @@ mod tests {
         let mut merged = Timeline::default();
         merged.merge(a);
         merged.merge(b);
-        let report = merged.report();
+        let report = merged.report(false);
         assert_eq!(report.len(), 7);
         assert_eq!(report.iter().map(|s| s.requests).sum::<u64>(), 20_001);
         assert_eq!((report[2].errors, report[6].dropped, report[6].p50_us), (1, 1, None));

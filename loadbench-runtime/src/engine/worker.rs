@@ -72,6 +72,8 @@ pub(crate) struct Worker {
     pub(crate) think_time: Option<ThinkTime>,
     /// Closed model: a ramp of active users (empty when none).
     stages: Vec<Stage>,
+    /// The plan's first user number: a ramp's targets count this shard's users from it.
+    first_user: u32,
     /// Open model: users waiting for an arrival, as indices into the scheduler's slots. A user
     /// puts itself back after each iteration. (Indices, not the slots: this struct is built
     /// before it moves to its thread, so it must be `Send`.)
@@ -93,12 +95,14 @@ pub(crate) struct WorkerSetup {
     pub(crate) warmup: WorkerWarmup,
     pub(crate) think_time: Option<ThinkTime>,
     pub(crate) stages: Vec<Stage>,
+    /// The number of the plan's first user (`LoadPlan::first_user`).
+    pub(crate) first_user: u32,
     pub(crate) feed: Option<Arc<Feed>>,
 }
 
 impl Worker {
     pub(crate) fn new(setup: WorkerSetup) -> Worker {
-        let WorkerSetup { work, stop, progress, origin_offset, warmup, think_time, stages, feed } = setup;
+        let WorkerSetup { work, stop, progress, origin_offset, warmup, think_time, stages, first_user, feed } = setup;
         // Placeholders until `rebase` knows the start.
         let now = Instant::now();
         Worker {
@@ -117,6 +121,7 @@ impl Worker {
             first_measured: None,
             think_time,
             stages,
+            first_user,
             idle: Vec::new(),
             cancelled_users: Vec::new(),
             feed,
@@ -157,8 +162,9 @@ impl Worker {
         !self.stages.is_empty()
     }
 
-    /// With a ramp of users: `None` while `user` is active (or the run is over), else when to
-    /// look again (when it becomes active, or the end of the run).
+    /// With a ramp of users: `None` while `user` (its `ctx.user()`) is active (or the run is
+    /// over), else when to look again (when it becomes active, or the end of the run). The ramp's
+    /// targets are this plan's (a shard's own part), so users count from its first.
     pub(crate) fn inactive_until(&self, user: u32) -> Option<Instant> {
         if self.stages.is_empty() {
             return None;
@@ -169,7 +175,7 @@ impl Worker {
             return None;
         }
         let t = now.saturating_duration_since(self.origin);
-        match ramp::ramp_next_active(&self.stages, user, t) {
+        match ramp::ramp_next_active(&self.stages, user.saturating_sub(self.first_user), t) {
             Some(at) if at <= t => None,
             Some(at) => Some((self.origin + at).min(deadline)),
             None => Some(deadline),

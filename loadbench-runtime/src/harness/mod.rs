@@ -32,13 +32,17 @@ use self::feeds::load_feeds;
 use self::runner::{Connections, RunSettings};
 use self::targets::DefaultTarget;
 use self::watch::{Sampler, Watch};
-use crate::cli::{self, Filter, NoMatch, OUTPUT_ENV, PERCENTILES_ENV, PROGRESS_ENV, SCALE_ENV, interrupt};
+use crate::cli::{
+    self, Filter, NoMatch, OUTPUT_ENV, PERCENTILES_ENV, PROGRESS_ENV, SCALE_ENV, Shard, StartAt, interrupt,
+};
 use crate::engine::registry::{self, ScenarioEntry, Workload};
 use crate::engine::{Board, LoadPlan, Sizing, StopFlags, parse_scale};
 use crate::exit_code;
 use crate::feed::{Feed, FeedError, FeedSource};
 use crate::http::{ClientOptions, TargetError, TlsSetupError};
-use crate::report::{self, LatencyColumns, RunReport, ScenarioReport, WatchReport, check, table};
+use crate::report::{
+    self, LatencyColumns, RunReport, ScenarioReport, ShardReport, StartReport, WatchReport, check, table,
+};
 
 /// Why a run could not start. Each maps to exit code 2 (usage or configuration).
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +91,9 @@ pub enum HarnessError {
     /// `feed_mode = "per_user"`.
     #[error(transparent)]
     Feed(#[from] FeedError),
+    /// A selected scenario has fewer virtual users than `--shard` has shards.
+    #[error("{0}")]
+    Shard(String),
 }
 
 /// Runs the scenarios registered in this binary.
@@ -122,6 +129,12 @@ pub struct Harness {
     fail_on_warning: bool,
     /// Feeds given with [`Harness::feed`], by scenario name.
     feeds: Vec<(String, FeedSource)>,
+    /// `--shard I/N`: this process runs part I of N of every scenario's load.
+    shard: Option<Shard>,
+    /// `--start-at TIME`: the first scenario's load starts at this instant.
+    start_at: Option<StartAt>,
+    /// `--histograms`: the reports carry their latencies' HdrHistograms (always with a shard).
+    histograms: bool,
 }
 
 impl std::fmt::Debug for Harness {
@@ -136,6 +149,9 @@ impl std::fmt::Debug for Harness {
             .field("grace", &self.grace)
             .field("client", &self.client)
             .field("feeds", &self.feeds)
+            .field("shard", &self.shard)
+            .field("start_at", &self.start_at)
+            .field("histograms", &self.histograms)
             .finish_non_exhaustive()
     }
 }
@@ -165,6 +181,9 @@ impl Harness {
             columns: LatencyColumns::default(),
             fail_on_warning: false,
             feeds: Vec::new(),
+            shard: None,
+            start_at: None,
+            histograms: false,
         }
     }
 
@@ -266,6 +285,31 @@ impl Harness {
         self
     }
 
+    /// Runs part `shard` of every scenario's load, as `--shard I/N` does: one machine's part of
+    /// a distributed run. Users, counts, rates and ramps are split so that the N shards add up to
+    /// the whole exactly (the remainders on the first shards), users are numbered across the
+    /// shards (`ctx.user()` of shard 1 of 3 of 7 users is 3 or 4), and the results carry their
+    /// histograms, which a merge adds up. A scenario with fewer users than shards is refused
+    /// before any load.
+    pub fn shard(mut self, shard: Shard) -> Harness {
+        self.shard = Some(shard);
+        self
+    }
+
+    /// Waits until `at` before the first scenario starts its load, as `--start-at TIME` does,
+    /// so that the shards of a distributed run start together; already past, it starts at once.
+    pub fn start_at(mut self, at: StartAt) -> Harness {
+        self.start_at = Some(at);
+        self
+    }
+
+    /// Writes every latency's HdrHistogram into the results, as `--histograms` does (always on
+    /// for a shard).
+    pub fn histograms(mut self, on: bool) -> Harness {
+        self.histograms = on;
+        self
+    }
+
     /// Shows or hides progress output.
     pub fn progress(mut self, show: bool) -> Harness {
         self.progress = show;
@@ -303,6 +347,13 @@ impl Harness {
             self.columns = LatencyColumns::new(percentiles);
         }
         self.fail_on_warning = args.fail_on_warning;
+        if args.distributed.shard.is_some() {
+            self.shard = args.distributed.shard;
+        }
+        if args.distributed.start_at.is_some() {
+            self.start_at = args.distributed.start_at;
+        }
+        self.histograms |= args.distributed.histograms;
         let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
 
         if args.list {
@@ -411,8 +462,29 @@ impl Harness {
             None if self.smoke => Sizing::Smoke,
             None => Sizing::Declared,
         };
+        // Every shard needs a user of each scenario: refused before any load, in any batch.
+        if let Some(shard) = self.shard {
+            for entry in &selected {
+                let users = LoadPlan::new(&entry.config, sizing).concurrency;
+                if let Some(refusal) = shard.too_few_users(entry.name, users) {
+                    return Err(HarnessError::Shard(refusal));
+                }
+            }
+        }
         // Every selected scenario's feed, read before any load, so that a bad file costs nothing.
         let feeds = load_feeds(&selected, &self.feeds, sizing)?;
+        let connections = Connections::new(std::mem::take(&mut self.client), resolved.urls.iter().map(String::as_str))?;
+        // Every check is done: wait for the common start, then run.
+        let start = self.start_at.map(|at| {
+            if self.progress {
+                let left = at.time().duration_since(SystemTime::now()).unwrap_or_default();
+                if !left.is_zero() {
+                    eprintln!("     Waiting {:.1}s for --start-at {}", left.as_secs_f64(), at.millis());
+                }
+            }
+            let late = at.wait(&self.stop.graceful);
+            StartReport { at: at.millis(), late_ms: u64::try_from(late.as_millis()).unwrap_or(u64::MAX) }
+        });
         let started_at = SystemTime::now();
         let settings = RunSettings {
             // A smoke run is one iteration of the closed model, whatever the attribute asks,
@@ -424,8 +496,10 @@ impl Harness {
             server_here: resolved.started_here,
             stop: self.stop.clone(),
             grace: self.grace,
-            connections: Connections::new(std::mem::take(&mut self.client), resolved.urls.iter().map(String::as_str))?,
+            connections,
             percentiles,
+            shard: self.shard,
+            histograms: self.histograms || self.shard.is_some(),
         };
         let mut scenarios = Vec::with_capacity(selected.len());
         let batches = batches(selected.into_iter().zip(resolved.urls).collect());
@@ -458,6 +532,8 @@ impl Harness {
         drop(server);
         let mut report = RunReport::new(started_at);
         report.interrupted = self.stop.any();
+        report.shard = self.shard.map(|shard| ShardReport { index: shard.index(), count: shard.count() });
+        report.start = start;
         report.scenarios = scenarios;
         Ok(report)
     }

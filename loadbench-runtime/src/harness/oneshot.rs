@@ -30,6 +30,7 @@ use loadbench_grammar::{Percentile, Threshold};
 
 use super::limits;
 use super::runner::{Connections, RunSettings};
+use crate::cli::Shard;
 use crate::config::{CookieMode, DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::vu::{VirtualUser, vu_future};
@@ -268,6 +269,8 @@ pub struct OneShot {
     grace: Duration,
     stop: StopFlags,
     connections: Connections,
+    shard: Option<Shard>,
+    histograms: bool,
 }
 
 impl OneShot {
@@ -288,6 +291,8 @@ impl OneShot {
             grace: DEFAULT_GRACE,
             stop: StopFlags::default(),
             connections: Connections::default(),
+            shard: None,
+            histograms: false,
         }
     }
 
@@ -379,6 +384,24 @@ impl OneShot {
         self
     }
 
+    /// Runs part `shard` of the load, as `cargo loadbench url --shard I/N`: the users, the
+    /// request count and the rate split as a scenario's are (the shards add up to the whole
+    /// exactly; users numbered across them), the report's `config` the whole load and its
+    /// `share` this part. The latencies carry their histograms, which a merge adds up. Fewer users
+    /// than shards leave this shard without one: check [`Shard::too_few_users`] first (the run
+    /// comes back with a `setup_error` saying so).
+    pub fn shard(mut self, shard: Option<Shard>) -> OneShot {
+        self.shard = shard;
+        self
+    }
+
+    /// Writes every latency's HdrHistogram into the report (base64 of the V2 deflate encoding),
+    /// as `--histograms` asks; always on for a shard.
+    pub fn histograms(mut self, on: bool) -> OneShot {
+        self.histograms = on;
+        self
+    }
+
     /// Runs the load and returns its report. A run that cannot start (the host does not
     /// resolve, too few file descriptors) comes back with [`ScenarioReport::setup_error`] set;
     /// request failures are counted in it, never fatal.
@@ -436,6 +459,8 @@ impl OneShot {
                 .copied()
                 .chain(self.thresholds.iter().filter_map(|t| t.metric.percentile()))
                 .collect(),
+            shard: self.shard,
+            histograms: self.histograms || self.shard.is_some(),
         };
         let mut report = settings.run(&workload, &config, &self.request.origin, Position { index: 1, of: 1 });
         report.config.target = Some(self.request.url.clone());

@@ -28,7 +28,11 @@ pub(super) fn smoke_failure(report: &RunReport) -> Option<String> {
     let broken: Vec<&str> = report
         .scenarios
         .iter()
-        .filter(|s| s.ok == 0 || s.failed > 0 || s.config.count.is_some_and(|count| s.iterations != count))
+        // A shard ran its part of the count (`share`), not the whole scenario's (`config`).
+        .filter(|s| {
+            let asked = s.share.map_or(s.config.count, |share| share.count);
+            s.ok == 0 || s.failed > 0 || asked.is_some_and(|count| s.iterations != count)
+        })
         .map(|s| s.name.as_str())
         .collect();
     if broken.is_empty() {

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::limits;
+use crate::cli::Shard;
 use crate::config::{Load, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::{self, Board, LoadPlan, Placement, Position, Sizing, Slot, StopFlags};
 use crate::feed::Feed;
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
-use crate::report::{FeedConfigReport, FeedRanOut, RateReport, ScenarioReport, warnings};
+use crate::report::{FeedConfigReport, FeedRanOut, RateReport, ScenarioReport, rfc3339, warnings};
 use loadbench_grammar::Percentile;
 
 /// `config.feed`: the feed as loaded.
@@ -65,6 +66,11 @@ pub(crate) struct RunSettings {
     /// (`--percentiles`) and those `cargo loadbench` asks for (`LOADBENCH_PERCENTILES`); a
     /// scenario's own thresholds add theirs.
     pub(crate) percentiles: Vec<Percentile>,
+    /// `--shard I/N`: run this part of every scenario's load (`None`: all of it).
+    pub(crate) shard: Option<Shard>,
+    /// Whether every latency of the reports carries its HdrHistogram (`--histograms`, and always
+    /// with a shard, whose results a merge adds up).
+    pub(crate) histograms: bool,
 }
 
 impl RunSettings {
@@ -87,8 +93,23 @@ impl RunSettings {
         }
         let transport = self.connections.options.transport(plan.transport);
         let plan = plan.with_transport(transport);
+        // `config` is the whole scenario's load; a shard's part of it is its `share`.
         let mut report = ScenarioReport::not_started(&*workload.name, plan.config_report(config, Some(url)));
         report.config.feed = workload.feed.as_deref().map(feed_config);
+        let plan = match self.shard {
+            Some(shard) => {
+                // Refused before any load by the harness and `cargo loadbench url`; here too, in
+                // case a caller did not check, rather than run a shard with no user.
+                if let Some(refusal) = shard.too_few_users(&workload.name, plan.concurrency) {
+                    report.setup_error = Some(refusal);
+                    return report;
+                }
+                let part = plan.shard(shard);
+                report.share = Some(part.share_report());
+                part
+            }
+            None => plan,
+        };
         // Shared connections are spread over the worker threads, at least one on each.
         let sockets = plan.transport.connections.unwrap_or(plan.concurrency);
         let threads = match self.worker_threads {
@@ -123,6 +144,10 @@ impl RunSettings {
             }
         };
         let stats = run.stats;
+        let histograms = self.histograms;
+        report.started_at = rfc3339(run.started);
+        report.started_unix_ms =
+            run.started.duration_since(std::time::UNIX_EPOCH).ok().and_then(|t| u64::try_from(t.as_millis()).ok());
         report.duration_us = u64::try_from(run.wall.as_micros()).unwrap_or(u64::MAX);
         report.interrupted = run.interrupted;
         report.generator = Some(run.generator);
@@ -134,7 +159,7 @@ impl RunSettings {
         report.causes = stats.causes_report();
         let mut percentiles = self.percentiles.clone();
         percentiles.extend(config.thresholds.iter().filter_map(|t| t.metric.percentile()));
-        report.latency_us = stats.latency_report(&percentiles);
+        report.latency_us = stats.latency_report(&percentiles, histograms);
         report.http = stats.http.clone();
         let per_second = |n: u64| if run.wall.is_zero() { 0.0 } else { n as f64 / run.wall.as_secs_f64() };
         // req/s is what the server delivered: a server failing fast must not look fast.
@@ -142,14 +167,14 @@ impl RunSettings {
         report.attempts_per_sec = per_second(report.ok + report.failed);
         report.dropped = stats.dropped;
         report.warmup_iterations = run.warmup_iterations;
-        report.timeline = stats.timeline_report();
-        report.steps = stats.steps_report(&percentiles);
-        report.requests = stats.requests_report(&percentiles);
+        report.timeline = stats.timeline_report(histograms);
+        report.steps = stats.steps_report(&percentiles, histograms);
+        report.requests = stats.requests_report(&percentiles, histograms);
         report.checks = stats.checks.clone();
         report.user_setup = workload.setup.map(|_| stats.setup.clone());
         report.user_teardown = workload.teardown.map(|_| stats.teardown.clone());
-        report.connect_us = stats.connections.connect_report();
-        report.tls_handshake_us = stats.connections.handshake_report();
+        report.connect_us = stats.connections.connect_report(histograms);
+        report.tls_handshake_us = stats.connections.handshake_report(histograms);
         report.tls = https.then(|| stats.connections.tls.clone());
         report.rate = plan.requested_rate().zip(run.schedule).map(|(requested, schedule)| RateReport {
             requested,

@@ -198,7 +198,9 @@ impl Ctx {
         }
     }
 
-    /// This virtual user's number, from 0 to `concurrency - 1`; handy for picking test data.
+    /// This virtual user's number, from 0 to `concurrency - 1`; handy for picking test data. In a
+    /// distributed run (`--shard I/N`) users are numbered across the shards: a shard's users
+    /// follow those of the shards before it, so no two users of the whole run share a number.
     pub fn user(&self) -> u32 {
         self.user
     }
