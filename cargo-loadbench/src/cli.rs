@@ -10,6 +10,8 @@ use loadbench::oneshot::{Header, Request};
 use loadbench::threshold::Percentile;
 use loadbench::watch::Watch;
 
+pub use self::kube::{CollectArgs, JobArgs, KubeArgs, KubeCommand};
+pub use self::merge::MergeArgs;
 pub use self::report::ReportArgs;
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
@@ -79,6 +81,9 @@ impl Args {
             ("--grace", self.grace.is_some()),
             ("--watch", !self.watches.is_empty()),
             ("--watch-pid", !self.watch_pids.is_empty()),
+            ("--shard", self.distributed.shard.is_some()),
+            ("--start-at", self.distributed.start_at.is_some()),
+            ("--histograms", self.distributed.histograms),
             ("a client flag (TLS, --connect-to, --connections, --pipeline, --follow-redirects)", !client.is_empty()),
             ("a scenario filter", !self.filters.is_empty()),
         ]
@@ -128,6 +133,11 @@ pub struct Args {
 
     #[command(flatten)]
     pub client: loadbench::cli::ClientArgs,
+
+    // `--shard I/N`, `--start-at TIME`, `--histograms`: passed on to every bench binary (the
+    // start only to the first), or applied to `url`'s own run.
+    #[command(flatten)]
+    pub distributed: loadbench::cli::DistributedArgs,
 
     /// Sample this process and its children (CPU, resident memory) while each scenario runs,
     /// as NAME=PID (repeatable)
@@ -263,6 +273,20 @@ pub enum Command {
     /// `--json` wrote (a CI artifact, the runs of several commits), in any output format, with
     /// thresholds, baselines and verdicts applied as after a run.
     Report(ReportArgs),
+    /// Merge the shards of a distributed run (--shard I/N) into one results document
+    ///
+    /// Merge the results of the shards of a distributed run (`--shard I/N` on each machine) into
+    /// the results of the whole run, exactly: counts added up, percentiles from the shards'
+    /// histograms added up, timelines lined up by wall clock; then shown, gated and written as
+    /// after a run.
+    Merge(MergeArgs),
+    /// Run the shards of a distributed run as a Kubernetes Job, and collect their results
+    ///
+    /// A distributed run on Kubernetes: `kube job` writes (or applies) an Indexed Job whose pods
+    /// each run one shard (`--shard I/N --start-at TIME`), `kube collect` waits for it and saves
+    /// each shard's results from its pod's log for `cargo loadbench merge`.
+    // Boxed, as `Url`: `kube job`'s flags are ten times the size of the other commands'.
+    Kube(Box<KubeArgs>),
 }
 
 const URL_AFTER_HELP: &str = "\
@@ -433,6 +457,8 @@ fn parse_baseline_name(name: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod agreement;
+mod kube;
+mod merge;
 mod report;
 
 #[cfg(test)]
@@ -650,6 +676,30 @@ mod tests {
             (&["url", "http://h/", "--frobnicate"], "'--frobnicate'"),
             (&["url", "/a b"], "for '<URL>': `/a b` is not a valid path and query"),
             (&["url", "items"], "for '<URL>': `items` is not a valid URL"),
+        ] {
+            let Err(err) = parse_url_run(flags) else { panic!("{flags:?} was accepted") };
+            assert_eq!(err.exit_code(), 2);
+            let first = err.to_string().lines().next().unwrap_or_default().to_owned();
+            assert!(first.contains(message), "{flags:?}: {first}");
+        }
+    }
+
+    #[test]
+    fn distributed_flags_go_on_either_side_of_url_and_not_to_report() {
+        let (args, _) =
+            parse_url_run(&["--shard", "1/3", "url", "http://h/", "--start-at", "1796119200", "--histograms"])
+                .unwrap_or_else(|e| panic!("{e}"));
+        let distributed = &args.distributed;
+        assert_eq!(distributed.shard.map(|s| (s.index(), s.count())), Some((1, 3)));
+        assert_eq!(distributed.start_at.map(|s| s.millis()).as_deref(), Some("2026-12-01T10:00:00.000Z"));
+        assert!(distributed.histograms);
+        assert_eq!(args.run_flag(), Some("--shard"), "`report` runs nothing and refuses them");
+        for (flags, message) in [
+            (
+                &["url", "http://h/", "--shard", "3/3"][..],
+                "`3/3` is not a shard: give I/N with I from 0 to N-1, such as 0/3",
+            ),
+            (&["url", "http://h/", "--start-at", "soon"], "`soon` is not a start time"),
         ] {
             let Err(err) = parse_url_run(flags) else { panic!("{flags:?} was accepted") };
             assert_eq!(err.exit_code(), 2);

@@ -190,6 +190,65 @@ pub enum Error {
         selected: String,
     },
 
+    /// The files given to `cargo loadbench merge` are not every shard of one run, or cannot be
+    /// merged exactly (boxed: it names two files, and every `Result` here carries its size).
+    #[error(transparent)]
+    Merge(Box<crate::merge::MergeError>),
+
+    /// A flag of `cargo loadbench` that `kube` has no use for: the bench binary's go after `--`.
+    #[error(
+        "{flag} does not apply here: the bench binary's flags go after `--` in `cargo loadbench kube job … -- --target URL FILTER`, the merged results' to `kube collect`"
+    )]
+    NotForKube {
+        /// The flag, such as `--runs`.
+        flag: &'static str,
+    },
+
+    /// `kube` options that do not go together, or a Job that is not a loadbench run.
+    #[error("{0}")]
+    KubeOptions(String),
+
+    /// kubectl is not installed (nor where `LOADBENCH_KUBECTL` says): `kube job --apply` and
+    /// `kube collect` need it.
+    #[error("cannot run `{program}`: not found; install kubectl, or name it with LOADBENCH_KUBECTL")]
+    KubectlMissing {
+        /// The program that was looked for.
+        program: String,
+    },
+
+    /// kubectl ran and failed; `message` is its own last line.
+    #[error("`{command}` failed: {message}")]
+    Kubectl {
+        /// The command line, as a user would type it.
+        command: String,
+        /// kubectl's explanation.
+        message: String,
+    },
+
+    /// A pod's log holds results that cannot be taken (cut off, twice, another shard's).
+    #[error("cannot take the results from the log of pod {pod}: {reason}")]
+    KubeResults {
+        /// The pod's name.
+        pod: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// `kube collect --timeout` passed before the Job finished.
+    #[error(
+        "job {name} did not finish within {timeout}; run `cargo loadbench kube collect` again later, or with a longer --timeout"
+    )]
+    KubeTimeout {
+        /// The Job's name.
+        name: String,
+        /// The timeout, as a flag takes it.
+        timeout: String,
+    },
+
+    /// The Job failed or some shard left no results: the load did not all run.
+    #[error("{0}")]
+    KubeIncomplete(String),
+
     /// A result or baseline file could not be written where it was asked for; found before the
     /// run, so that a typo costs no load-test time.
     #[error("cannot write {}: {reason}", .path.display())]
@@ -202,10 +261,15 @@ pub enum Error {
 }
 
 impl Error {
-    /// The process exit code for this error: all of these are usage, configuration or build
-    /// errors, which the documented exit codes group under one number.
+    /// The process exit code for this error: usage, configuration or build errors, which the
+    /// documented exit codes group under one number, but for a distributed run whose load did not
+    /// all run.
     pub fn exit_code(&self) -> u8 {
-        exit_code::USAGE
+        match self {
+            // Part of the load did not run, as when a scenario could not.
+            Error::KubeIncomplete(_) => exit_code::SCENARIO_FAILED,
+            _ => exit_code::USAGE,
+        }
     }
 
     /// Whether this error only says that there is nothing to run: no bench target using
@@ -221,6 +285,12 @@ impl Error {
                 | Error::NoScenarios { .. }
                 | Error::NoMatch(_)
         )
+    }
+}
+
+impl From<crate::merge::MergeError> for Error {
+    fn from(err: crate::merge::MergeError) -> Self {
+        Error::Merge(Box::new(err))
     }
 }
 

@@ -14,6 +14,8 @@ mod dispatch;
 mod error;
 mod finish;
 mod gate;
+mod kube;
+mod merge;
 mod mistakes;
 mod output;
 mod plausible;
@@ -37,6 +39,8 @@ fn main() -> ExitCode {
     let outcome = match &args.command {
         Some(cli::Command::Url(url)) => dispatch::url::run(&args, url),
         Some(cli::Command::Report(report)) => dispatch::report::run(&args, report),
+        Some(cli::Command::Merge(merge)) => dispatch::merge::run(&args, merge),
+        Some(cli::Command::Kube(kube)) => dispatch::kube::run(&args, kube),
         None => dispatch::workspace::run(&args),
     };
     match outcome {

@@ -7,8 +7,9 @@
 //! Counts (iterations, failures by kind, responses, bytes, connections, wall time) are totals
 //! over the runs: nothing is lost, and `error_rate` stays failures over iterations. Rates and
 //! latencies are medians across runs, figure by figure, as the comparison with a baseline uses
-//! them; HDR histograms are not kept in reports, so they cannot be merged exactly, and a median
-//! of runs is what the verdict is about anyway.
+//! them: a median of runs is what the verdict is about. A run's HdrHistograms, when its results
+//! carry them (`--histograms`, `--shard`), stay in its entry of `runs` (and a single run's in the
+//! summary itself): the runs of one scenario are repeated measurements, not parts to add up.
 
 use std::ops::ControlFlow;
 use std::time::SystemTime;
@@ -180,6 +181,11 @@ fn merge_checks(runs: &[&ScenarioResult]) -> Vec<CheckReport> {
 /// Each latency figure's median across runs.
 fn median_latency<'a>(latencies: impl Iterator<Item = &'a LatencyReport>) -> Option<LatencyReport> {
     let latencies: Vec<&LatencyReport> = latencies.collect();
+    // One run is its own median, histogram included (`--histograms`, a shard's results): what a
+    // merge of shards adds up.
+    if let [one] = latencies.as_slice() {
+        return Some((*one).clone());
+    }
     let field = |pick: fn(&LatencyReport) -> f64| median(&latencies.iter().map(|l| pick(l)).collect::<Vec<_>>());
     Some(LatencyReport {
         mean: field(|l| l.mean)?,
@@ -381,6 +387,25 @@ mod tests {
         assert_eq!((hello.rps, hello.iterations), (123.0, 10));
         assert_eq!(hello.runs.len(), 1);
         assert_eq!(hello.runs[0].rps, 123.0);
+    }
+
+    #[test]
+    fn one_run_keeps_its_histogram_and_several_keep_theirs_in_runs() {
+        let with_histogram = |rps: f64| {
+            let mut s = scenario("hello", rps, 7.0, 0);
+            if let Some(latency) = &mut s.latency_us {
+                latency.histogram = Some(format!("histogram of {rps}"));
+            }
+            s
+        };
+        let histogram = |latency: Option<&LatencyReport>| latency.and_then(|l| l.histogram.clone());
+        let one = merge(vec![round(vec![with_histogram(1.0)])], round(Vec::new()));
+        assert_eq!(histogram(one.scenarios[0].latency_us.as_ref()).as_deref(), Some("histogram of 1"));
+        let two = merge(vec![round(vec![with_histogram(1.0)]), round(vec![with_histogram(2.0)])], round(Vec::new()));
+        let hello = &two.scenarios[0];
+        assert_eq!(histogram(hello.latency_us.as_ref()), None, "a median of runs is no one histogram");
+        let runs: Vec<Option<String>> = hello.runs.iter().map(|r| histogram(r.latency_us.as_ref())).collect();
+        assert_eq!(runs, [Some("histogram of 1".to_owned()), Some("histogram of 2".to_owned())]);
     }
 
     #[test]

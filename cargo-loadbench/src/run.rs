@@ -37,6 +37,9 @@ pub struct RunOptions {
     /// The binary's scenarios' place in the whole run, `(scenarios before them, scenarios in
     /// all)`, for the `[i/n]` of their progress lines ([`loadbench::cli::PROGRESS_ENV`]).
     pub progress: Option<(usize, usize)>,
+    /// `--shard`, `--start-at` and `--histograms`. The start is for the first binary the command
+    /// runs only: the others start when the one before them ends.
+    pub distributed: loadbench::cli::DistributedArgs,
 }
 
 /// How a bench binary's run ended.
@@ -100,6 +103,7 @@ pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Pa
         command.arg("--grace").arg(format!("{}ms", grace.as_millis().max(1)));
     }
     command.args(options.client.to_args());
+    command.args(options.distributed.to_args());
     if !options.percentiles.is_empty() {
         let names: Vec<String> = options.percentiles.iter().map(ToString::to_string).collect();
         command.env(loadbench::cli::PERCENTILES_ENV, names.join(","));

@@ -21,6 +21,7 @@ use loadbench::exit_code;
 use loadbench::http::ClientOptions;
 use loadbench::load::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load};
 use loadbench::oneshot::{OneShot, Request};
+use loadbench::report::{ShardReport, StartReport};
 use loadbench::watch::Sampler;
 
 use crate::cli::{Args, Location, UrlArgs};
@@ -61,6 +62,11 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
     // run has the same name, which is how its figures are matched with the first target's.
     let name = url.name.clone().unwrap_or_else(|| format!("{} {}", url.method, url.location.path));
     gate::check_scenarios(&args.thresholds, &[name.as_str()])?;
+    let shard = args.distributed.shard;
+    if let Some(refusal) = shard.and_then(|shard| shard.too_few_users(&name, url.concurrency)) {
+        eprintln!("error: {refusal}");
+        return Ok(exit_code::USAGE);
+    }
 
     let (target_dir, settings) = workspace_defaults()?;
     let gating = Gating::resolve(args, &target_dir, &settings);
@@ -85,6 +91,9 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
                 .progress(!args.quiet)
                 .percentiles(args.measured_percentiles())
                 .grace(args.grace.unwrap_or(DEFAULT_GRACE))
+                // `-c`, `-n` and `--rate` split as a scenario's load is, by the same rule.
+                .shard(shard)
+                .histograms(args.distributed.histograms())
                 .stop_flag(interrupt::stop_flag())
                 .cancel_flag(interrupt::cancel_flag());
             let label = match &target {
@@ -99,10 +108,25 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         eprintln!("warning: {err}; an interrupted run will show no results");
     }
 
+    // Every check is done: wait for the common start of a distributed run, then run.
+    let start = args.distributed.start_at.map(|at| {
+        let left = at.time().duration_since(SystemTime::now()).unwrap_or_default();
+        if !args.quiet && !left.is_zero() {
+            eprintln!("     Waiting {:.1}s for --start-at {}", left.as_secs_f64(), at.millis());
+        }
+        let late = at.wait(&interrupt::stop_flag());
+        StartReport { at: at.millis(), late_ms: u64::try_from(late.as_millis()).unwrap_or(u64::MAX) }
+    });
+
     let watches = args.watched();
     let report = rounds::in_rounds(gating.runs, |round| {
         let of = if gating.runs > 1 { format!(" [run {round} of {}]", gating.runs) } else { String::new() };
         let mut report = Results::new(SystemTime::now());
+        report.shard = shard.map(|s| ShardReport { index: s.index(), count: s.count() });
+        // The first round's header stands for the run (`rounds::merge`): it started at the start.
+        if round == 1 {
+            report.start.clone_from(&start);
+        }
         // One item, the request's load, against each server in turn: a b a b … over the rounds.
         let flow = targets::for_each_pair(std::slice::from_ref(&name), &against, |name, against| {
             if interrupt::interrupted() {

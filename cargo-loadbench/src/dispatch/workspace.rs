@@ -9,9 +9,9 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use cargo_loadbench::{Results, ScenarioResult};
-use loadbench::cli::{Filter, interrupt};
+use loadbench::cli::{Filter, StartAt, interrupt};
 use loadbench::exit_code;
-use loadbench::report::{ScenarioInfo, ScenarioList, ScenarioReport, WatchReport, table};
+use loadbench::report::{ScenarioInfo, ScenarioList, ScenarioReport, ShardReport, WatchReport, table};
 use loadbench::watch::Sampler;
 
 use crate::build::{self, Executable};
@@ -77,6 +77,15 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         print_list(&plan, &targets, &args.thresholds);
         return Ok(exit_code::OK);
     }
+    // A scenario whose attribute declares fewer users than shards is refused before any binary
+    // runs its load; each binary checks again, after `LOADBENCH_SCALE`, before its own.
+    if let Some(shard) = args.distributed.shard {
+        let refusal = plan.iter().flat_map(|(_, s)| s).find_map(|s| shard.too_few_users(&s.name, s.config.concurrency));
+        if let Some(refusal) = refusal {
+            eprintln!("error: {refusal}");
+            return Ok(exit_code::USAGE);
+        }
+    }
 
     // Signals are forwarded to the bench binary running (in a process group of its own), which
     // stops and reports on its own, so only it announces them; we stay alive to print what it
@@ -93,6 +102,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         client: args.client.absolute(),
         percentiles: args.measured_percentiles(),
         progress: None,
+        distributed: args.distributed.clone(),
     };
     let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {
@@ -118,8 +128,10 @@ fn run_rounds(
     runs: u32,
 ) -> (Results, u8) {
     let mut code = exit_code::OK;
+    // `--start-at` is the first binary's alone: the others start when the one before them ends.
+    let mut start_at = options.distributed.start_at;
     let report = rounds::in_rounds(runs, |round| {
-        let (report, round_code) = run_plan(plan, targets, options, scratch, (round, runs));
+        let (report, round_code) = run_plan(plan, targets, options, scratch, (round, runs), &mut start_at);
         code = round_code;
         (report, if round_code == exit_code::OK { ControlFlow::Continue(()) } else { ControlFlow::Break(()) })
     });
@@ -128,7 +140,8 @@ fn run_rounds(
 
 /// Runs each bench binary of `plan` in turn and merges what they report into one report, with
 /// `package`, `bench` and the target's name filled in. Against several targets, each scenario
-/// runs against each target in turn ([`targets::for_each_pair`]). The exit code is
+/// runs against each target in turn ([`targets::for_each_pair`]). `start_at`, while still there,
+/// is taken by the first binary to run. The exit code is
 /// [`exit_code::USAGE`] when a binary rejected its configuration (nothing more runs after that),
 /// else [`exit_code::OK`].
 fn run_plan(
@@ -137,6 +150,7 @@ fn run_plan(
     options: &RunOptions,
     scratch: &Path,
     (round, runs): (u32, u32),
+    start_at: &mut Option<StartAt>,
 ) -> (Results, u8) {
     let started_at = SystemTime::now();
     let mut header: Option<Results> = None;
@@ -172,6 +186,7 @@ fn run_plan(
                 return ControlFlow::Break(());
             }
             let mut options = options.clone();
+            options.distributed.start_at = start_at.take();
             if let Some(target) = target {
                 options.target = Some(target.url.clone());
             }
@@ -218,6 +233,10 @@ fn run_plan(
         }
     }
     let mut report = header.unwrap_or_else(|| Results::new(started_at));
+    // Said by the binaries' headers, unless the first one to report was not the first to run.
+    if report.shard.is_none() {
+        report.shard = options.distributed.shard.map(|s| ShardReport { index: s.index(), count: s.count() });
+    }
     report.scenarios = scenarios;
     (report, code)
 }
