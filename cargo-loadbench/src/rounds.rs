@@ -81,7 +81,7 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
     let attempts_per_sec = median(&ran.iter().map(|s| s.attempts_per_sec).collect::<Vec<_>>());
     let steps = merge_steps(&ran, |r| &r.steps);
     let requests = merge_steps(&ran, |r| &r.requests);
-    let checks = merge_checks(&ran);
+    let checks = sum_checks(ran.iter().flat_map(|r| &r.checks));
     let achieved = median(&ran.iter().filter_map(|s| s.rate.map(|r| r.achieved)).collect::<Vec<_>>());
     let latency = median_latency(ran.iter().filter_map(|s| s.latency_us.as_ref()));
     let connect = median_latency(ran.iter().filter_map(|s| s.connect_us.as_ref()));
@@ -163,10 +163,11 @@ fn merge_steps(runs: &[&ScenarioResult], rows: fn(&ScenarioResult) -> &Vec<StepR
         .collect()
 }
 
-/// Each check's passes and failures summed over the runs, in the order first made.
-fn merge_checks(runs: &[&ScenarioResult]) -> Vec<CheckReport> {
+/// Checks by name, in the order first made, passes and failures added: over the runs of a
+/// scenario here, over the shards of a distributed run in `merge`.
+pub fn sum_checks<'a>(checks: impl Iterator<Item = &'a CheckReport>) -> Vec<CheckReport> {
     let mut merged: Vec<CheckReport> = Vec::new();
-    for check in runs.iter().flat_map(|r| &r.checks) {
+    for check in checks {
         match merged.iter_mut().find(|c| c.name == check.name) {
             Some(mine) => {
                 mine.passes += check.passes;

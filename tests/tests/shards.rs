@@ -62,6 +62,30 @@ fn unix_seconds(at: SystemTime) -> String {
     format!("{}.{:03}", since.as_secs(), since.subsec_millis())
 }
 
+/// `cargo loadbench ARGS… --shard I/3 --start-at AT --json DIR/shard-I.json` for I = 0, 1, 2, at
+/// once, outside any workspace (no `cargo metadata` before the start); what each printed, and its
+/// results file.
+fn run_shards(
+    dir: &std::path::Path,
+    at: &str,
+    args: &[&str],
+) -> Vec<(loadbench_tests::cli::Output, std::path::PathBuf)> {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..3)
+            .map(|i| {
+                scope.spawn(move || {
+                    let json = dir.join(format!("shard-{i}.json"));
+                    let shard = format!("{i}/3");
+                    let json_path = json.to_str().expect("UTF-8 path");
+                    let distributed = ["--shard", &shard, "--start-at", at, "--json", json_path];
+                    (cargo_loadbench_in(dir, &[args, &distributed[..]].concat()), json)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|run| run.join().expect("a shard's thread")).collect()
+    })
+}
+
 #[test]
 fn three_url_shards_started_together_send_exactly_the_whole_load() {
     let _serial = serial();
@@ -74,24 +98,7 @@ fn three_url_shards_started_together_send_exactly_the_whole_load() {
     let dir = tempfile::tempdir().expect("tempdir");
     let at = SystemTime::now() + Duration::from_secs(2);
     let at_text = unix_seconds(at);
-    let outputs: Vec<_> = std::thread::scope(|scope| {
-        let runs: Vec<_> = (0..3)
-            .map(|i| {
-                let (url, at_text, dir) = (&url, &at_text, dir.path());
-                scope.spawn(move || {
-                    let json = dir.join(format!("shard-{i}.json"));
-                    let shard = format!("{i}/3");
-                    let args =
-                        ["url", url, "-c", "10", "-n", "1000", "--shard", &shard, "--start-at", at_text, "--quiet"];
-                    let json_path = json.to_str().expect("UTF-8 path");
-                    // Outside any workspace: no `cargo metadata` before the start.
-                    let out = cargo_loadbench_in(dir, &[&args[..], &["--json", json_path][..]].concat());
-                    (out, json)
-                })
-            })
-            .collect();
-        runs.into_iter().map(|run| run.join().expect("a shard's thread")).collect()
-    });
+    let outputs = run_shards(dir.path(), &at_text, &["url", &url, "-c", "10", "-n", "1000", "--quiet"]);
     let reports: Vec<Results> = outputs
         .iter()
         .map(|(out, json)| {
@@ -159,25 +166,11 @@ fn three_open_model_shards_merge_into_the_rate_asked() {
     let _ = cargo_loadbench_path();
     let dir = tempfile::tempdir().expect("tempdir");
     let at_text = unix_seconds(SystemTime::now() + Duration::from_secs(2));
-    let files: Vec<std::path::PathBuf> = std::thread::scope(|scope| {
-        let runs: Vec<_> = (0..3)
-            .map(|i| {
-                let (url, at_text, dir) = (&url, &at_text, dir.path());
-                scope.spawn(move || {
-                    let json = dir.join(format!("shard-{i}.json"));
-                    let shard = format!("{i}/3");
-                    let json_path = json.to_str().expect("UTF-8 path");
-                    let load = ["url", url, "--rate", "300", "-d", "3s", "-c", "30"];
-                    let distributed = ["--shard", &shard, "--start-at", at_text, "--quiet", "--json", json_path];
-                    let out = cargo_loadbench_in(dir, &[&load[..], &distributed[..]].concat());
-                    assert_eq!(out.code, Some(0), "{out:#?}");
-                    json
-                })
-            })
-            .collect();
-        runs.into_iter().map(|run| run.join().expect("a shard's thread")).collect()
-    });
-    let files: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    let outputs = run_shards(dir.path(), &at_text, &["url", &url, "--rate", "300", "-d", "3s", "-c", "30", "--quiet"]);
+    for (out, _) in &outputs {
+        assert_eq!(out.code, Some(0), "{out:#?}");
+    }
+    let files: Vec<&std::path::Path> = outputs.iter().map(|(_, json)| json.as_path()).collect();
     let merged = merge(&files, dir.path());
     let whole = &merged.scenarios[0];
     let rate = whole.rate.unwrap_or_else(|| panic!("no rate: {whole:#?}"));

@@ -9,8 +9,8 @@ use std::path::Path;
 use cargo_loadbench::ScenarioResult;
 use loadbench::report::histogram::Keep;
 use loadbench::report::{
-    Causes, CheckReport, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, StepReport,
-    TlsReport, Warning,
+    Causes, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, StepReport, TlsReport,
+    Warning,
 };
 use loadbench::threshold::Percentile;
 
@@ -76,7 +76,7 @@ pub fn merge(parts: &[Part<'_>], asked: &[Percentile]) -> Result<Merged, MergeEr
         total.add(tls);
         Some(total)
     });
-    merged.checks = merge_checks(parts);
+    merged.checks = crate::rounds::sum_checks(parts.iter().flat_map(|p| &p.scenario.checks));
     merged.user_setup = merge_hooks(parts, |s| s.user_setup.as_ref());
     merged.user_teardown = merge_hooks(parts, |s| s.user_teardown.as_ref());
     merged.feed_ran_out = parts.iter().filter_map(|p| p.scenario.feed_ran_out).reduce(|a, b| {
@@ -299,21 +299,6 @@ fn connection_times(
         without.join(", ")
     );
     Ok((Some((*latency).clone()), Some(note)))
-}
-
-/// Checks by name, in the order first made, passes and failures added.
-fn merge_checks(parts: &[Part<'_>]) -> Vec<CheckReport> {
-    let mut merged: Vec<CheckReport> = Vec::new();
-    for check in parts.iter().flat_map(|p| &p.scenario.checks) {
-        match merged.iter_mut().find(|c| c.name == check.name) {
-            Some(mine) => {
-                mine.passes += check.passes;
-                mine.fails += check.fails;
-            }
-            None => merged.push(check.clone()),
-        }
-    }
-    merged
 }
 
 /// A per-user hook's runs over the shards (each ran its own users): counts added, the first
