@@ -416,8 +416,12 @@ impl<'a> RequestBuilder<'a> {
     /// unexpected status into an error that counts as a failed iteration.
     // Not an `async fn`: the request is encoded before the future exists, so the future returned
     // is `execute`'s own rather than a wrapper holding the builder's fields next to it (every
-    // byte of a request's future is copied as it moves up through the awaits).
+    // byte of a request's future is copied as it moves up through the awaits). Inlined, always:
+    // the future is then built where the body's `.await` keeps it, not built here and copied
+    // there (two copies of a request's future a request before, 190 instructions in
+    // bench/README.md's pipelined `count50`; bench/RESULTS.md).
     #[allow(clippy::manual_async_fn)]
+    #[inline(always)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
         let RequestBuilder { ctx, method, mut headers, body, error, name } = self;
         if ctx.follow != 0 {
