@@ -19,7 +19,6 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use cargo_loadbench::{Results, RunSample, ScenarioResult};
-use loadbench::report::LatencyReport;
 use loadbench::threshold::Percentile;
 
 use self::scenario::Part;
@@ -268,32 +267,18 @@ fn same_run(shards: &[Shard]) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// Takes a single run's histograms back from `runs`, where `cargo loadbench` keeps each run's
-/// figures (a run is a round of one): the scenario's own latencies summarise its runs, as
-/// medians, without a histogram, but a single run's summary is that run. Returns whether `s` held
-/// its run so; refuses several runs (`--runs N`), whose medians do not add up.
+/// Whether `s` holds its one run in `runs`, as `cargo loadbench` writes a run (a round of one,
+/// whose summary is that run, histograms included: see `rounds.rs`); refuses several runs
+/// (`--runs N`), whose medians do not add up. The run's entry is made again from the merge.
 fn single_run(path: &Path, s: &mut ScenarioResult) -> Result<bool, MergeError> {
-    let run = match s.runs.as_slice() {
-        [] => return Ok(false),
-        [run] => run.clone(),
-        runs => return Err(MergeError::Runs { path: path.to_owned(), scenario: scenario::label(s), runs: runs.len() }),
-    };
-    let restore = |latency: &mut Option<LatencyReport>, from: Option<&LatencyReport>| {
-        if let (Some(latency), Some(from)) = (latency.as_mut(), from)
-            && latency.histogram.is_none()
-        {
-            latency.histogram.clone_from(&from.histogram);
+    match s.runs.len() {
+        0 => Ok(false),
+        1 => {
+            s.runs.clear();
+            Ok(true)
         }
-    };
-    restore(&mut s.report.latency_us, run.latency_us.as_ref());
-    for (rows, samples) in [(&mut s.report.steps, &run.steps), (&mut s.report.requests, &run.requests)] {
-        for row in rows.iter_mut() {
-            let sample = samples.iter().find(|r| r.name == row.name).and_then(|r| r.latency_us.as_ref());
-            restore(&mut row.latency_us, sample);
-        }
+        runs => Err(MergeError::Runs { path: path.to_owned(), scenario: scenario::label(s), runs }),
     }
-    s.runs.clear();
-    Ok(true)
 }
 
 /// `shards` by index, once each, all of one count: refused when one is not a shard, or they do

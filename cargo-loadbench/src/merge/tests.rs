@@ -319,16 +319,12 @@ fn latencies_without_histograms_are_refused() {
 }
 
 #[test]
-fn a_single_runs_histograms_are_taken_back_from_its_run() {
-    // As `cargo loadbench` writes a run: the run in `runs`, with its histograms, and the
-    // scenario's summary of its runs without.
+fn a_single_run_held_in_runs_merges_into_one_run() {
+    // As `cargo loadbench` writes a run: the run in `runs` and the summary, both with histograms.
     let as_written = |index: u32| {
         let mut shard = shard(index, 2, 10, 0);
         let s = &mut shard.results.scenarios[0];
         s.runs = vec![cargo_loadbench::RunSample::of(s)];
-        for latency in s.report.latency_us.iter_mut().chain(s.report.steps.iter_mut().flat_map(|r| &mut r.latency_us)) {
-            latency.histogram = None;
-        }
         shard
     };
     let results = merged(vec![as_written(0), as_written(1)]).results;
