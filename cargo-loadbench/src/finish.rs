@@ -125,6 +125,7 @@ fn tail(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut report: R
     cx.columns = LatencyColumns::new(args.percentiles.clone().unwrap_or_default());
     cx.fail_on_warning = args.fail_on_warning;
     cx.saves_as = args.save_baseline.as_deref();
+    cx.html_reports = args.outputs.iter().filter(|o| o.format == Format::Html).map(|o| o.path.clone()).collect();
     code = code.max(write_outputs(args, &cx, print));
     for hint in loadbench::report::hints(report.scenarios.iter().map(|s| &s.report)) {
         eprintln!("{hint}");
@@ -215,12 +216,7 @@ pub fn writes_step_summary(args: &Args) -> bool {
 /// line), else [`exit_code::OK`].
 fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
     let mut code = exit_code::OK;
-    // Markdown, wherever it goes, ends by naming the HTML reports written beside it: a pull
-    // request's comment or summary page cannot show them.
-    let note = html_note(&args.outputs);
-    let render = |format: Format| {
-        output::render(format, cx).map(|text| if format == Format::Markdown { text + &note } else { text })
-    };
+    let render = |format: Format| output::render(format, cx);
     match render(args.format).map(|text| if print { text } else { String::new() }) {
         // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
         Ok(text) => {
@@ -250,17 +246,6 @@ fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
         }
     }
     code
-}
-
-/// The Markdown's last line when the run wrote HTML reports, saying where they are (empty
-/// without any).
-fn html_note(outputs: &[OutputSpec]) -> String {
-    let pages: Vec<String> =
-        outputs.iter().filter(|o| o.format == Format::Html).map(|o| format!("`{}`", o.path.display())).collect();
-    if pages.is_empty() {
-        return String::new();
-    }
-    format!("\n📊 HTML report: {}, in this run's artifacts (download and open it in a browser).\n", pages.join(", "))
 }
 
 /// A note when the baseline was recorded on a machine that differs in what matters for speed.

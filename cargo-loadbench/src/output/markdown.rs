@@ -110,7 +110,18 @@ pub fn render(cx: &Context) -> String {
         out.push_str(&details);
         out.push_str("\n</details>\n");
     }
+    out.push_str(&html_reports_line(cx));
     out
+}
+
+/// The last line when HTML reports were written beside the Markdown, saying where they are; empty
+/// without any.
+fn html_reports_line(cx: &Context) -> String {
+    if cx.html_reports.is_empty() {
+        return String::new();
+    }
+    let pages: Vec<String> = cx.html_reports.iter().map(|p| format!("`{}`", p.display())).collect();
+    format!("\n📊 HTML report: {}, in this run's artifacts (download and open it in a browser).\n", pages.join(", "))
 }
 
 /// What goes in the `<details>` block, each part after a blank line; empty when there is nothing.
@@ -245,6 +256,18 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    #[test]
+    fn the_html_reports_written_beside_it_are_named_last() {
+        let report = sample_report();
+        let mut cx = Context::new(&report, 1, None, false);
+        assert!(!render(&cx).contains("HTML report"), "none written");
+        cx.html_reports = vec!["out/loadbench.html".into()];
+        let out = render(&cx);
+        let last =
+            "\n📊 HTML report: `out/loadbench.html`, in this run's artifacts (download and open it in a browser).\n";
+        assert!(out.ends_with(last), "{out}");
     }
 
     #[test]

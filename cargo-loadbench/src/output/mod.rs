@@ -118,6 +118,9 @@ pub struct Context<'a> {
     /// `--save-baseline NAME`: the name this run is saved as, which names it in the Markdown
     /// heading when it is compared with another baseline.
     pub saves_as: Option<&'a str>,
+    /// The HTML reports written beside the other outputs, which the Markdown names: a pull
+    /// request's comment or GitHub's summary page cannot show them.
+    pub html_reports: Vec<PathBuf>,
 }
 
 impl<'a> Context<'a> {
@@ -133,6 +136,7 @@ impl<'a> Context<'a> {
             columns: LatencyColumns::default(),
             fail_on_warning: false,
             saves_as: None,
+            html_reports: Vec::new(),
         }
     }
 
