@@ -71,20 +71,27 @@ pub fn check_outputs(args: &Args, gating: &Gating) -> Result<(), Error> {
 pub fn without_scenarios(args: &Args, gating: &Gating, baseline: Option<&Baseline>, why: &Error) -> u8 {
     eprintln!("note: no scenario to run ({why}); nothing measured (--allow-no-scenarios)");
     let report = Results::new(std::time::SystemTime::now());
-    tail(args, gating, baseline, report, exit_code::OK, Tail { print: false, saved: false })
+    tail(args, gating, baseline, report, exit_code::OK, Tail { print: false, saved: false }, Vec::new())
 }
 
 /// Thresholds → compare → outputs → save the baseline → the exit code, which is at least `code`.
 pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, report: Results, code: u8) -> u8 {
-    tail(args, gating, baseline, report, code, Tail { print: true, saved: false })
+    tail(args, gating, baseline, report, code, Tail { print: true, saved: false }, Vec::new())
 }
 
-/// [`finish`] for saved results (`cargo loadbench report`): they print on stdout only with an
-/// explicit `--format` or without any `--output`, and a run that was interrupted back then
-/// neither sets the exit code nor blocks `--save-baseline` now.
-pub fn finish_saved(args: &Args, gating: &Gating, baseline: Option<&Baseline>, report: Results, code: u8) -> u8 {
+/// [`finish`] for saved results (`cargo loadbench report`, `merge`): they print on stdout only
+/// with an explicit `--format` or without any `--output`, a run that was interrupted back then
+/// neither sets the exit code nor blocks `--save-baseline` now, and `notes` (how the results were
+/// put together) go with the run's own under the table, in the Markdown and in the HTML.
+pub fn finish_saved(
+    args: &Args,
+    gating: &Gating,
+    baseline: Option<&Baseline>,
+    report: Results,
+    notes: Vec<String>,
+) -> u8 {
     let print = args.outputs.is_empty() && args.json.is_none() || args.format != Format::Table;
-    tail(args, gating, baseline, report, code, Tail { print, saved: true })
+    tail(args, gating, baseline, report, exit_code::OK, Tail { print, saved: true }, notes)
 }
 
 /// How [`tail`] differs between a run and saved results.
@@ -97,13 +104,20 @@ struct Tail {
 }
 
 /// The tail of [`finish`] and [`finish_saved`].
-fn tail(args: &Args, gating: &Gating, baseline: Option<&Baseline>, mut report: Results, mut code: u8, how: Tail) -> u8 {
+fn tail(
+    args: &Args,
+    gating: &Gating,
+    baseline: Option<&Baseline>,
+    mut report: Results,
+    mut code: u8,
+    how: Tail,
+    mut notes: Vec<String>,
+) -> u8 {
     let print = how.print;
     gate::apply_thresholds(&mut report, &args.thresholds);
     if let Some(first) = targets::reference(&report).map(str::to_owned) {
         targets::compare_with_first(&mut report, &first, gating.noise);
     }
-    let mut notes = Vec::new();
     if let Some(baseline) = baseline.filter(|b| !b.report.scenarios.is_empty()) {
         for scenario in &mut report.scenarios {
             let old = baseline.scenario(scenario);

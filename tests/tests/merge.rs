@@ -152,10 +152,13 @@ fn the_merged_histogram_is_the_histogram_of_every_sample() {
         parts.iter().rev().map(|p| write(dir.path(), &format!("shard-{}.json", p.index), &shard_document(p))).collect();
     let merged = dir.path().join("merged.json");
     let mut args: Vec<&str> = files.iter().map(|f| text(f)).collect();
-    args.extend(["--json", text(&merged)]);
+    let markdown = dir.path().join("merged.md");
+    args.extend(["--json", text(&merged), "--output", text(&markdown)]);
     let out = merge(dir.path(), &args);
     assert_eq!(out.code, Some(0), "{out:#?}");
-    assert!(out.stderr.contains("note: 3 shards merged, run on 3 machines (node-0, node-1, node-2)"), "{}", out.stderr);
+    // How the run was put together goes with its notes, into every format.
+    let summary = std::fs::read_to_string(&markdown).expect("the Markdown");
+    assert!(summary.contains("3 shards merged, run on 3 machines (node-0, node-1, node-2)"), "{summary}");
 
     let json = read_json(&merged);
     assert!(json.get("shard").is_none(), "the merged run is whole");

@@ -3,14 +3,10 @@
 //! ([`crate::finish::finish_saved`], as `cargo loadbench report` does): thresholds, baselines,
 //! verdicts and every output format work on the whole run as on a local one.
 
-use cargo_loadbench::Results;
-use loadbench::exit_code;
-
 use crate::cli::{Args, MergeArgs};
 use crate::error::Error;
 use crate::finish::{self, Gating};
 use crate::merge::{self, MergeError, Shard};
-use crate::versioned;
 
 /// Runs `cargo loadbench merge` and returns the exit code; a flag that only applies to a run, a
 /// file that cannot be read, shards that do not make one run or an output that cannot be written
@@ -22,11 +18,7 @@ pub fn run(args: &Args, files: &MergeArgs) -> Result<u8, Error> {
     let shards = files
         .files
         .iter()
-        .map(|path| {
-            versioned::read::<Results>(path)
-                .map(|results| Shard { path: path.clone(), results })
-                .map_err(|err| Error::SavedResults { path: path.clone(), reason: err.to_string() })
-        })
+        .map(|path| super::report::read_saved(path).map(|results| Shard { path: path.clone(), results }))
         .collect::<Result<Vec<_>, Error>>()?;
     let merged = merge::merge(shards, &args.measured_percentiles())?;
     let results = merged.results;
@@ -39,10 +31,5 @@ pub fn run(args: &Args, files: &MergeArgs) -> Result<u8, Error> {
     gating.runs = 1;
     finish::check_outputs(args, &gating)?;
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
-    // The notes go before the outputs' own, on stderr: `finish_saved` has no room for more
-    // lines under the table.
-    for note in &merged.notes {
-        eprintln!("note: {note}");
-    }
-    Ok(finish::finish_saved(args, &gating, baseline.as_ref(), results, exit_code::OK))
+    Ok(finish::finish_saved(args, &gating, baseline.as_ref(), results, merged.notes))
 }

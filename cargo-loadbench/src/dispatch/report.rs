@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use cargo_loadbench::{Results, ScenarioResult};
-use loadbench::exit_code;
 
 use crate::cli::{Args, ReportArgs};
 use crate::error::Error;
@@ -26,11 +25,7 @@ pub fn run(args: &Args, report: &ReportArgs) -> Result<u8, Error> {
     let documents = report
         .files
         .iter()
-        .map(|path| {
-            versioned::read::<Results>(path)
-                .map(|results| (path.clone(), results))
-                .map_err(|err| Error::SavedResults { path: path.clone(), reason: err.to_string() })
-        })
+        .map(|path| read_saved(path).map(|results| (path.clone(), results)))
         .collect::<Result<Vec<_>, Error>>()?;
     let results = merge(documents);
     let names: Vec<&str> = results.scenarios.iter().map(|s| s.name.as_str()).collect();
@@ -42,7 +37,14 @@ pub fn run(args: &Args, report: &ReportArgs) -> Result<u8, Error> {
     gating.runs = results.scenarios.iter().map(|s| s.runs.len()).max().unwrap_or(0).max(1) as u32;
     finish::check_outputs(args, &gating)?;
     let baseline = args.baseline.as_deref().map(|name| gating.baselines.load(name)).transpose()?;
-    Ok(finish::finish_saved(args, &gating, baseline.as_ref(), results, exit_code::OK))
+    Ok(finish::finish_saved(args, &gating, baseline.as_ref(), results, Vec::new()))
+}
+
+/// The results document at `path`, as `--output FILE.json` or `--json` wrote it (a bench
+/// binary's own too): one line naming the file when it cannot be read or is not one.
+pub fn read_saved(path: &Path) -> Result<Results, Error> {
+    versioned::read::<Results>(path)
+        .map_err(|err| Error::SavedResults { path: path.to_owned(), reason: err.to_string() })
 }
 
 /// One document from several: the first file's header (tool, machine, start), every file's
