@@ -4,18 +4,22 @@
 use http::StatusCode;
 
 /// HTTP figures of one virtual user, merged into the scenario's totals when it finishes.
+///
+/// What every response counts comes first, in one cache line with the first status codes (see
+/// `Ctx`'s layout).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct HttpCounters {
     pub(crate) responses: u64,
     pub(crate) bytes_received: u64,
+    /// Of `responses`, those that came over HTTP/2.
+    pub(crate) http2_responses: u64,
+    pub(crate) status: StatusCounts,
     pub(crate) connections: u64,
     /// Requests sent again on a new connection after their reused one turned out closed.
     pub(crate) retries: u64,
     /// Redirects followed (requests sent to a `Location`).
     pub(crate) redirects: u64,
-    /// Of `responses`, those that came over HTTP/2.
-    pub(crate) http2_responses: u64,
-    pub(crate) status: StatusCounts,
     pub(crate) tls: TlsCounters,
 }
 

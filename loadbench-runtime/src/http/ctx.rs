@@ -50,46 +50,50 @@ use crate::error::{Error, ErrorKind, Result};
 /// # fn main() {}
 /// ```
 #[derive(Debug)]
+// In declaration order, the fields a request touches first: with a thousand users taking turns
+// on a core, each of a user's cache lines a request touches is a cache miss (about one per
+// line), and the compiler's own order spread them over ten lines of the 952 (bench/RESULTS.md).
+#[repr(C)]
 pub struct Ctx {
-    pub(super) target: Rc<Target>,
-    timeout: Duration,
-    /// Most bytes of a response body kept, unless a request says otherwise.
-    max_body: u64,
     /// What the request being built does with its response's body. Here rather than in the
     /// builder, so that neither the builder nor the request's future grows by it.
     policy: BodyPolicy,
-    user: u32,
-    conn: Option<Http1Connection>,
-    /// For `https://`: this user's TLS configuration, with a session cache of its own.
-    tls: Option<Arc<rustls::ClientConfig>>,
-    /// The path of the request being built, and whether `wire` already holds the request.
-    pub(super) last: LastRequest,
-    /// The request being sent, encoded; the allocation is kept from request to request.
-    pub(super) wire: Vec<u8>,
-    timer: RequestTimer,
-    /// [`Ctx::user_data`], one value per type.
-    user_data: HashMap<TypeId, Box<dyn Any>>,
-    pub(crate) counters: HttpCounters,
-    /// The user's cookies ([`Ctx::cookies`]).
-    pub(super) jar: Jar,
+    timeout: Duration,
+    /// Most bytes of a response body kept, unless a request says otherwise.
+    max_body: u64,
     /// Redirects a request follows unless it says otherwise (`follow_redirects`).
     follow_default: u32,
     /// Redirects the request being built follows; here, as `policy`, to keep the builder small.
     pub(super) follow: u32,
-    /// The headers and body of a request that may be followed, to send again on a 307 or 308.
-    pub(super) resend: Option<Box<Resend>>,
-    /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
-    /// nothing collects them.
-    pub(super) recorder: Option<Rc<dyn Recorder>>,
+    user: u32,
     /// Whether the current iteration is measured (not warmup), so that its steps count.
     pub(crate) measuring: bool,
-    /// This user's cursor into its scenario's feed (`feed.rs`); `None` without one.
-    pub(super) feed: Option<crate::feed::FeedCursor>,
     /// The shared connection this user sends on (`connections = N`, `http2 = true`), instead of
     /// `conn`, its own.
     lane: Option<Rc<Lane>>,
-    /// With a lane: the headers and body of the request being sent, for HTTP/2, which does not
-    /// send `wire`.
+    /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
+    /// nothing collects them.
+    pub(super) recorder: Option<Rc<dyn Recorder>>,
+    pub(super) target: Rc<Target>,
+    /// The user's cookies ([`Ctx::cookies`]).
+    pub(super) jar: Jar,
+    timer: RequestTimer,
+    /// The request being sent, encoded; the allocation is kept from request to request.
+    pub(super) wire: Vec<u8>,
+    /// The path of the request being built, and whether `wire` already holds the request.
+    pub(super) last: LastRequest,
+    pub(crate) counters: HttpCounters,
+    conn: Option<Http1Connection>,
+    /// The headers and body of a request that may be followed, to send again on a 307 or 308.
+    pub(super) resend: Option<Box<Resend>>,
+    /// This user's cursor into its scenario's feed (`feed.rs`); `None` without one.
+    pub(super) feed: Option<crate::feed::FeedCursor>,
+    /// For `https://`: this user's TLS configuration, with a session cache of its own.
+    tls: Option<Arc<rustls::ClientConfig>>,
+    /// [`Ctx::user_data`], one value per type.
+    user_data: HashMap<TypeId, Box<dyn Any>>,
+    /// With a lane that may speak HTTP/2: the headers and body of the request being sent, which
+    /// HTTP/2 sends instead of `wire`; empty otherwise.
     parts: (HeaderMap, Bytes),
 }
 
@@ -235,7 +239,7 @@ impl Ctx {
         let error = self.set_path(path).err();
         self.policy = BodyPolicy::Keep(self.max_body);
         self.follow = self.follow_default;
-        RequestBuilder { ctx: self, method, headers: HeaderMap::new(), body: Bytes::new(), error, name: None }
+        RequestBuilder { ctx: self, method, headers: None, body: Bytes::new(), error, name: None }
     }
 
     fn set_path(&mut self, path: &str) -> Result<()> {
@@ -353,7 +357,9 @@ impl Ctx {
 pub struct RequestBuilder<'a> {
     pub(super) ctx: &'a mut Ctx,
     method: Method,
-    pub(super) headers: HeaderMap,
+    /// The request's own headers; `None` until it has one, as most requests never do: an empty
+    /// `HeaderMap` costs a request about 70 instructions to make and drop (bench/RESULTS.md).
+    headers: Option<HeaderMap>,
     body: Bytes,
     pub(super) error: Option<Error>,
     /// The row this request is counted in ([`RequestBuilder::name`]).
@@ -366,7 +372,7 @@ impl<'a> RequestBuilder<'a> {
     pub fn header(mut self, name: &str, value: &str) -> Self {
         match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
             (Ok(name), Ok(value)) => {
-                self.headers.append(name, value);
+                self.headers_mut().append(name, value);
             }
             _ => {
                 self.error.get_or_insert_with(|| Error::msg(format!("invalid header `{name}: {value}`")));
@@ -377,8 +383,13 @@ impl<'a> RequestBuilder<'a> {
 
     /// Adds a header whose name and value are already checked.
     pub(crate) fn typed_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
-        self.headers.append(name, value);
+        self.headers_mut().append(name, value);
         self
+    }
+
+    /// The request's headers, made on first use.
+    pub(super) fn headers_mut(&mut self) -> &mut HeaderMap {
+        self.headers.get_or_insert_with(HeaderMap::new)
     }
 
     /// Sets the request body.
@@ -426,15 +437,15 @@ impl<'a> RequestBuilder<'a> {
         let RequestBuilder { ctx, method, mut headers, body, error, name } = self;
         if ctx.follow != 0 {
             // Kept before the jar's `Cookie` is added: each hop asks the jar again.
-            ctx.resend = Some(Box::new(Resend { headers: headers.clone(), body: body.clone() }));
+            ctx.resend = Some(Box::new(Resend { headers: headers.clone().unwrap_or_default(), body: body.clone() }));
         }
         if ctx.jar.has_cookies()
             && let Some(path) = ctx.last.joined()
             && let Some(cookie) = ctx.jar.header(&ctx.target, path)
         {
-            headers.append(http::header::COOKIE, cookie);
+            headers.get_or_insert_with(HeaderMap::new).append(http::header::COOKIE, cookie);
         }
-        let plain = headers.is_empty() && body.is_empty();
+        let plain = headers.as_ref().is_none_or(HeaderMap::is_empty) && body.is_empty();
         // HTTP/2 with prior knowledge sends the request's parts, never its HTTP/1.1 bytes.
         let wire_unused = ctx.lane.as_ref().is_some_and(|lane| !lane.may_speak_http1());
         let prepared = match (error, ctx.last.joined()) {
@@ -444,13 +455,23 @@ impl<'a> RequestBuilder<'a> {
             (None, Some(_)) if wire_unused || (plain && ctx.last.is_encoded(&method)) => Ok(()),
             (None, Some(path)) => {
                 ctx.wire.clear();
-                h1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), &headers, &body);
+                let none;
+                let headers = match &headers {
+                    Some(headers) => headers,
+                    None => {
+                        none = HeaderMap::new();
+                        &none
+                    }
+                };
+                h1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), headers, &body);
                 ctx.last.set_encoded(plain.then(|| method.clone()));
                 Ok(())
             }
         };
-        if ctx.lane.is_some() {
-            ctx.parts = (headers, body);
+        // Only HTTP/2 sends the parts; on a lane that cannot speak it they would be moved into
+        // the user's state and dropped from it for nothing, a cold line or two a request.
+        if ctx.lane.as_ref().is_some_and(|lane| lane.may_speak_http2()) {
+            ctx.parts = (headers.unwrap_or_default(), body);
         }
         let naming = Naming::start(name, ctx);
         Sent::new(ctx.execute(prepared, method), naming)

@@ -30,7 +30,7 @@ impl<'a> RequestBuilder<'a> {
     pub fn json<T: Serialize + ?Sized>(mut self, value: &T) -> Self {
         match serde_json::to_vec(value) {
             Ok(body) => {
-                self.headers.entry(CONTENT_TYPE).or_insert(HeaderValue::from_static("application/json"));
+                self.headers_mut().entry(CONTENT_TYPE).or_insert(HeaderValue::from_static("application/json"));
                 self.body(body)
             }
             Err(e) => {

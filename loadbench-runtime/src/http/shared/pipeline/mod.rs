@@ -239,21 +239,27 @@ impl Queue {
                 self.slots[i].start += len;
             }
         }
-        let slot = Slot {
-            method: request.method.clone(),
-            policy: request.policy,
-            start,
-            again,
-            answer: Answer::default(),
-            state: State::Waiting,
-        };
         let index = match self.free.pop() {
+            // Filled in place: its `Answer` keeps the waker of the user that left it, most often
+            // this very user (see `Answer`).
             Some(index) => {
-                self.slots[index] = slot;
+                let slot = &mut self.slots[index];
+                slot.method.clone_from(request.method);
+                slot.policy = request.policy;
+                slot.start = start;
+                slot.again = again;
+                slot.state = State::Waiting;
                 index
             }
             None => {
-                self.slots.push(slot);
+                self.slots.push(Slot {
+                    method: request.method.clone(),
+                    policy: request.policy,
+                    start,
+                    again,
+                    answer: Answer::default(),
+                    state: State::Waiting,
+                });
                 self.slots.len() - 1
             }
         };
