@@ -11,8 +11,10 @@ use std::pin::Pin;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::http::request_timer;
 
 thread_local! {
     /// Whether this thread is polling a scenario body, where panics are caught and counted.
@@ -43,14 +45,19 @@ pub(crate) fn quiet_repeated_panics() {
 /// A future of its own over the pinned body rather than an `async fn` taking it: the body's
 /// future is the largest of an iteration, and taking it by value would copy it once more per
 /// iteration (bench/RESULTS.md, issue 15).
-pub(crate) fn caught<F: Future<Output = Result<()>>>(body: Pin<&mut F>) -> Caught<'_, F> {
-    Caught { body }
+///
+/// `started` is the iteration's start as a clock reading just taken, which its first request's
+/// deadline may use during the body's first poll ([`request_timer::primed`]); `None` when the
+/// start is not such a reading (an arrival's scheduled time, or after a think time).
+pub(crate) fn caught<F: Future<Output = Result<()>>>(body: Pin<&mut F>, started: Option<Instant>) -> Caught<'_, F> {
+    Caught { body, started }
 }
 
 /// The future of [`caught`].
 #[derive(Debug)]
 pub(crate) struct Caught<'a, F> {
     body: Pin<&'a mut F>,
+    started: Option<Instant>,
 }
 
 impl<F: Future<Output = Result<()>>> Future for Caught<'_, F> {
@@ -58,8 +65,15 @@ impl<F: Future<Output = Result<()>>> Future for Caught<'_, F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         IN_BODY.with(|flag| flag.set(true));
+        let started = self.started.take();
+        if started.is_some() {
+            request_timer::primed(started);
+        }
         // The body's state is dropped after a panic, never used again: unwind safety holds.
         let polled = catch_unwind(AssertUnwindSafe(|| self.body.as_mut().poll(cx)));
+        if started.is_some() {
+            request_timer::primed(None);
+        }
         IN_BODY.with(|flag| flag.set(false));
         match polled {
             Ok(poll) => poll,
@@ -85,12 +99,12 @@ mod tests {
     #[tokio::test]
     async fn a_panic_is_an_error_with_its_message() {
         quiet_repeated_panics();
-        let failed = caught(std::pin::pin!(async { panic!("cart was empty") })).await;
+        let failed = caught(std::pin::pin!(async { panic!("cart was empty") }), None).await;
         let err = failed.err().map(|e| (e.kind(), e.to_string()));
         assert_eq!(err, Some((ErrorKind::Panic, "the scenario body panicked: cart was empty".to_owned())));
         let n = 3;
-        let failed = caught(std::pin::pin!(async move { panic!("item {n} missing") })).await;
+        let failed = caught(std::pin::pin!(async move { panic!("item {n} missing") }), None).await;
         assert!(failed.is_err_and(|e| e.to_string().ends_with("item 3 missing")));
-        assert!(caught(std::pin::pin!(async { Ok(()) })).await.is_ok());
+        assert!(caught(std::pin::pin!(async { Ok(()) }), None).await.is_ok());
     }
 }

@@ -183,7 +183,10 @@ where
         // A panic in the body fails this iteration only: the user goes on with the next.
         let outcome = {
             let iteration = pin!(body(&mut ctx));
-            halt.until(index, Phase::Cancelled, pin!(panics::caught(iteration))).await
+            // A start just read from the clock (not an arrival's schedule) may be the first
+            // request's too.
+            let started = reuse_end.then_some(start);
+            halt.until(index, Phase::Cancelled, pin!(panics::caught(iteration, started))).await
         };
         // Cookies the iteration got go or stay as the scenario's `cookies` says.
         ctx.iteration_done();

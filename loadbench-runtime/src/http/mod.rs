@@ -36,7 +36,7 @@ mod last_request;
 mod names;
 mod recorder;
 mod redirects;
-mod request_timer;
+pub(crate) mod request_timer;
 mod response;
 mod session;
 mod shared;

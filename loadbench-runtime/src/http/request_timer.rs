@@ -7,11 +7,31 @@
 //! current request's deadline is checked and the timer is moved to it, so the wheel is touched
 //! about once per timeout period (30 s by default) rather than twice per request.
 
+use std::cell::Cell;
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::task::Poll;
 
 use tokio::time::{Instant, Sleep};
+
+thread_local! {
+    /// A clock reading a request's deadline may take instead of reading the clock again: the
+    /// iteration's start, while the first poll of its body runs (see [`primed`]).
+    static PRIMED: Cell<Option<std::time::Instant>> = const { Cell::new(None) };
+}
+
+/// Lets the next request's deadline on this thread start from `now` instead of a clock read of
+/// its own; `None` withdraws it.
+///
+/// A closed-model user starts its next iteration at the last one's end reading, and its first
+/// request comes in the same poll, microseconds later at most: a second reading tells the
+/// deadline nothing (one of the two clock reads left per request, about 2 % of a pipelined
+/// request's CPU in this machine's VM; bench/RESULTS.md). The engine primes it for the first poll of
+/// an iteration's body only and withdraws it after, so that a body that waited first (a sleep,
+/// another request) reads the clock.
+pub(crate) fn primed(now: Option<std::time::Instant>) {
+    PRIMED.with(|primed| primed.set(now));
+}
 
 /// One virtual user's request timer; armed on first use, since `Ctx`s are built outside the
 /// runtime, where a `Sleep` cannot be.
@@ -47,7 +67,7 @@ impl Armed {
 impl RequestTimer {
     /// The deadline of a request that starts now and may take `timeout`.
     pub(crate) fn deadline(&mut self, timeout: std::time::Duration) -> Instant {
-        let now = Instant::now();
+        let now = PRIMED.with(Cell::take).map_or_else(Instant::now, Instant::from_std);
         self.fresh = Some(now);
         now + timeout
     }
