@@ -274,7 +274,13 @@ impl Http1Connection {
                             // Refused before a byte of it is read or a byte allocated for it.
                             return Poll::Ready(Err(ExchangeError::BodyTooLarge { limit }));
                         }
-                        let head_bytes = self.read.split_to(head.len).freeze();
+                        let head_bytes = match self.heads.current() {
+                            Some(bytes) => {
+                                self.read.advance(head.len);
+                                bytes
+                            }
+                            None => self.read.split_to(head.len).freeze(),
+                        };
                         self.received = 0;
                         self.phase = Phase::Body { head, head_bytes, chunked: Chunked::Size };
                     }
