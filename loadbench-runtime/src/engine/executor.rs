@@ -24,6 +24,7 @@ use super::registry::Workload;
 use super::selfcheck::{self, WorkerLoad};
 use super::start_gate::{StartGate, StartLine};
 use super::stats::WorkerStats;
+use super::userset::Running;
 use super::vu::{UserSlot, VirtualUser};
 use super::warmup::Warmup;
 use super::worker::{WorkSource, Worker, WorkerSetup};
@@ -265,7 +266,7 @@ impl WorkerThread {
             }
             let mut slots = Vec::new();
             let scheduler_slot = ready.len();
-            let tasks: Vec<_> = ready
+            let users: Vec<_> = ready
                 .into_iter()
                 .enumerate()
                 .map(|(index, ctx)| {
@@ -276,9 +277,11 @@ impl WorkerThread {
                     });
                     let halt = Rc::clone(&halt);
                     let user = VirtualUser { ctx, worker: Rc::clone(&worker), slot, halt, index };
-                    tokio::task::spawn_local((workload.run)(user))
+                    (workload.run)(user)
                 })
                 .collect();
+            // Users on shared connections run as one task (`userset`).
+            let running = Running::spawn(users, !lanes.is_empty());
             // Every user starts idle, the first user on top so that a light rate keeps reusing the
             // same few connections.
             worker.borrow_mut().idle = (0..slots.len()).rev().collect();
@@ -301,19 +304,16 @@ impl WorkerThread {
                 Some(scheduler) => scheduler.await.ok(),
                 None => None,
             };
-            let mut finished = Vec::with_capacity(tasks.len());
-            for task in tasks {
-                match task.await {
+            let ends = running.join().await;
+            let mut finished = Vec::with_capacity(ends.len());
+            for end in ends {
+                match end {
                     Ok(ctx) => finished.push(ctx),
                     // A body's panic is caught per iteration (`panics`); a panic anywhere else in a
                     // user's loop kills it mid-iteration: count that iteration as failed so the
                     // totals still add up, and let the other users go on. (Its teardown cannot
                     // run: its `Ctx` went down with it.)
-                    Err(err) => worker.borrow_mut().record_lost(if err.is_panic() {
-                        "a virtual user panicked"
-                    } else {
-                        "a virtual user was cancelled"
-                    }),
+                    Err(why) => worker.borrow_mut().record_lost(why),
                 }
             }
             if let Some(teardown) = workload.teardown {

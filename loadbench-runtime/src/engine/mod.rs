@@ -22,6 +22,7 @@ mod selfcheck;
 mod start_gate;
 mod stats;
 mod timeline;
+mod userset;
 pub(crate) mod vu;
 mod warmup;
 mod worker;
