@@ -26,9 +26,9 @@ thread_local! {
 /// A closed-model user starts its next iteration at the last one's end reading, and its first
 /// request comes in the same poll, microseconds later at most: a second reading tells the
 /// deadline nothing (one of the two clock reads left per request, about 2 % of a pipelined
-/// request's CPU in this machine's VM; bench/RESULTS.md). The engine primes it for the first poll of
-/// an iteration's body only and withdraws it after, so that a body that waited first (a sleep,
-/// another request) reads the clock.
+/// request's CPU in this machine's VM; bench/RESULTS.md). The engine primes it for the first
+/// poll of an iteration's body only and withdraws it after, so that a body that waited first (a
+/// sleep, another request) reads the clock.
 pub(crate) fn primed(now: Option<std::time::Instant>) {
     PRIMED.with(|primed| primed.set(now));
 }
