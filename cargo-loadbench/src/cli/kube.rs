@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use loadbench::load;
+use super::parse_duration;
 
 /// The bench binary's path in the image `examples/kubernetes/Dockerfile` builds.
 pub const DEFAULT_BINARY: &str = "/usr/local/bin/bench";
@@ -201,10 +201,6 @@ fn quantity(number: &str) -> bool {
     let (whole, fraction) = number.split_once('.').unwrap_or((number, "0"));
     let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
     digits(whole) && digits(fraction) && number.chars().any(|c| ('1'..='9').contains(&c))
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    load::parse_duration(text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
