@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use loadbench::cli::MAX_START_AHEAD;
+
 use super::parse_duration;
 
 /// The bench binary's path in the image `examples/kubernetes/Dockerfile` builds.
@@ -78,8 +80,8 @@ pub struct JobArgs {
     pub namespace: Option<String>,
 
     /// When the shards start, from now: time to apply the Job, pull the image and schedule every
-    /// pod, such as 60s or 2m
-    #[arg(long, value_name = "TIME", default_value = "60s", value_parser = parse_duration)]
+    /// pod, such as 60s or 2m; 24h at most
+    #[arg(long, value_name = "TIME", default_value = "60s", value_parser = parse_start_in)]
     pub start_in: Duration,
 
     /// CPU of each shard, requested and limited alike (a Kubernetes quantity: 1, 2, 500m)
@@ -203,9 +205,25 @@ fn quantity(number: &str) -> bool {
     digits(whole) && digits(fraction) && number.chars().any(|c| ('1'..='9').contains(&c))
 }
 
+/// `--start-in`: at most what a shard's `--start-at` takes.
+fn parse_start_in(text: &str) -> Result<Duration, String> {
+    let start_in = parse_duration(text)?;
+    if start_in > MAX_START_AHEAD {
+        return Err(format!("`{text}` is more than the 24h a shard waits for its start at most"));
+    }
+    Ok(start_in)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_start_is_at_most_a_day_ahead() {
+        assert_eq!(parse_start_in("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_start_in("24h"), Ok(MAX_START_AHEAD));
+        assert!(parse_start_in("25h").is_err_and(|e| e.contains("24h")));
+    }
 
     #[test]
     fn names_are_rfc_1123_labels() {

@@ -19,6 +19,10 @@ const HEADING: &str = "Distributed runs";
 /// during a long wait ends it at once, not at the start instant.
 const WAKE_EVERY: Duration = Duration::from_millis(50);
 
+/// The furthest ahead `--start-at` may be. A run waits for its instant, silently but for its
+/// first line; one that a typo put days away would sit idle until then.
+pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// Later than this after `--start-at`, a run says so on stderr: its shards did not start together.
 const LATE_NOTE: Duration = Duration::from_millis(100);
 
@@ -142,6 +146,19 @@ impl StartAt {
         })
     }
 
+    /// [`StartAt::parse`] for the command line: an instant more than [`MAX_START_AHEAD`] from now
+    /// is refused, before any load is sent.
+    pub fn parse_flag(text: &str) -> Result<StartAt, String> {
+        let at = StartAt::parse(text)?;
+        if let Ok(ahead) = at.0.duration_since(SystemTime::now())
+            && ahead > MAX_START_AHEAD
+        {
+            let ahead = humantime::format_duration(Duration::from_secs(ahead.as_secs()));
+            return Err(format!("`{text}` is {ahead} from now: --start-at waits 24h at most"));
+        }
+        Ok(at)
+    }
+
     /// The instant.
     pub fn time(&self) -> SystemTime {
         self.0
@@ -234,8 +251,9 @@ pub struct DistributedArgs {
     #[arg(long, value_name = "I/N", value_parser = Shard::parse, global = true, help_heading = HEADING)]
     pub shard: Option<Shard>,
     /// Wait until this instant before the first scenario starts its load, as RFC 3339
-    /// (2026-12-01T10:00:00Z) or Unix seconds (1796119200), so that every shard starts together
-    #[arg(long, value_name = "TIME", value_parser = StartAt::parse, global = true, help_heading = HEADING)]
+    /// (2026-12-01T10:00:00Z) or Unix seconds (1796119200), so that every shard starts together;
+    /// 24h ahead at most
+    #[arg(long, value_name = "TIME", value_parser = StartAt::parse_flag, global = true, help_heading = HEADING)]
     pub start_at: Option<StartAt>,
     /// Write each latency's HdrHistogram into the results (base64 of the V2 deflate encoding), so
     /// that runs merge exactly (always on with --shard)
@@ -365,6 +383,26 @@ mod tests {
         stop.store(true, Ordering::Relaxed);
         let far = StartAt(SystemTime::now() + Duration::from_secs(3_600));
         assert_eq!(far.wait(&stop), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_start_more_than_a_day_ahead_is_refused_on_the_command_line() {
+        let unix = |t: SystemTime| format!("{}", t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs());
+        let now = SystemTime::now();
+        for fine in [
+            now - Duration::from_secs(3_600),
+            now + Duration::from_secs(3_600),
+            now + MAX_START_AHEAD - Duration::from_secs(60),
+        ] {
+            assert!(StartAt::parse_flag(&unix(fine)).is_ok(), "{fine:?}");
+        }
+        let far = unix(now + Duration::from_secs(10 * 24 * 3_600));
+        let err = StartAt::parse_flag(&far).err().unwrap_or_default();
+        assert!(err.starts_with(&format!("`{far}` is 9days 23h")), "{err}");
+        assert!(err.ends_with("--start-at waits 24h at most"), "{err}");
+        // The reading itself has no bound: a saved run's instant reads back whatever it was.
+        assert!(StartAt::parse(&far).is_ok());
+        assert!(Cli::try_parse_from(["x", "--start-at", &far]).is_err());
     }
 
     #[test]
