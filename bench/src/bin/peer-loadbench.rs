@@ -12,6 +12,10 @@
 // Bounded by count rather than time, so that an instruction count (valgrind --tool=callgrind)
 // of a run divides into a per-request figure that does not depend on the machine's speed.
 #[loadbench::scenario(name = "count50", concurrency = 50, count = 20_000)]
+// The pipelined row's shape (with `--connections 16 --pipeline 16`) at two counts: the difference
+// of their counts is the cost of 60,000 requests without the start and the report.
+#[loadbench::scenario(name = "count256", concurrency = 256, count = 20_000)]
+#[loadbench::scenario(name = "count256x4", concurrency = 256, count = 80_000)]
 // The HTTPS benchmark (bench/peers-tls.sh) runs shorter runs, and more rounds of them.
 #[loadbench::scenario(name = "c50_5s", concurrency = 50, duration = "5s")]
 #[loadbench::scenario(name = "c1000_5s", concurrency = 1000, duration = "5s")]
