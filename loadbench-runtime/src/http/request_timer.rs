@@ -8,9 +8,11 @@
 //! about once per timeout period (30 s by default) rather than twice per request.
 
 use std::cell::Cell;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::pin::{Pin, pin};
-use std::task::Poll;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
 
 use tokio::time::{Instant, Sleep};
 
@@ -73,54 +75,71 @@ impl RequestTimer {
     }
 
     /// Runs `work` to completion, or gives up at `deadline` (then `None`).
-    pub(crate) async fn within<F: Future>(&mut self, deadline: Instant, work: F) -> Option<F::Output> {
-        let armed = match &mut self.armed {
-            // Due no later than this deadline: it can only fire early, and is then moved on.
-            Some(armed) if armed.due <= deadline => armed,
-            // A shorter timeout than the last one: the timer must move now.
-            Some(armed) => {
-                armed.reset(deadline);
-                armed
-            }
-            None => self.armed.insert(Armed {
-                sleep: Box::pin(tokio::time::sleep_until(deadline)),
-                due: deadline,
-                polled: false,
-            }),
-        };
-        let fresh = &mut self.fresh;
-        let mut work = pin!(work);
-        poll_fn(|cx| {
-            // Only the first poll after `deadline` may use its reading, whatever it returns.
-            let fresh = fresh.take();
-            if let Poll::Ready(out) = work.as_mut().poll(cx) {
-                return Poll::Ready(Some(out));
-            }
-            // The clock, not the timer, decides: a server that keeps sending (a trickle, endless
-            // 1xx heads, an endless body) wakes this task again and again, and tokio's task
-            // budget, spent by those reads, would keep a due `Sleep` from ever reporting ready.
-            // One clock read per pending poll (a vDSO call) is what the check below made anyway.
-            let now = fresh.unwrap_or_else(Instant::now);
-            if now >= deadline {
-                return Poll::Ready(None);
-            }
-            // The timer wakes this task when due; until then there is no need to look at it.
-            if armed.polled && now < armed.due {
-                return Poll::Pending;
-            }
-            if now >= armed.due {
-                // Armed for an earlier request: move on to this one's deadline.
-                armed.reset(deadline);
-            }
-            // Unconstrained: with the task's budget spent, a `Sleep` returns pending without
-            // registering its waker, and a server that then goes silent would never be timed out.
-            if pin!(tokio::task::coop::unconstrained(armed.sleep.as_mut())).poll(cx).is_ready() {
-                return Poll::Ready(None);
-            }
-            armed.polled = true;
-            Poll::Pending
-        })
-        .await
+    // A future of its own rather than an `async fn` around a `poll_fn`: each of those is a level
+    // of every request's future, with a state and a cold line or two of a user's memory to
+    // touch per request (bench/RESULTS.md).
+    pub(crate) fn within<F: Future>(&mut self, deadline: Instant, work: F) -> Within<'_, F> {
+        let RequestTimer { armed, fresh } = self;
+        let armed = armed.get_or_insert_with(|| Armed {
+            sleep: Box::pin(tokio::time::sleep_until(deadline)),
+            due: deadline,
+            polled: false,
+        });
+        // Due no later than this deadline, it can only fire early, and is then moved on; due
+        // later (a shorter timeout than the last one's), it must move now.
+        if armed.due > deadline {
+            armed.reset(deadline);
+        }
+        Within { armed, fresh, deadline, work }
+    }
+}
+
+pin_project! {
+    /// [`RequestTimer::within`]'s future: `work`'s output, or `None` at `deadline`.
+    pub(crate) struct Within<'a, F> {
+        armed: &'a mut Armed,
+        fresh: &'a mut Option<Instant>,
+        deadline: Instant,
+        #[pin]
+        work: F,
+    }
+}
+
+impl<F: Future> Future for Within<'_, F> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+        let this = self.project();
+        // Only the first poll after the deadline's reading may use it, whatever it returns.
+        let fresh = this.fresh.take();
+        if let Poll::Ready(out) = this.work.poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        // The clock, not the timer, decides: a server that keeps sending (a trickle, endless 1xx
+        // heads, an endless body) wakes this task again and again, and tokio's task budget, spent
+        // by those reads, would keep a due `Sleep` from ever reporting ready. One clock read per
+        // pending poll (a vDSO call) is what the check below made anyway.
+        let now = fresh.unwrap_or_else(Instant::now);
+        let deadline = *this.deadline;
+        if now >= deadline {
+            return Poll::Ready(None);
+        }
+        let armed = &mut **this.armed;
+        // The timer wakes this task when due; until then there is no need to look at it.
+        if armed.polled && now < armed.due {
+            return Poll::Pending;
+        }
+        if now >= armed.due {
+            // Armed for an earlier request: move on to this one's deadline.
+            armed.reset(deadline);
+        }
+        // Unconstrained: with the task's budget spent, a `Sleep` returns pending without
+        // registering its waker, and a server that then goes silent would never be timed out.
+        if pin!(tokio::task::coop::unconstrained(armed.sleep.as_mut())).poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        armed.polled = true;
+        Poll::Pending
     }
 }
 
