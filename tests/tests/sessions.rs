@@ -159,6 +159,14 @@ fn ctx_cookies_reads_and_writes_the_jar_under_the_crates_rules() {
 
 #[loadbench::scenario(name = "chain", concurrency = 1, count = 5, follow_redirects = 5)]
 #[loadbench::scenario(name = "chain_limited", concurrency = 1, count = 5, follow_redirects = 2)]
+#[loadbench::scenario(
+    name = "chain_pipelined",
+    concurrency = 4,
+    count = 8,
+    follow_redirects = 5,
+    connections = 1,
+    pipeline = 4
+)]
 async fn chain(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let response = ctx.get("/chain/3").send().await?.expect_status(200)?;
     ensure(response.text()? == "end", "the last hop's body")
@@ -176,6 +184,19 @@ fn a_chain_of_redirects_is_followed_to_its_end() {
     assert_eq!(report.http.responses, 20, "every hop is an exchange");
     assert_eq!((report.http.status.get(&302), report.http.status.get(&200)), (Some(&15), Some(&5)));
     assert_eq!(report.http.connections, 1, "every hop on the user's connection");
+}
+
+#[test]
+fn a_chain_of_redirects_is_followed_on_a_shared_pipelined_connection() {
+    let server = server();
+    let report = run("chain_pipelined", &server.url());
+    assert_eq!((report.ok, report.failed), (8, 0), "{:?}", report.errors);
+    for hop in ["/chain/3", "/chain/2", "/chain/1", "/chain/0"] {
+        assert_eq!(seen(&server, hop, "").0, 8, "{hop}");
+    }
+    assert_eq!(report.http.redirects, 24);
+    assert_eq!(report.http.responses, 32, "every hop is an exchange");
+    assert_eq!(report.http.connections, 1, "every hop of every user on the one shared connection");
 }
 
 #[test]

@@ -19,6 +19,7 @@ use super::counters::HttpCounters;
 use super::failures::{connected, exchange_failed, timed_out};
 use super::last_request::LastRequest;
 use super::names::{Naming, Sent};
+use super::redirects::Chain;
 use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::session::{Resend, SessionOptions};
@@ -253,45 +254,63 @@ impl Ctx {
         Ok(())
     }
 
-    /// Sends the request encoded in `wire` and reads the whole response, within the timeout.
+    /// Sends the request encoded in `wire` and reads the whole response, within the timeout,
+    /// following redirects as the request asks ([`RequestBuilder::follow_redirects`]).
     ///
     /// An idempotent request whose reused connection turns out to have been closed by the server
     /// (the end of the stream or a reset before any byte of the response) is sent once more on
     /// a new connection, within the same deadline, as hyper's pooled client and browsers do: a
     /// server may close an idle keep-alive connection at any moment, and the request that meets
     /// the close has not been seen by it.
-    async fn execute(&mut self, prepared: Result<()>, method: Method) -> Result<Response> {
+    // One `async fn` for the whole request, hops and lane included: each level of `async fn` is
+    // a state of every request's future, with a cold line or two of a user's memory to touch per
+    // request (bench/RESULTS.md). A lane's exchange is awaited here only, so that its future's
+    // code is inlined into this one's.
+    async fn execute(&mut self, prepared: Result<()>, mut method: Method) -> Result<Response> {
         prepared?;
         let deadline = self.timer.deadline(self.timeout);
-        let response = self.exchange(&method, deadline).await?;
-        if response.sets_cookie && self.jar.accepts() {
-            // Before a redirect is followed: the next hop may need the cookie.
-            self.jar.store_from(&self.target, self.last.joined().unwrap_or("/"), response.headers());
+        // The redirects followed so far; boxed, and only once one is: following is rare.
+        let mut chain: Option<Box<Chain>> = None;
+        loop {
+            let response = if let Some(lane) = &self.lane {
+                let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
+                let request = Outgoing {
+                    wire,
+                    method: &method,
+                    path: last.joined().unwrap_or("/"),
+                    headers: &parts.0,
+                    body: &parts.1,
+                    policy: *policy,
+                };
+                let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
+                lane.exchange(&request, deadline, &mut user).await?
+            } else {
+                self.exchange(&method, deadline).await?
+            };
+            let path = match &chain {
+                Some(chain) => {
+                    self.counters.redirects += 1;
+                    chain.path.as_str()
+                }
+                None => self.last.joined().unwrap_or("/"),
+            };
+            if response.sets_cookie && self.jar.accepts() {
+                // Before a redirect is followed: the next hop may need the cookie.
+                self.jar.store_from(&self.target, path, response.headers());
+            }
+            if self.follow == 0
+                || !response.status.is_redirection()
+                || !self.next_hop(&mut chain, &response, &mut method)
+            {
+                return Ok(response);
+            }
         }
-        if self.follow != 0 && response.status.is_redirection() {
-            // Boxed: following is rare, and its future would otherwise grow every request's.
-            return Box::pin(self.follow_redirects(response, method, deadline)).await;
-        }
-        Ok(response)
     }
 
-    /// One exchange of the request encoded in `wire`, on the user's connection (opened if need
-    /// be), within `deadline`; an idempotent request meeting a closed keep-alive connection is
-    /// sent once more (see `Ctx::execute`).
-    pub(super) async fn exchange(&mut self, method: &Method, deadline: tokio::time::Instant) -> Result<Response> {
-        if let Some(lane) = &self.lane {
-            let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
-            let request = Outgoing {
-                wire,
-                method,
-                path: last.joined().unwrap_or("/"),
-                headers: &parts.0,
-                body: &parts.1,
-                policy: *policy,
-            };
-            let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
-            return lane.exchange(&request, deadline, &mut user).await;
-        }
+    /// One exchange of the request encoded in `wire` on the user's own connection (opened if
+    /// need be), within `deadline`; an idempotent request meeting a closed keep-alive connection
+    /// is sent once more (see `Ctx::execute`).
+    async fn exchange(&mut self, method: &Method, deadline: tokio::time::Instant) -> Result<Response> {
         let Ctx { target, conn, wire, timer, counters, policy, tls, recorder, .. } = self;
         if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
             *conn = None;

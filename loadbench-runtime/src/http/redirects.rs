@@ -15,7 +15,7 @@ use http::{Method, StatusCode};
 use super::ctx::{Ctx, RequestBuilder};
 use super::h1;
 use super::response::Response;
-use crate::error::Result;
+use super::session::Resend;
 
 impl<'a> RequestBuilder<'a> {
     /// Follows up to `hops` redirects within the target's origin, over the scenario's
@@ -60,53 +60,70 @@ fn request_target(url: &url::Url) -> String {
     }
 }
 
+/// Where a chain of redirects stands, from the first one followed.
+pub(super) struct Chain {
+    /// The request's own headers and body, for a 307 or 308.
+    resend: Option<Box<Resend>>,
+    /// The path of the last hop.
+    pub(super) path: String,
+    /// Redirects followed so far.
+    hops: u32,
+}
+
 impl Ctx {
-    /// Follows `response`'s redirects, up to the request's limit, within `deadline`.
-    pub(super) async fn follow_redirects(
+    /// Makes the request that follows `response`, a redirect, and returns `true`; or `false`
+    /// when it is not followed: the request's limit reached, a status not followed (300, 304 …),
+    /// no usable `Location`, or another origin. `chain` is where the chain stands (`None` before
+    /// the first hop), `method` the last hop's, and the next's once made.
+    pub(super) fn next_hop(
         &mut self,
-        mut response: Response,
-        mut method: Method,
-        deadline: tokio::time::Instant,
-    ) -> Result<Response> {
-        let resend = self.resend.take();
-        let mut path = self.last.joined().unwrap_or("/").to_owned();
-        // `wire` no longer holds the request as built: the next one with this path is encoded
-        // again.
-        self.last.set_encoded(None);
-        for _ in 0..self.follow {
-            let Some((next, keep_body)) = next_hop(response.status(), &method) else { break };
-            let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
-            let Some(url) = location.and_then(|location| self.target.resolve_location(&path, location)) else {
-                break;
-            };
-            if !self.target.same_origin(&url) {
-                break;
-            }
-            path = request_target(&url);
-            method = next;
-            let mut headers = resend.as_ref().map(|r| r.headers.clone()).unwrap_or_default();
-            let body = match &resend {
-                Some(r) if keep_body => r.body.clone(),
-                _ => {
-                    for name in [CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING] {
-                        headers.remove(name);
-                    }
-                    Bytes::new()
-                }
-            };
-            // The jar's cookies for the new path, beside any the scenario wrote, as on the first.
-            if let Some(cookie) = self.jar.header(&self.target, &path) {
-                headers.append(COOKIE, cookie);
-            }
-            self.wire.clear();
-            h1::encode_request(&mut self.wire, &method, &path, self.target.host_header(), &headers, &body);
-            response = self.exchange(&method, deadline).await?;
-            self.counters.redirects += 1;
-            if response.sets_cookie && self.jar.accepts() {
-                self.jar.store_from(&self.target, &path, response.headers());
-            }
+        chain: &mut Option<Box<Chain>>,
+        response: &Response,
+        method: &mut Method,
+    ) -> bool {
+        if chain.is_none() {
+            *chain = Some(Box::new(Chain {
+                resend: self.resend.take(),
+                path: self.last.joined().unwrap_or("/").to_owned(),
+                hops: 0,
+            }));
+            // `wire` will no longer hold the request as built: the next one with this path is
+            // encoded again.
+            self.last.set_encoded(None);
         }
-        Ok(response)
+        let Some(chain) = chain.as_deref_mut() else { return false };
+        if chain.hops >= self.follow {
+            return false;
+        }
+        let Some((next, keep_body)) = next_hop(response.status(), method) else { return false };
+        let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
+        let Some(url) = location.and_then(|location| self.target.resolve_location(&chain.path, location)) else {
+            return false;
+        };
+        if !self.target.same_origin(&url) {
+            return false;
+        }
+        chain.path = request_target(&url);
+        chain.hops += 1;
+        *method = next;
+        let resend = &chain.resend;
+        let mut headers = resend.as_ref().map(|r| r.headers.clone()).unwrap_or_default();
+        let body = match resend {
+            Some(r) if keep_body => r.body.clone(),
+            _ => {
+                for name in [CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING] {
+                    headers.remove(name);
+                }
+                Bytes::new()
+            }
+        };
+        // The jar's cookies for the new path, beside any the scenario wrote, as on the first.
+        if let Some(cookie) = self.jar.header(&self.target, &chain.path) {
+            headers.append(COOKIE, cookie);
+        }
+        self.wire.clear();
+        h1::encode_request(&mut self.wire, method, &chain.path, self.target.host_header(), &headers, &body);
+        true
     }
 }
 
