@@ -3,7 +3,8 @@
 //! connection the peak of streams in progress at once. It can limit streams
 //! (`MAX_CONCURRENT_STREAMS`), close each connection gracefully with `GOAWAY` after K requests,
 //! and reset every Nth stream (`RST_STREAM` with `INTERNAL_ERROR`: what hyper sends when its
-//! service fails), for `tests/http2.rs`.
+//! service fails), for `tests/http2.rs`. `/chain/N` redirects (302) to `/chain/N-1` down to
+//! `/chain/0`.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -49,6 +50,8 @@ struct Counters {
     requests: AtomicU64,
     resets: AtomicU64,
     versions: Mutex<BTreeMap<String, u64>>,
+    /// Requests per method and path, such as `GET /chain/2`.
+    paths: Mutex<BTreeMap<String, u64>>,
     /// One per connection accepted.
     streams: Mutex<Vec<Arc<Streams>>>,
 }
@@ -160,6 +163,11 @@ impl H2Server {
             .collect()
     }
 
+    /// Requests per method and path, such as `GET /chain/2`.
+    pub fn paths(&self) -> BTreeMap<String, u64> {
+        self.counters.paths.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
     /// Per connection, the requests it carried.
     pub fn requests_per_connection(&self) -> Vec<u64> {
         let streams = self.counters.streams.lock().unwrap_or_else(PoisonError::into_inner);
@@ -211,6 +219,12 @@ async fn answer(
         .unwrap_or_else(PoisonError::into_inner)
         .entry(format!("{:?}", request.version()))
         .or_default() += 1;
+    *counters
+        .paths
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(format!("{} {}", request.method(), request.uri().path()))
+        .or_default() += 1;
     let now = streams.now.fetch_add(1, Ordering::SeqCst) + 1;
     streams.peak.fetch_max(now, Ordering::SeqCst);
     let on_connection = streams.requests.fetch_add(1, Ordering::SeqCst) + 1;
@@ -223,6 +237,15 @@ async fn answer(
         counters.resets.fetch_add(1, Ordering::SeqCst);
         // hyper resets the stream with INTERNAL_ERROR when its service fails.
         return Err(std::io::Error::other("reset on purpose"));
+    }
+    let next = request.uri().path().strip_prefix("/chain/").and_then(|n| n.parse::<u32>().ok()).filter(|&n| n > 0);
+    if let Some(n) = next {
+        let redirect = Response::builder()
+            .status(302)
+            .header("location", format!("/chain/{}", n - 1))
+            .body(Full::new(Bytes::new()))
+            .map_err(std::io::Error::other)?;
+        return Ok(redirect);
     }
     Ok(Response::new(Full::new(Bytes::from_static(BODY.as_bytes()))))
 }

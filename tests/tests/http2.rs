@@ -158,3 +158,17 @@ fn a_reset_stream_fails_its_iteration_as_stream_reset() {
     assert_eq!(server.requests(), 500, "a reset stream is not sent again");
     assert_eq!(server.connections(), 2, "a reset stream leaves its connection open");
 }
+
+#[test]
+fn redirects_are_followed_over_http2_to_the_location_asked() {
+    let server = H2Server::start(H2Options::default(), None);
+    let target = format!("{}chain/3", server.url());
+    let args = [&target, "--http2", "-c", "4", "--connections", "1", "-n", "8", "--follow-redirects", "5"];
+    let run = url(&args);
+    assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
+    assert_eq!((run.at("/ok"), run.at("/failed")), (&json!(8), &json!(0)), "{:#}", run.at("/causes"));
+    assert_eq!(run.at("/http/redirects"), &json!(24), "{:#}", run.at("/http"));
+    let hops = ["GET /chain/3", "GET /chain/2", "GET /chain/1", "GET /chain/0"].map(|hop| (hop.to_owned(), 8));
+    assert_eq!(server.paths(), hops.into(), "each hop asked for where its redirect pointed");
+    assert_eq!(server.versions(), [("HTTP/2.0".to_owned(), 32)].into());
+}

@@ -71,7 +71,7 @@ pub struct Ctx {
     pub(crate) measuring: bool,
     /// The shared connection this user sends on (`connections = N`, `http2 = true`), instead of
     /// `conn`, its own.
-    lane: Option<Rc<Lane>>,
+    pub(super) lane: Option<Rc<Lane>>,
     /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
     /// nothing collects them.
     pub(super) recorder: Option<Rc<dyn Recorder>>,
@@ -95,7 +95,7 @@ pub struct Ctx {
     user_data: HashMap<TypeId, Box<dyn Any>>,
     /// With a lane that may speak HTTP/2: the headers and body of the request being sent, which
     /// HTTP/2 sends instead of `wire`; empty otherwise.
-    parts: (HeaderMap, Bytes),
+    pub(super) parts: (HeaderMap, Bytes),
 }
 
 impl Ctx {
@@ -274,14 +274,13 @@ impl Ctx {
         loop {
             let response = if let Some(lane) = &self.lane {
                 let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
-                let request = Outgoing {
-                    wire,
-                    method: &method,
-                    path: last.joined().unwrap_or("/"),
-                    headers: &parts.0,
-                    body: &parts.1,
-                    policy: *policy,
+                // HTTP/2 sends the path apart from `wire`: a hop's own, in a chain of redirects.
+                let path = match &chain {
+                    Some(chain) => chain.path.as_str(),
+                    None => last.joined().unwrap_or("/"),
                 };
+                let request =
+                    Outgoing { wire, method: &method, path, headers: &parts.0, body: &parts.1, policy: *policy };
                 let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
                 lane.exchange(&request, deadline, &mut user).await?
             } else {

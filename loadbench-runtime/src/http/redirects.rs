@@ -123,6 +123,10 @@ impl Ctx {
         }
         self.wire.clear();
         h1::encode_request(&mut self.wire, method, &chain.path, self.target.host_header(), &headers, &body);
+        // HTTP/2 sends the hop's headers and body apart from `wire`.
+        if self.lane.as_ref().is_some_and(|lane| lane.may_speak_http2()) {
+            self.parts = (headers, body);
+        }
         true
     }
 }
