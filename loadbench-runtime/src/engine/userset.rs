@@ -33,6 +33,9 @@ use crate::http::Ctx;
 /// How a user of the set ended: its `Ctx`, for its teardown, or why it has none.
 pub(crate) type UserEnd = Result<Box<Ctx>, &'static str>;
 
+/// Why a user has no end: it panicked outside its body, which catches its own panics.
+const PANICKED: &str = "a virtual user panicked";
+
 thread_local! {
     /// The sets running on this thread, and the users each has woken since its last poll.
     static LOCAL: RefCell<Vec<Local>> = const { RefCell::new(Vec::new()) };
@@ -240,7 +243,7 @@ impl UserSet {
         let end = match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
             Ok(Poll::Pending) => return,
             Ok(Poll::Ready(ctx)) => Ok(ctx),
-            Err(_) => Err("a virtual user panicked"),
+            Err(_) => Err(PANICKED),
         };
         user.future = None;
         user.end = Some(end);
@@ -312,16 +315,18 @@ impl Running {
             Running::Tasks(tasks) => {
                 let mut ends = Vec::with_capacity(tasks.len());
                 for task in tasks {
-                    ends.push(task.await.map_err(|err| {
-                        if err.is_panic() { "a virtual user panicked" } else { "a virtual user was cancelled" }
-                    }));
+                    ends.push(
+                        task.await.map_err(
+                            |err| {
+                                if err.is_panic() { PANICKED } else { "a virtual user was cancelled" }
+                            },
+                        ),
+                    );
                 }
                 ends
             }
             // The set's own code failed: every user it had is lost with it.
-            Running::Set(set, count) => {
-                set.await.unwrap_or_else(|_| (0..count).map(|_| Err("a virtual user panicked")).collect())
-            }
+            Running::Set(set, count) => set.await.unwrap_or_else(|_| (0..count).map(|_| Err(PANICKED)).collect()),
         }
     }
 }
@@ -402,13 +407,25 @@ mod tests {
                 ctx(1)
             }),
         ];
-        assert_eq!(run(users), vec![Err("a virtual user panicked"), Ok(1)]);
+        assert_eq!(run(users), vec![Err(PANICKED), Ok(1)]);
     }
 
     #[test]
     fn a_user_that_always_yields_lets_the_others_and_the_runtime_run() {
         // One user yields forever until another, which needs the timer, has ended: the set polls
-        // each user once a round and gives the runtime a turn between rounds.
+        // each user once a round and gives the runtime a turn between rounds. A set that never
+        // gave it a turn would spin in one poll, out of reach of `run`'s timeout: the run is on a
+        // thread of its own, watched from here.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(run(yielding_users()));
+        });
+        let ends = rx.recv_timeout(Duration::from_secs(10)).expect("the set gave the runtime a turn");
+        assert_eq!(ends, vec![Ok(0), Ok(1)]);
+    }
+
+    /// The users of the test above: built on the thread that runs them, as they are not `Send`.
+    fn yielding_users() -> Vec<VuFuture> {
         let done = Rc::new(Cell::new(false));
         let seen = Rc::clone(&done);
         let users: Vec<VuFuture> = vec![
@@ -424,6 +441,6 @@ mod tests {
                 ctx(1)
             }),
         ];
-        assert_eq!(run(users), vec![Ok(0), Ok(1)]);
+        users
     }
 }
