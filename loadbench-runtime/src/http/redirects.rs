@@ -15,7 +15,7 @@ use http::{Method, StatusCode};
 use super::ctx::{Ctx, RequestBuilder};
 use super::h1;
 use super::response::Response;
-use super::session::Resend;
+use super::session::Chain;
 
 impl<'a> RequestBuilder<'a> {
     /// Follows up to `hops` redirects within the target's origin, over the scenario's
@@ -58,16 +58,6 @@ fn request_target(url: &url::Url) -> String {
         Some(query) => format!("{}?{query}", url.path()),
         None => url.path().to_owned(),
     }
-}
-
-/// Where a chain of redirects stands, from the first one followed.
-pub(super) struct Chain {
-    /// The request's own headers and body, for a 307 or 308.
-    resend: Option<Box<Resend>>,
-    /// The path of the last hop.
-    pub(super) path: String,
-    /// Redirects followed so far.
-    hops: u32,
 }
 
 impl Ctx {

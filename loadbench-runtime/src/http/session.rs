@@ -1,5 +1,6 @@
 //! What a user's session carries from request to request, as plain data: the scenario's cookie
-//! and redirect settings, and what a request that may be redirected keeps to send again. Apart
+//! and redirect settings, what a request that may be redirected keeps to send again, and where
+//! a chain of redirects stands. Apart
 //! from `redirects.rs`, which extends the request builder, so that `ctx.rs` can hold them
 //! without the two files importing each other.
 
@@ -22,4 +23,14 @@ pub(crate) struct SessionOptions {
 pub(crate) struct Resend {
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
+}
+
+/// Where a chain of redirects stands, from the first one followed (`redirects.rs`).
+pub(super) struct Chain {
+    /// The request's own headers and body, for a 307 or 308.
+    pub(super) resend: Option<Box<Resend>>,
+    /// The path of the last hop.
+    pub(super) path: String,
+    /// Redirects followed so far.
+    pub(super) hops: u32,
 }
