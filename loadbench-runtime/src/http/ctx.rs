@@ -273,11 +273,8 @@ impl Ctx {
         loop {
             let response = if let Some(lane) = &self.lane {
                 let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
-                // HTTP/2 sends the path apart from `wire`: a hop's own, in a chain of redirects.
-                let path = match &chain {
-                    Some(chain) => chain.path.as_str(),
-                    None => last.joined().unwrap_or("/"),
-                };
+                // HTTP/2 sends the path apart from `wire`.
+                let path = sent_path(chain.as_deref(), last);
                 let request =
                     Outgoing { wire, method: &method, path, headers: &parts.0, body: &parts.1, policy: *policy };
                 let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
@@ -285,16 +282,12 @@ impl Ctx {
             } else {
                 self.exchange(&method, deadline).await?
             };
-            let path = match &chain {
-                Some(chain) => {
-                    self.counters.redirects += 1;
-                    chain.path.as_str()
-                }
-                None => self.last.joined().unwrap_or("/"),
-            };
+            if chain.is_some() {
+                self.counters.redirects += 1;
+            }
             if response.sets_cookie && self.jar.accepts() {
                 // Before a redirect is followed: the next hop may need the cookie.
-                self.jar.store_from(&self.target, path, response.headers());
+                self.jar.store_from(&self.target, sent_path(chain.as_deref(), &self.last), response.headers());
             }
             if self.follow == 0
                 || !response.status.is_redirection()
@@ -365,6 +358,14 @@ impl Ctx {
                 }
             }
         }
+    }
+}
+
+/// The path of the request just sent: the last hop's in a chain of redirects, else the one built.
+fn sent_path<'a>(chain: Option<&'a Chain>, last: &'a LastRequest) -> &'a str {
+    match chain {
+        Some(chain) => &chain.path,
+        None => last.joined().unwrap_or("/"),
     }
 }
 
