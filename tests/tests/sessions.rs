@@ -172,31 +172,29 @@ async fn chain(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ensure(response.text()? == "end", "the last hop's body")
 }
 
+/// Runs `scenario`, whose `n` iterations each follow `/chain/3` to its end on one connection, and
+/// checks what the server and the report saw.
+fn chain_followed(scenario: &str, n: u64) {
+    let server = server();
+    let report = run(scenario, &server.url());
+    assert_eq!((report.ok, report.failed), (n, 0), "{:?}", report.errors);
+    for hop in ["/chain/3", "/chain/2", "/chain/1", "/chain/0"] {
+        assert_eq!(seen(&server, hop, "").0 as u64, n, "{hop}");
+    }
+    assert_eq!(report.http.redirects, 3 * n);
+    assert_eq!(report.http.responses, 4 * n, "every hop is an exchange");
+    assert_eq!((report.http.status.get(&302), report.http.status.get(&200)), (Some(&(3 * n)), Some(&n)));
+    assert_eq!(report.http.connections, 1, "every hop of every user on the one connection");
+}
+
 #[test]
 fn a_chain_of_redirects_is_followed_to_its_end() {
-    let server = server();
-    let report = run("chain", &server.url());
-    assert_eq!((report.ok, report.failed), (5, 0), "{:?}", report.errors);
-    for hop in ["/chain/3", "/chain/2", "/chain/1", "/chain/0"] {
-        assert_eq!(seen(&server, hop, "").0, 5, "{hop}");
-    }
-    assert_eq!(report.http.redirects, 15);
-    assert_eq!(report.http.responses, 20, "every hop is an exchange");
-    assert_eq!((report.http.status.get(&302), report.http.status.get(&200)), (Some(&15), Some(&5)));
-    assert_eq!(report.http.connections, 1, "every hop on the user's connection");
+    chain_followed("chain", 5);
 }
 
 #[test]
 fn a_chain_of_redirects_is_followed_on_a_shared_pipelined_connection() {
-    let server = server();
-    let report = run("chain_pipelined", &server.url());
-    assert_eq!((report.ok, report.failed), (8, 0), "{:?}", report.errors);
-    for hop in ["/chain/3", "/chain/2", "/chain/1", "/chain/0"] {
-        assert_eq!(seen(&server, hop, "").0, 8, "{hop}");
-    }
-    assert_eq!(report.http.redirects, 24);
-    assert_eq!(report.http.responses, 32, "every hop is an exchange");
-    assert_eq!(report.http.connections, 1, "every hop of every user on the one shared connection");
+    chain_followed("chain_pipelined", 8);
 }
 
 #[test]
