@@ -20,8 +20,8 @@ fi
 source bench/prepare.sh
 
 exec python3 bench/peers_h2.py \
-  --server "$target_dir/release/hello-server" \
-  --loadbench "$target_dir/release/peer-loadbench" \
-  --cargo-loadbench "$target_dir/release/cargo-loadbench" \
+  --server "$bin_dir/hello-server" \
+  --loadbench "$bin_dir/peer-loadbench" \
+  --cargo-loadbench "$bin_dir/cargo-loadbench" \
   --lua bench/pipeline.lua \
   --rounds "${ROUNDS:-3}" "$@"

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 source bench/prepare.sh
 
 exec python3 bench/peers.py \
-  --server "$target_dir/release/hello-server" \
-  --loadbench "$target_dir/release/peer-loadbench" \
-  --cargo-loadbench "$target_dir/release/cargo-loadbench" \
+  --server "$bin_dir/hello-server" \
+  --loadbench "$bin_dir/peer-loadbench" \
+  --cargo-loadbench "$bin_dir/cargo-loadbench" \
   --rounds "${ROUNDS:-3}"

@@ -1,6 +1,6 @@
-# Sourced by bench/peers.sh and bench/peers-tls.sh: installs what the peer benchmark needs by
-# name (wrk and time from Debian's packages, oha from crates.io), builds the release binaries, and
-# sets `target_dir` to where they are.
+# Sourced by bench/peers.sh, bench/peers-tls.sh and bench/peers-h2.sh: installs what the peer
+# benchmark needs by name (wrk and time from Debian's packages, oha from crates.io), builds the
+# binaries in the `peak` profile, and sets `bin_dir` to where they are.
 
 need_apt=()
 command -v wrk >/dev/null || need_apt+=(wrk)
@@ -16,5 +16,9 @@ if ! command -v oha >/dev/null; then
   cargo install oha --locked --quiet
 fi
 
-cargo build --release --quiet -p loadbench-bench --bins -p cargo-loadbench
+# The `peak` profile (the workspace's Cargo.toml): fat LTO, one codegen unit, as a crate whose
+# generator is its limit would build its scenarios (README, "Performance"). Its first build takes a
+# few minutes.
+cargo build --profile peak --quiet -p loadbench-bench --bins -p cargo-loadbench
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+bin_dir="$target_dir/peak"
