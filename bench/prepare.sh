@@ -17,7 +17,7 @@ if ! command -v oha >/dev/null; then
 fi
 
 # The `peak` profile (the workspace's Cargo.toml): fat LTO, one codegen unit, as a crate whose
-# generator is its limit would build its scenarios (README, "Performance"). Its first build takes a
+# generator is its limit would build its scenarios (docs/measurement.md). Its first build takes a
 # few minutes.
 cargo build --profile peak --quiet -p loadbench-bench --bins -p cargo-loadbench
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
