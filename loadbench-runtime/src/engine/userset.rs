@@ -313,15 +313,12 @@ impl Running {
     pub(crate) async fn join(self) -> Vec<UserEnd> {
         match self {
             Running::Tasks(tasks) => {
+                let why = |err: tokio::task::JoinError| {
+                    if err.is_panic() { PANICKED } else { "a virtual user was cancelled" }
+                };
                 let mut ends = Vec::with_capacity(tasks.len());
                 for task in tasks {
-                    ends.push(
-                        task.await.map_err(
-                            |err| {
-                                if err.is_panic() { PANICKED } else { "a virtual user was cancelled" }
-                            },
-                        ),
-                    );
+                    ends.push(task.await.map_err(why));
                 }
                 ends
             }

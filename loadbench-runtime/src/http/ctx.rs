@@ -362,7 +362,7 @@ impl Ctx {
 }
 
 /// The path of the request just sent: the last hop's in a chain of redirects, else the one built.
-fn sent_path<'a>(chain: Option<&'a Chain>, last: &'a LastRequest) -> &'a str {
+pub(super) fn sent_path<'a>(chain: Option<&'a Chain>, last: &'a LastRequest) -> &'a str {
     match chain {
         Some(chain) => &chain.path,
         None => last.joined().unwrap_or("/"),

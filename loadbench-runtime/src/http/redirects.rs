@@ -12,7 +12,7 @@ use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, COOKIE, LOCATION, TRANSFER_ENCODING};
 use http::{Method, StatusCode};
 
-use super::ctx::{Ctx, RequestBuilder};
+use super::ctx::{Ctx, RequestBuilder, sent_path};
 use super::h1;
 use super::response::Response;
 use super::session::Chain;
@@ -71,28 +71,26 @@ impl Ctx {
         response: &Response,
         method: &mut Method,
     ) -> bool {
-        if chain.is_none() {
-            *chain = Some(Box::new(Chain {
-                resend: self.resend.take(),
-                path: self.last.joined().unwrap_or("/").to_owned(),
-                hops: 0,
-            }));
-            // `wire` will no longer hold the request as built: the next one with this path is
-            // encoded again.
-            self.last.set_encoded(None);
-        }
-        let Some(chain) = chain.as_deref_mut() else { return false };
-        if chain.hops >= self.follow {
+        if chain.as_ref().is_some_and(|chain| chain.hops >= self.follow) {
             return false;
         }
+        // Whether it is followed is known before anything changes: a redirect not followed (a
+        // 304, say) leaves the request as built, and `wire` holding it, for the next iteration.
         let Some((next, keep_body)) = next_hop(response.status(), method) else { return false };
         let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
-        let Some(url) = location.and_then(|location| self.target.resolve_location(&chain.path, location)) else {
+        let from = sent_path(chain.as_deref(), &self.last);
+        let Some(url) = location.and_then(|location| self.target.resolve_location(from, location)) else {
             return false;
         };
         if !self.target.same_origin(&url) {
             return false;
         }
+        let chain = chain.get_or_insert_with(|| {
+            // `wire` will no longer hold the request as built: the next one with this path is
+            // encoded again.
+            self.last.set_encoded(None);
+            Box::new(Chain { resend: self.resend.take(), path: String::new(), hops: 0 })
+        });
         chain.path = request_target(&url);
         chain.hops += 1;
         *method = next;
@@ -134,5 +132,40 @@ mod tests {
         assert_eq!(hop(308, Method::PUT), Some((Method::PUT, true)));
         assert_eq!(hop(304, Method::GET), None);
         assert_eq!(hop(300, Method::GET), None);
+    }
+
+    /// A response with `status` and, when given, a `Location`.
+    fn response(status: u16, location: Option<&str>) -> Response {
+        let head = match location {
+            Some(location) => format!("HTTP/1.1 {status} X\r\nlocation: {location}\r\n\r\n"),
+            None => format!("HTTP/1.1 {status} X\r\n\r\n"),
+        };
+        Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            head: Bytes::from(head),
+            headers: std::sync::OnceLock::new(),
+            body: Bytes::new(),
+            sets_cookie: false,
+        }
+    }
+
+    #[test]
+    fn a_redirect_not_followed_leaves_the_request_as_built() {
+        let target = std::rc::Rc::new(super::super::target::Target::resolve("http://127.0.0.1:1/").unwrap());
+        let mut ctx = Ctx::new(target, std::time::Duration::from_secs(1), 0, None);
+        ctx.follow = 5;
+        ctx.last.set("/a", "/a".into());
+        ctx.last.set_encoded(Some(Method::GET));
+        let mut chain = None;
+        let mut method = Method::GET;
+        // 304, and a 302 to another origin: neither is followed, and the encoded request stays.
+        for not_followed in [response(304, None), response(302, Some("http://example.com/b"))] {
+            assert!(!ctx.next_hop(&mut chain, &not_followed, &mut method));
+            assert!(chain.is_none() && ctx.last.is_encoded(&Method::GET));
+        }
+        assert!(ctx.next_hop(&mut chain, &response(302, Some("/b")), &mut method));
+        assert_eq!(chain.as_ref().map(|chain| (chain.path.as_str(), chain.hops)), Some(("/b", 1)));
+        assert!(!ctx.last.is_encoded(&Method::GET), "the hop's request is in `wire` now");
+        assert!(ctx.wire.starts_with(b"GET /b HTTP/1.1\r\n"));
     }
 }
