@@ -1,6 +1,6 @@
 //! A virtual user: the loop that runs a scenario body over and over on one connection.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::rc::Rc;
@@ -118,94 +118,104 @@ where
     Box::pin(run(user, body))
 }
 
-async fn run<F>(user: VirtualUser, body: F) -> Box<Ctx>
+// An `async` block over the user's parts rather than an `async fn` taking the user: an `async fn`
+// keeps its arguments in its state beside the body's own bindings, a second `Ctx` (a kilobyte)
+// per user that nothing reads.
+fn run<F>(user: VirtualUser, body: F) -> impl Future<Output = Box<Ctx>>
 where
     F: AsyncFn(&mut Ctx) -> Result<()>,
 {
     let VirtualUser { mut ctx, worker, slot, halt, index } = user;
-    let (think_time, ramp) = {
-        let worker = worker.borrow();
-        (worker.think_time, worker.has_ramp())
-    };
-    let mut think = think_time.map(|t| Think::new(t, ctx.user()));
-    // The setup is over: under `cookies = "iteration"`, its jar is what each iteration starts from.
-    ctx.setup_done();
-    let mut first = true;
-    // In the closed model without think time or ramp, a user starts its next iteration the
-    // moment the last one ends: that end's clock reading is the next start. Between them is
-    // only this loop's bookkeeping, and a clock read is a tenth of what a pipelined request
-    // costs the generator (perf, bench/RESULTS.md).
-    let reuse_end = think.is_none() && !ramp && slot.is_none();
-    let mut last_end: Option<Instant> = None;
-    'iterations: loop {
-        if let Some(think) = &mut think
-            && !std::mem::take(&mut first)
-        {
-            // Cut short at a duration-bound run's end, so that the run ends on time.
-            let until = Instant::now() + think.next();
-            let until = worker.borrow().deadline().map_or(until, |deadline| until.min(deadline));
-            if halt.until(index, Phase::Stopping, pin!(tokio::time::sleep_until(until.into()))).await.is_none() {
-                break;
+    async move {
+        let (think_time, ramp) = {
+            let worker = worker.borrow();
+            (worker.think_time, worker.has_ramp())
+        };
+        let mut think = think_time.map(|t| Think::new(t, ctx.user()));
+        // The setup is over: under `cookies = "iteration"`, its jar is what each iteration starts from.
+        ctx.setup_done();
+        let mut first = true;
+        // In the closed model without think time or ramp, a user starts its next iteration the
+        // moment the last one ends: that end's clock reading is the next start. Between them is
+        // only this loop's bookkeeping, and a clock read is a tenth of what a pipelined request
+        // costs the generator (perf, bench/RESULTS.md).
+        let reuse_end = think.is_none() && !ramp && slot.is_none();
+        let mut last_end: Option<Instant> = None;
+        // Whether this task's waker is in the user's slot of `halt`: this loop is polled by one task
+        // from start to end, so it registers once, not at every pending poll.
+        let registered = Cell::new(false);
+        'iterations: loop {
+            if let Some(think) = &mut think
+                && !std::mem::take(&mut first)
+            {
+                // Cut short at a duration-bound run's end, so that the run ends on time.
+                let until = Instant::now() + think.next();
+                let until = worker.borrow().deadline().map_or(until, |deadline| until.min(deadline));
+                let sleep = pin!(tokio::time::sleep_until(until.into()));
+                if halt.until_registered(index, Phase::Stopping, sleep, &registered).await.is_none() {
+                    break;
+                }
             }
-        }
-        let (start, measured) = match &slot {
-            None => {
-                // A ramp of users: wait, outside any figure, while this user is not wanted.
-                if ramp {
-                    loop {
-                        let wait = worker.borrow().inactive_until(ctx.user());
-                        let Some(until) = wait else { break };
-                        if halt
-                            .until(index, Phase::Stopping, pin!(tokio::time::sleep_until(until.into())))
-                            .await
-                            .is_none()
-                        {
-                            break 'iterations;
+            let (start, measured) = match &slot {
+                None => {
+                    // A ramp of users: wait, outside any figure, while this user is not wanted.
+                    if ramp {
+                        loop {
+                            let wait = worker.borrow().inactive_until(ctx.user());
+                            let Some(until) = wait else { break };
+                            let sleep = pin!(tokio::time::sleep_until(until.into()));
+                            if halt.until_registered(index, Phase::Stopping, sleep, &registered).await.is_none() {
+                                break 'iterations;
+                            }
                         }
                     }
+                    let now = last_end.take().unwrap_or_else(Instant::now);
+                    match worker.borrow_mut().next_iteration(now) {
+                        Some(measured) => (now, measured),
+                        None => break,
+                    }
                 }
-                let now = last_end.take().unwrap_or_else(Instant::now);
-                match worker.borrow_mut().next_iteration(now) {
-                    Some(measured) => (now, measured),
-                    None => break,
+                // The scheduler's start time is the intended one (or the actual one, if the user
+                // was woken early), so time the iteration spent waiting to start counts.
+                Some((_, slot)) => {
+                    match halt.until_registered(index, Phase::Stopping, pin!(slot.next()), &registered).await.flatten()
+                    {
+                        Some(start) => start,
+                        None => break,
+                    }
                 }
+            };
+            // Steps of a warmup iteration are not counted.
+            ctx.measuring = measured;
+            // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
+            // A panic in the body fails this iteration only: the user goes on with the next.
+            let outcome = {
+                let iteration = pin!(body(&mut ctx));
+                // A start just read from the clock (not an arrival's schedule) may be the first
+                // request's too.
+                let started = reuse_end.then_some(start);
+                halt.until_registered(index, Phase::Cancelled, pin!(panics::caught(iteration, started)), &registered)
+                    .await
+            };
+            // Cookies the iteration got go or stay as the scenario's `cookies` says.
+            ctx.iteration_done();
+            let Some(outcome) = outcome else {
+                worker.borrow_mut().record_cancelled(ctx.user(), measured);
+                break;
+            };
+            let end = Instant::now();
+            if reuse_end {
+                last_end = Some(end);
             }
-            // The scheduler's start time is the intended one (or the actual one, if the user
-            // was woken early), so time the iteration spent waiting to start counts.
-            Some((_, slot)) => match halt.until(index, Phase::Stopping, pin!(slot.next())).await.flatten() {
-                Some(start) => start,
-                None => break,
-            },
-        };
-        // Steps of a warmup iteration are not counted.
-        ctx.measuring = measured;
-        // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
-        // A panic in the body fails this iteration only: the user goes on with the next.
-        let outcome = {
-            let iteration = pin!(body(&mut ctx));
-            // A start just read from the clock (not an arrival's schedule) may be the first
-            // request's too.
-            let started = reuse_end.then_some(start);
-            halt.until(index, Phase::Cancelled, pin!(panics::caught(iteration, started))).await
-        };
-        // Cookies the iteration got go or stay as the scenario's `cookies` says.
-        ctx.iteration_done();
-        let Some(outcome) = outcome else {
-            worker.borrow_mut().record_cancelled(ctx.user(), measured);
-            break;
-        };
-        let end = Instant::now();
-        if reuse_end {
-            last_end = Some(end);
+            let mut worker = worker.borrow_mut();
+            worker.record(outcome, start, end, measured);
+            if let Some((index, _)) = &slot {
+                worker.idle.push(*index);
+            }
         }
-        let mut worker = worker.borrow_mut();
-        worker.record(outcome, start, end, measured);
-        if let Some((index, _)) = &slot {
-            worker.idle.push(*index);
-        }
+        worker.borrow_mut().absorb(&ctx.counters);
+        Box::new(ctx)
     }
-    worker.borrow_mut().absorb(&ctx.counters);
-    Box::new(ctx)
 }
 
 /// A user's think times: uniform over the range, from a SplitMix64 generator seeded by the

@@ -261,39 +261,51 @@ impl Ctx {
     /// a new connection, within the same deadline, as hyper's pooled client and browsers do: a
     /// server may close an idle keep-alive connection at any moment, and the request that meets
     /// the close has not been seen by it.
-    // One `async fn` for the whole request, hops and lane included: each level of `async fn` is
-    // a state of every request's future, with a cold line or two of a user's memory to touch per
+    // One future for the whole request, hops and lane included: each level of `async fn` is a
+    // state of every request's future, with a cold line or two of a user's memory to touch per
     // request (bench/RESULTS.md). A lane's exchange is awaited here only, so that its future's
     // code is inlined into this one's.
-    async fn execute(&mut self, prepared: Result<()>, mut method: Method) -> Result<Response> {
-        prepared?;
-        let deadline = self.timer.deadline(self.timeout);
-        // The redirects followed so far; boxed, and only once one is: following is rare.
-        let mut chain: Option<Box<Chain>> = None;
-        loop {
-            let response = if let Some(lane) = &self.lane {
-                let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
-                // HTTP/2 sends the path apart from `wire`.
-                let path = sent_path(chain.as_deref(), last);
-                let request =
-                    Outgoing { wire, method: &method, path, headers: &parts.0, body: &parts.1, policy: *policy };
-                let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
-                lane.exchange(&request, deadline, &mut user).await?
-            } else {
-                self.exchange(&method, deadline).await?
-            };
-            if chain.is_some() {
-                self.counters.redirects += 1;
-            }
-            if response.sets_cookie && self.jar.accepts() {
-                // Before a redirect is followed: the next hop may need the cookie.
-                self.jar.store_from(&self.target, sent_path(chain.as_deref(), &self.last), response.headers());
-            }
-            if self.follow == 0
-                || !response.status.is_redirection()
-                || !self.next_hop(&mut chain, &response, &mut method)
-            {
-                return Ok(response);
+    //
+    // An `async` block rather than an `async fn`: an `async fn` keeps each argument twice in its
+    // state, as it came and as the body's own binding (a line of a user's memory more per
+    // request); the block uses what it captured. `prepared`'s error is boxed for the same reason:
+    // it stays in the state for the whole request, and is nearly always `Ok`.
+    #[allow(clippy::manual_async_fn)]
+    fn execute(
+        &mut self,
+        prepared: std::result::Result<(), Box<Error>>,
+        mut method: Method,
+    ) -> impl std::future::Future<Output = Result<Response>> + '_ {
+        async move {
+            prepared.map_err(|error| *error)?;
+            let deadline = self.timer.deadline(self.timeout);
+            // The redirects followed so far; boxed, and only once one is: following is rare.
+            let mut chain: Option<Box<Chain>> = None;
+            loop {
+                let response = if let Some(lane) = &self.lane {
+                    let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
+                    // HTTP/2 sends the path apart from `wire`.
+                    let path = sent_path(chain.as_deref(), last);
+                    let request =
+                        Outgoing { wire, method: &method, path, headers: &parts.0, body: &parts.1, policy: *policy };
+                    let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
+                    lane.exchange(&request, deadline, &mut user).await?
+                } else {
+                    self.exchange(&method, deadline).await?
+                };
+                if chain.is_some() {
+                    self.counters.redirects += 1;
+                }
+                if response.sets_cookie && self.jar.accepts() {
+                    // Before a redirect is followed: the next hop may need the cookie.
+                    self.jar.store_from(&self.target, sent_path(chain.as_deref(), &self.last), response.headers());
+                }
+                if self.follow == 0
+                    || !response.status.is_redirection()
+                    || !self.next_hop(&mut chain, &response, &mut method)
+                {
+                    return Ok(response);
+                }
             }
         }
     }
@@ -301,60 +313,68 @@ impl Ctx {
     /// One exchange of the request encoded in `wire` on the user's own connection (opened if
     /// need be), within `deadline`; an idempotent request meeting a closed keep-alive connection
     /// is sent once more (see `Ctx::execute`).
-    async fn exchange(&mut self, method: &Method, deadline: tokio::time::Instant) -> Result<Response> {
-        let Ctx { target, conn, wire, timer, counters, policy, tls, recorder, .. } = self;
-        if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
-            *conn = None;
-        }
-        // A fresh connection is never retried: its failure is the server's answer.
-        let mut reused = conn.is_some();
-        loop {
-            let open = match conn {
-                Some(open) => open,
-                None => {
-                    // Boxed: connecting is rare, and its future would otherwise be part of (and
-                    // copied with) every request's future.
-                    let tls = tls.as_ref().zip(target.tls().map(|(_, name)| name));
-                    match timer.within(deadline, Box::pin(Stream::open(target.addr(), tls))).await {
-                        Some(opened) => conn.insert(Http1Connection::new(connected(
-                            opened,
-                            target.addr(),
-                            counters,
-                            recorder.as_deref(),
-                        )?)),
-                        None => return Err(timed_out(self.timeout)),
+    // An `async` block, as `execute`: its arguments are then in its state once, not twice.
+    #[allow(clippy::manual_async_fn)]
+    fn exchange<'a>(
+        &'a mut self,
+        method: &'a Method,
+        deadline: tokio::time::Instant,
+    ) -> impl std::future::Future<Output = Result<Response>> + 'a {
+        async move {
+            let Ctx { target, conn, wire, timer, counters, policy, tls, recorder, .. } = self;
+            if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
+                *conn = None;
+            }
+            // A fresh connection is never retried: its failure is the server's answer.
+            let mut reused = conn.is_some();
+            loop {
+                let open = match conn {
+                    Some(open) => open,
+                    None => {
+                        // Boxed: connecting is rare, and its future would otherwise be part of (and
+                        // copied with) every request's future.
+                        let tls = tls.as_ref().zip(target.tls().map(|(_, name)| name));
+                        match timer.within(deadline, Box::pin(Stream::open(target.addr(), tls))).await {
+                            Some(opened) => conn.insert(Http1Connection::new(connected(
+                                opened,
+                                target.addr(),
+                                counters,
+                                recorder.as_deref(),
+                            )?)),
+                            None => return Err(timed_out(self.timeout)),
+                        }
                     }
-                }
-            };
-            open.begin(*policy);
-            let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, method));
-            match timer.within(deadline, exchange).await {
-                Some(Ok(raw)) => {
-                    counters.responses += 1;
-                    counters.status.count(raw.status);
-                    counters.bytes_received += raw.body_len;
-                    return Ok(Response {
-                        status: raw.status,
-                        head: raw.head,
-                        headers: OnceLock::new(),
-                        body: raw.body,
-                        sets_cookie: raw.sets_cookie,
-                    });
-                }
-                Some(Err(err)) => {
-                    let retry = reused && method.is_idempotent() && open.may_retry(&err);
-                    *conn = None;
-                    if retry {
-                        reused = false;
-                        counters.retries += 1;
-                        continue;
+                };
+                open.begin(*policy);
+                let exchange = std::future::poll_fn(|cx| open.poll_exchange(cx, wire, method));
+                match timer.within(deadline, exchange).await {
+                    Some(Ok(raw)) => {
+                        counters.responses += 1;
+                        counters.status.count(raw.status);
+                        counters.bytes_received += raw.body_len;
+                        return Ok(Response {
+                            status: raw.status,
+                            head: raw.head,
+                            headers: OnceLock::new(),
+                            body: raw.body,
+                            sets_cookie: raw.sets_cookie,
+                        });
                     }
-                    return Err(exchange_failed(err, target.addr(), counters));
-                }
-                None => {
-                    // The connection is mid-exchange: its state is unknown, so it cannot be reused.
-                    *conn = None;
-                    return Err(timed_out(self.timeout));
+                    Some(Err(err)) => {
+                        let retry = reused && method.is_idempotent() && open.may_retry(&err);
+                        *conn = None;
+                        if retry {
+                            reused = false;
+                            counters.retries += 1;
+                            continue;
+                        }
+                        return Err(exchange_failed(err, target.addr(), counters));
+                    }
+                    None => {
+                        // The connection is mid-exchange: its state is unknown, so it cannot be reused.
+                        *conn = None;
+                        return Err(timed_out(self.timeout));
+                    }
                 }
             }
         }
@@ -467,8 +487,8 @@ impl<'a> RequestBuilder<'a> {
         // HTTP/2 with prior knowledge sends the request's parts, never its HTTP/1.1 bytes.
         let wire_unused = ctx.lane.as_ref().is_some_and(|lane| !lane.may_speak_http1());
         let prepared = match (error, ctx.last.joined()) {
-            (Some(error), _) => Err(error),
-            (None, None) => Err(Error::msg("no request path")),
+            (Some(error), _) => Err(Box::new(error)),
+            (None, None) => Err(Box::new(Error::msg("no request path"))),
             // The same request as the last one, still encoded in `wire`.
             (None, Some(_)) if wire_unused || (plain && ctx.last.is_encoded(&method)) => Ok(()),
             (None, Some(path)) => {

@@ -276,62 +276,67 @@ impl Lane {
 
     /// Sends `request` on this lane's connection (opened if need be) and reads its response,
     /// within `deadline`.
-    pub(crate) async fn exchange(
-        &self,
-        request: &Outgoing<'_>,
+    // An `async` block, not an `async fn`, as `Ctx::execute`: its arguments are then in its state
+    // once, not twice.
+    #[allow(clippy::manual_async_fn)]
+    pub(crate) fn exchange<'a>(
+        &'a self,
+        request: &'a Outgoing<'a>,
         deadline: Instant,
-        user: &mut UserSide<'_>,
-    ) -> Result<Response> {
-        // Resends so far: `[written before, never written]`.
-        let mut tries = [0u32; 2];
-        // Whether this is the request's second or later try: a pipeline sends it ahead of
-        // first tries, or the users that got answered would take the front of every new
-        // connection, and a server closing after K responses would fail it every time.
-        let mut again = false;
-        loop {
-            let open = match self.current() {
-                Some(open) => open,
-                None => {
-                    // Boxed: opening is rare, and its future would otherwise be part of (and
-                    // copied with) every request's, the unshared path's too (`Ctx::exchange`).
-                    let opening = Box::pin(self.connection(user.counters, user.recorder));
-                    match user.timer.within(deadline, opening).await {
-                        Some(open) => open?,
-                        None => return Err(failures::timed_out(user.timeout)),
+        user: &'a mut UserSide<'_>,
+    ) -> impl Future<Output = Result<Response>> + 'a {
+        async move {
+            // Resends so far: `[written before, never written]`.
+            let mut tries = [0u32; 2];
+            // Whether this is the request's second or later try: a pipeline sends it ahead of
+            // first tries, or the users that got answered would take the front of every new
+            // connection, and a server closing after K responses would fail it every time.
+            let mut again = false;
+            loop {
+                let open = match self.current() {
+                    Some(open) => open,
+                    None => {
+                        // Boxed: opening is rare, and its future would otherwise be part of (and
+                        // copied with) every request's, the unshared path's too (`Ctx::exchange`).
+                        let opening = Box::pin(self.connection(user.counters, user.recorder));
+                        match user.timer.within(deadline, opening).await {
+                            Some(open) => open?,
+                            None => return Err(failures::timed_out(user.timeout)),
+                        }
                     }
-                }
-            };
-            // Set when the request failed without a byte of it written.
-            let mut unsent = false;
-            let outcome = match &open {
-                Open::Http1(pipeline) => {
-                    user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
-                }
-                Open::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &mut unsent)).await,
-            };
-            match outcome {
-                Some(Ok(reply)) => {
-                    let counters = &mut *user.counters;
-                    counters.responses += 1;
-                    counters.status.count(reply.response.status);
-                    counters.bytes_received += reply.body_len;
-                    counters.http2_responses += u64::from(matches!(open, Open::Http2(_)));
-                    return Ok(reply.response);
-                }
-                Some(Err(failure)) => {
-                    self.forget(&open);
-                    // A request never written costs none of its retries (it waited behind others
-                    // on a connection the server closed): it has a larger budget of its own.
-                    let budget = if unsent { UNSENT_TRIES } else { RETRIES + self.transport.depth() };
-                    if failure.retry && tries[usize::from(unsent)] < budget {
-                        tries[usize::from(unsent)] += 1;
-                        again = true;
-                        user.counters.retries += 1;
-                        continue;
+                };
+                // Set when the request failed without a byte of it written.
+                let mut unsent = false;
+                let outcome = match &open {
+                    Open::Http1(pipeline) => {
+                        user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
                     }
-                    return Err(failure.error);
+                    Open::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &mut unsent)).await,
+                };
+                match outcome {
+                    Some(Ok(reply)) => {
+                        let counters = &mut *user.counters;
+                        counters.responses += 1;
+                        counters.status.count(reply.response.status);
+                        counters.bytes_received += reply.body_len;
+                        counters.http2_responses += u64::from(matches!(open, Open::Http2(_)));
+                        return Ok(reply.response);
+                    }
+                    Some(Err(failure)) => {
+                        self.forget(&open);
+                        // A request never written costs none of its retries (it waited behind others
+                        // on a connection the server closed): it has a larger budget of its own.
+                        let budget = if unsent { UNSENT_TRIES } else { RETRIES + self.transport.depth() };
+                        if failure.retry && tries[usize::from(unsent)] < budget {
+                            tries[usize::from(unsent)] += 1;
+                            again = true;
+                            user.counters.retries += 1;
+                            continue;
+                        }
+                        return Err(failure.error);
+                    }
+                    None => return Err(failures::timed_out(user.timeout)),
                 }
-                None => return Err(failures::timed_out(user.timeout)),
             }
         }
     }
