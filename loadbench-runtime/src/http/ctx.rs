@@ -22,7 +22,7 @@ use super::names::{Naming, Sent};
 use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::session::{Chain, Resend, SessionOptions};
-use super::shared::{Lane, Outgoing, UserSide};
+use super::shared::{Lane, Outgoing, Sender, UserSide};
 use super::stream::Stream;
 use super::target::Target;
 use super::{Recorder, h1};
@@ -71,10 +71,6 @@ pub struct Ctx {
     /// The shared connection this user sends on (`connections = N`, `http2 = true`), instead of
     /// `conn`, its own.
     pub(super) lane: Option<Rc<Lane>>,
-    /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
-    /// nothing collects them.
-    pub(super) recorder: Option<Rc<dyn Recorder>>,
-    pub(super) target: Rc<Target>,
     /// The user's cookies ([`Ctx::cookies`]).
     pub(super) jar: Jar,
     timer: RequestTimer,
@@ -83,6 +79,11 @@ pub struct Ctx {
     /// The path of the request being built, and whether `wire` already holds the request.
     pub(super) last: LastRequest,
     pub(crate) counters: HttpCounters,
+    // The fields below are not read by a request without cookies, a name or a new connection.
+    /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
+    /// nothing collects them.
+    pub(super) recorder: Option<Rc<dyn Recorder>>,
+    pub(super) target: Rc<Target>,
     conn: Option<Http1Connection>,
     /// The headers and body of a request that may be followed, to send again on a 307 or 308.
     pub(super) resend: Option<Box<Resend>>,
@@ -283,13 +284,10 @@ impl Ctx {
             let mut chain: Option<Box<Chain>> = None;
             loop {
                 let response = if let Some(lane) = &self.lane {
-                    let Ctx { wire, timer, counters, policy, recorder, last, parts, timeout, .. } = self;
-                    // HTTP/2 sends the path apart from `wire`.
-                    let path = sent_path(chain.as_deref(), last);
-                    let request =
-                        Outgoing { wire, method: &method, path, headers: &parts.0, body: &parts.1, policy: *policy };
-                    let mut user = UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout };
-                    lane.exchange(&request, deadline, &mut user).await?
+                    // A handle of its own, so that the exchange may ask the rest of the user's
+                    // state for what it needs.
+                    let lane = Rc::clone(lane);
+                    lane.exchange(OnLane { ctx: self, method: &method, chain: chain.as_deref() }, deadline).await?
                 } else {
                     self.exchange(&method, deadline).await?
                 };
@@ -378,6 +376,37 @@ impl Ctx {
                 }
             }
         }
+    }
+}
+
+/// A request on its way to a lane: what [`Lane::exchange`] asks of its user, taken from the
+/// user's state when it asks.
+struct OnLane<'a> {
+    ctx: &'a mut Ctx,
+    method: &'a Method,
+    /// The redirects followed so far: the request goes to the last one's `Location`.
+    chain: Option<&'a Chain>,
+}
+
+impl Sender for OnLane<'_> {
+    fn request(&self) -> Outgoing<'_> {
+        let Ctx { wire, last, parts, policy, .. } = &*self.ctx;
+        // HTTP/2 sends the path apart from `wire`.
+        let path = sent_path(self.chain, last);
+        Outgoing { wire, method: self.method, path, headers: &parts.0, body: &parts.1, policy: *policy }
+    }
+
+    fn user(&mut self) -> UserSide<'_> {
+        let Ctx { timer, counters, recorder, timeout, .. } = &mut *self.ctx;
+        UserSide { timer, counters, recorder: recorder.as_deref(), timeout: *timeout }
+    }
+
+    fn timer(&mut self) -> &mut RequestTimer {
+        &mut self.ctx.timer
+    }
+
+    fn counters(&mut self) -> &mut HttpCounters {
+        &mut self.ctx.counters
     }
 }
 

@@ -12,16 +12,19 @@ const INLINE: usize = 32;
 
 /// The path of the request being built, and what is known about the encoded one.
 #[derive(Debug, Default)]
+// What every request reads first, `long` last: it sits in a user's state between other fields
+// that every request reads (`Ctx`'s layout).
+#[repr(C)]
 pub(crate) struct LastRequest {
     inline: [u8; INLINE],
     len: usize,
-    /// The path as given, when it is longer than [`INLINE`].
-    long: String,
-    /// The path as sent, under the target's base path; `None` before the first request.
-    joined: Option<String>,
     /// The method of the request encoded in the user's buffer, when that request had this path,
     /// no headers of its own and no body, so that it can be sent again as it is.
     encoded: Option<Method>,
+    /// The path as sent, under the target's base path; `None` before the first request.
+    joined: Option<String>,
+    /// The path as given, when it is longer than [`INLINE`].
+    long: String,
 }
 
 impl LastRequest {

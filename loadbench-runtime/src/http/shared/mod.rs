@@ -66,6 +66,23 @@ pub(crate) struct Reply {
     pub(crate) body_len: u64,
 }
 
+/// The user that sends a request on a lane, asked by [`Lane::exchange`] for what it needs when it
+/// needs it: the request, for each try, and the user's timer and counters.
+///
+/// Asked for, rather than built up front and lent to the exchange: an [`Outgoing`] and a
+/// [`UserSide`] made before the exchange would sit in every request's future beside the
+/// exchange's own state, 120 bytes (two cache lines of a user's memory) written and read back
+/// per request (bench/RESULTS.md).
+pub(crate) trait Sender {
+    /// The request, as it goes on the wire.
+    fn request(&self) -> Outgoing<'_>;
+    /// All the user's side at once: opening a connection needs its counters while its timer
+    /// runs.
+    fn user(&mut self) -> UserSide<'_>;
+    fn timer(&mut self) -> &mut RequestTimer;
+    fn counters(&mut self) -> &mut HttpCounters;
+}
+
 /// What a lane's exchange uses of the user that sends on it.
 pub(crate) struct UserSide<'a> {
     pub(crate) timer: &'a mut RequestTimer,
@@ -274,16 +291,15 @@ impl Lane {
         self.transport.http2
     }
 
-    /// Sends `request` on this lane's connection (opened if need be) and reads its response,
-    /// within `deadline`.
+    /// Sends `sender`'s request on this lane's connection (opened if need be) and reads its
+    /// response, within `deadline`.
     // An `async` block, not an `async fn`, as `Ctx::execute`: its arguments are then in its state
     // once, not twice.
     #[allow(clippy::manual_async_fn)]
-    pub(crate) fn exchange<'a>(
+    pub(crate) fn exchange<'a, U: Sender + 'a>(
         &'a self,
-        request: &'a Outgoing<'a>,
+        mut sender: U,
         deadline: Instant,
-        user: &'a mut UserSide<'_>,
     ) -> impl Future<Output = Result<Response>> + 'a {
         async move {
             // Resends so far: `[written before, never written]`.
@@ -296,6 +312,7 @@ impl Lane {
                 let open = match self.current() {
                     Some(open) => open,
                     None => {
+                        let user = sender.user();
                         // Boxed: opening is rare, and its future would otherwise be part of (and
                         // copied with) every request's, the unshared path's too (`Ctx::exchange`).
                         let opening = Box::pin(self.connection(user.counters, user.recorder));
@@ -309,13 +326,17 @@ impl Lane {
                 let mut unsent = false;
                 let outcome = match &open {
                     Open::Http1(pipeline) => {
-                        user.timer.within(deadline, pipeline.exchange(request, again, &mut unsent)).await
+                        let exchange = pipeline.exchange(&sender.request(), again, &mut unsent);
+                        sender.timer().within(deadline, exchange).await
                     }
-                    Open::Http2(h2) => user.timer.within(deadline, h2.exchange(request, &mut unsent)).await,
+                    Open::Http2(h2) => {
+                        let exchange = h2.exchange(&sender.request(), &mut unsent);
+                        sender.timer().within(deadline, exchange).await
+                    }
                 };
                 match outcome {
                     Some(Ok(reply)) => {
-                        let counters = &mut *user.counters;
+                        let counters = sender.counters();
                         counters.responses += 1;
                         counters.status.count(reply.response.status);
                         counters.bytes_received += reply.body_len;
@@ -330,12 +351,12 @@ impl Lane {
                         if failure.retry && tries[usize::from(unsent)] < budget {
                             tries[usize::from(unsent)] += 1;
                             again = true;
-                            user.counters.retries += 1;
+                            sender.counters().retries += 1;
                             continue;
                         }
                         return Err(failure.error);
                     }
-                    None => return Err(failures::timed_out(user.timeout)),
+                    None => return Err(failures::timed_out(sender.user().timeout)),
                 }
             }
         }
