@@ -18,7 +18,7 @@ use super::cookies::{Cookies, Jar};
 use super::counters::HttpCounters;
 use super::failures::{connected, exchange_failed, timed_out};
 use super::last_request::LastRequest;
-use super::names::{Naming, Sent};
+use super::names::Naming;
 use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::session::{Chain, Resend, SessionOptions};
@@ -240,7 +240,7 @@ impl Ctx {
         let error = self.set_path(path).err();
         self.policy = BodyPolicy::Keep(self.max_body);
         self.follow = self.follow_default;
-        RequestBuilder { ctx: self, method, headers: None, body: Bytes::new(), error, name: None }
+        RequestBuilder { ctx: self, method, headers: None, body: None, error, name: None }
     }
 
     fn set_path(&mut self, path: &str) -> Result<()> {
@@ -270,41 +270,57 @@ impl Ctx {
     // An `async` block rather than an `async fn`: an `async fn` keeps each argument twice in its
     // state, as it came and as the body's own binding (a line of a user's memory more per
     // request); the block uses what it captured. `prepared`'s error is boxed for the same reason:
-    // it stays in the state for the whole request, and is nearly always `Ok`.
+    // it stays in the state for the whole request, and is nearly always `Ok`. A named request's
+    // row is recorded here too, rather than by a future around this one, whose poll would move
+    // every request's response once more on its way to the body (58 instructions a request).
     #[allow(clippy::manual_async_fn)]
-    fn execute(
-        &mut self,
+    fn execute<'a>(
+        &'a mut self,
         prepared: std::result::Result<(), Box<Error>>,
         mut method: Method,
-    ) -> impl std::future::Future<Output = Result<Response>> + '_ {
+        naming: Option<Box<Naming<'a>>>,
+    ) -> impl std::future::Future<Output = Result<Response>> + 'a {
         async move {
-            prepared.map_err(|error| *error)?;
-            let deadline = self.timer.deadline(self.timeout);
-            // The redirects followed so far; boxed, and only once one is: following is rare.
-            let mut chain: Option<Box<Chain>> = None;
-            loop {
-                let response = if let Some(lane) = &self.lane {
-                    // A handle of its own, so that the exchange may ask the rest of the user's
-                    // state for what it needs.
-                    let lane = Rc::clone(lane);
-                    lane.exchange(OnLane { ctx: self, method: &method, chain: chain.as_deref() }, deadline).await?
-                } else {
-                    self.exchange(&method, deadline).await?
-                };
-                if chain.is_some() {
-                    self.counters.redirects += 1;
+            let outcome = 'request: {
+                if let Err(error) = prepared {
+                    break 'request Err(*error);
                 }
-                if response.sets_cookie && self.jar.accepts() {
-                    // Before a redirect is followed: the next hop may need the cookie.
-                    self.jar.store_from(&self.target, sent_path(chain.as_deref(), &self.last), response.headers());
+                let deadline = self.timer.deadline(self.timeout);
+                // The redirects followed so far; boxed, and only once one is: following is rare.
+                let mut chain: Option<Box<Chain>> = None;
+                loop {
+                    let response = if let Some(lane) = &self.lane {
+                        // A handle of its own, so that the exchange may ask the rest of the user's
+                        // state for what it needs.
+                        let lane = Rc::clone(lane);
+                        let sender = OnLane { ctx: self, method: &method, chain: chain.as_deref() };
+                        lane.exchange(sender, deadline).await
+                    } else {
+                        self.exchange(&method, deadline).await
+                    };
+                    let response = match response {
+                        Ok(response) => response,
+                        Err(error) => break 'request Err(error),
+                    };
+                    if chain.is_some() {
+                        self.counters.redirects += 1;
+                    }
+                    if response.sets_cookie && self.jar.accepts() {
+                        // Before a redirect is followed: the next hop may need the cookie.
+                        self.jar.store_from(&self.target, sent_path(chain.as_deref(), &self.last), response.headers());
+                    }
+                    if self.follow == 0
+                        || !response.status.is_redirection()
+                        || !self.next_hop(&mut chain, &response, &mut method)
+                    {
+                        break 'request Ok(response);
+                    }
                 }
-                if self.follow == 0
-                    || !response.status.is_redirection()
-                    || !self.next_hop(&mut chain, &response, &mut method)
-                {
-                    return Ok(response);
-                }
+            };
+            if let Some(naming) = naming {
+                naming.finish(&outcome);
             }
+            outcome
         }
     }
 
@@ -427,7 +443,9 @@ pub struct RequestBuilder<'a> {
     /// The request's own headers; `None` until it has one, as most requests never do: an empty
     /// `HeaderMap` costs a request about 70 instructions to make and drop (bench/RESULTS.md).
     headers: Option<HeaderMap>,
-    body: Bytes,
+    /// `None` until it has one, as most requests never do: an empty `Bytes` is still made and
+    /// dropped through its vtable, an indirect call a request.
+    body: Option<Bytes>,
     pub(super) error: Option<Error>,
     /// The row this request is counted in ([`RequestBuilder::name`]).
     pub(super) name: Option<&'a str>,
@@ -461,7 +479,7 @@ impl<'a> RequestBuilder<'a> {
 
     /// Sets the request body.
     pub fn body(mut self, body: impl Into<Bytes>) -> Self {
-        self.body = body.into();
+        self.body = Some(body.into());
         self
     }
 
@@ -504,7 +522,10 @@ impl<'a> RequestBuilder<'a> {
         let RequestBuilder { ctx, method, mut headers, body, error, name } = self;
         if ctx.follow != 0 {
             // Kept before the jar's `Cookie` is added: each hop asks the jar again.
-            ctx.resend = Some(Box::new(Resend { headers: headers.clone().unwrap_or_default(), body: body.clone() }));
+            ctx.resend = Some(Box::new(Resend {
+                headers: headers.clone().unwrap_or_default(),
+                body: body.clone().unwrap_or_default(),
+            }));
         }
         if ctx.jar.has_cookies()
             && let Some(path) = ctx.last.joined()
@@ -512,7 +533,7 @@ impl<'a> RequestBuilder<'a> {
         {
             headers.get_or_insert_with(HeaderMap::new).append(http::header::COOKIE, cookie);
         }
-        let plain = headers.as_ref().is_none_or(HeaderMap::is_empty) && body.is_empty();
+        let plain = headers.as_ref().is_none_or(HeaderMap::is_empty) && body.as_ref().is_none_or(Bytes::is_empty);
         // HTTP/2 with prior knowledge sends the request's parts, never its HTTP/1.1 bytes.
         let wire_unused = ctx.lane.as_ref().is_some_and(|lane| !lane.may_speak_http1());
         let prepared = match (error, ctx.last.joined()) {
@@ -530,7 +551,8 @@ impl<'a> RequestBuilder<'a> {
                         &none
                     }
                 };
-                h1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), headers, &body);
+                let body = body.as_deref().unwrap_or_default();
+                h1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), headers, body);
                 ctx.last.set_encoded(plain.then(|| method.clone()));
                 Ok(())
             }
@@ -538,9 +560,9 @@ impl<'a> RequestBuilder<'a> {
         // Only HTTP/2 sends the parts; on a lane that cannot speak it they would be moved into
         // the user's state and dropped from it for nothing, a cold line or two a request.
         if ctx.lane.as_ref().is_some_and(|lane| lane.may_speak_http2()) {
-            ctx.parts = (headers.unwrap_or_default(), body);
+            ctx.parts = (headers.unwrap_or_default(), body.unwrap_or_default());
         }
         let naming = Naming::start(name, ctx);
-        Sent::new(ctx.execute(prepared, method), naming)
+        ctx.execute(prepared, method, naming)
     }
 }

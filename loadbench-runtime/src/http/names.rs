@@ -8,15 +8,11 @@
 //! iteration goes on as before, failing only if the body says so (`expect_status`, `?`).
 //!
 //! An unnamed request pays one branch on an `Option` for this, and its future grows by one
-//! pointer: the name's state is boxed, made only for a named request of a measured iteration.
+//! pointer: the name's state is boxed, made only for a named request of a measured iteration, and
+//! recorded by the request's own future (`Ctx::execute`).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, ready};
 use std::time::Instant;
-
-use pin_project_lite::pin_project;
 
 use super::{Ctx, Recorder, RequestBuilder, Response};
 use crate::error::{Error, ErrorKind, Result};
@@ -70,7 +66,7 @@ impl<'a> Naming<'a> {
     /// Records the request's outcome in its row; a status of 400 or more is a failure there,
     /// said as the one-shot run says it.
     #[inline(never)]
-    fn finish(&self, outcome: &Result<Response>) {
+    pub(super) fn finish(&self, outcome: &Result<Response>) {
         let elapsed = self.start.elapsed();
         match outcome {
             Ok(response) if response.status().as_u16() >= 400 => {
@@ -81,34 +77,5 @@ impl<'a> Naming<'a> {
             Ok(_) => self.recorder.record_request(self.name, None, elapsed),
             Err(err) => self.recorder.record_request(self.name, Some(err), elapsed),
         }
-    }
-}
-
-pin_project! {
-    /// The future of [`RequestBuilder::send`]: the request's own, and for a named request, the
-    /// record of its row once it completes.
-    pub(super) struct Sent<'a, F> {
-        #[pin]
-        request: F,
-        naming: Option<Box<Naming<'a>>>,
-    }
-}
-
-impl<'a, F> Sent<'a, F> {
-    pub(super) fn new(request: F, naming: Option<Box<Naming<'a>>>) -> Sent<'a, F> {
-        Sent { request, naming }
-    }
-}
-
-impl<F: Future<Output = Result<Response>>> Future for Sent<'_, F> {
-    type Output = Result<Response>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Response>> {
-        let this = self.project();
-        let outcome = ready!(this.request.poll(cx));
-        if let Some(naming) = this.naming.take() {
-            naming.finish(&outcome);
-        }
-        Poll::Ready(outcome)
     }
 }
