@@ -6,7 +6,7 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::ctx::RequestBuilder;
+use super::builder::RequestBuilder;
 use super::response::Response;
 use crate::error::{Error, ErrorKind, Result};
 

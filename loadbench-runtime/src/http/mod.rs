@@ -22,6 +22,7 @@
 //! above creates each user's `Ctx` and receives its named steps, named requests (`names`),
 //! checks (`checks`) and its connections through [`Recorder`], which the engine implements.
 
+mod builder;
 mod checks;
 mod connect_to;
 mod connection;
@@ -45,10 +46,11 @@ mod stream;
 mod target;
 mod tls;
 
+pub use builder::RequestBuilder;
 pub use connect_to::{ClientOptions, ConnectTo};
 pub use cookies::Cookies;
 pub(crate) use counters::HttpCounters;
-pub use ctx::{Ctx, RequestBuilder};
+pub use ctx::Ctx;
 pub(crate) use recorder::Recorder;
 pub use response::Response;
 pub(crate) use session::SessionOptions;

@@ -12,7 +12,8 @@ use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, COOKIE, LOCATION, TRANSFER_ENCODING};
 use http::{Method, StatusCode};
 
-use super::ctx::{Ctx, RequestBuilder, sent_path};
+use super::builder::RequestBuilder;
+use super::ctx::{Ctx, sent_path};
 use super::h1;
 use super::response::Response;
 use super::session::Chain;

@@ -79,7 +79,9 @@ pub(crate) trait Sender {
     /// All the user's side at once: opening a connection needs its counters while its timer
     /// runs.
     fn user(&mut self) -> UserSide<'_>;
+    /// The user's request timer, which bounds each try by the request's deadline.
     fn timer(&mut self) -> &mut RequestTimer;
+    /// Where the user counts its responses and retries.
     fn counters(&mut self) -> &mut HttpCounters;
 }
 
