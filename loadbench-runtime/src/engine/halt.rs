@@ -253,6 +253,31 @@ mod tests {
         });
     }
 
+    /// A user's loop registers its waker once, in its first pending wait, and not in the waits
+    /// after: a change of phase must leave it registered for the next one.
+    #[test]
+    fn a_task_registered_once_is_woken_at_every_change_of_phase() {
+        run_local(|| async {
+            let halt = Halt::new(1);
+            let waiting = Rc::clone(&halt);
+            let user = tokio::task::spawn_local(async move {
+                let registered = Cell::new(false);
+                let short = pin!(tokio::time::sleep(Duration::from_millis(10)));
+                let between = waiting.until_registered(0, Phase::Stopping, short, &registered).await;
+                let body = pin!(tokio::time::sleep(Duration::from_secs(60)));
+                let cancelled = waiting.until_registered(0, Phase::Cancelled, body, &registered).await;
+                (between, cancelled)
+            });
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            // Wakes the body's wait, which goes on (it ends at `Cancelled`) without registering.
+            halt.advance(Phase::Stopping);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            halt.advance(Phase::Cancelled);
+            let ended = tokio::time::timeout(Duration::from_secs(10), user).await;
+            assert_eq!(ended.ok().and_then(Result::ok), Some((Some(()), None)), "the body's wait was not woken");
+        });
+    }
+
     #[test]
     fn a_deadline_cancels_without_any_signal() {
         run_local(|| async {
