@@ -20,6 +20,7 @@ use http::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWrite};
 
 use super::h1::{self, BodyLength, Chunked, Head, ProtocolError};
+use super::response::Response;
 use super::stream::Stream;
 
 /// Bytes kept free in the read buffer before each read: a typical small response fits in one
@@ -72,14 +73,28 @@ pub(crate) struct Http1Connection {
 #[derive(Debug)]
 pub(crate) struct RawResponse {
     pub(crate) status: StatusCode,
-    /// The head's bytes, kept for [`crate::Response::headers`].
-    pub(crate) head: Bytes,
-    /// The body, or nothing when it was discarded.
-    pub(crate) body: Bytes,
+    /// The head's bytes (kept for [`crate::Response::headers`]), then the body's, or nothing
+    /// when it was discarded.
+    pub(crate) message: Bytes,
+    /// Where the body starts in `message`.
+    pub(crate) body_at: usize,
     /// The body's length as received, kept or not.
     pub(crate) body_len: u64,
     /// Whether the head has a `Set-Cookie` header.
     pub(crate) sets_cookie: bool,
+}
+
+impl RawResponse {
+    /// The response as a scenario sees it.
+    pub(crate) fn into_response(self) -> Response {
+        Response::new(self.status, self.message, self.body_at, self.sets_cookie)
+    }
+
+    /// The body received, empty when it was discarded.
+    #[cfg(test)]
+    pub(crate) fn body(&self) -> &[u8] {
+        self.message.get(self.body_at..).unwrap_or_default()
+    }
 }
 
 /// Why an exchange failed. All of them leave the connection unusable.
@@ -274,12 +289,17 @@ impl Http1Connection {
                             // Refused before a byte of it is read or a byte allocated for it.
                             return Poll::Ready(Err(ExchangeError::BodyTooLarge { limit }));
                         }
-                        let head_bytes = match self.heads.current() {
-                            Some(bytes) => {
-                                self.read.advance(head.len);
-                                bytes
-                            }
-                            None => self.read.split_to(head.len).freeze(),
+                        // A body that is kept as it arrives stays behind its head in the buffer,
+                        // so that the two leave it as one `Bytes`; any other is read apart.
+                        let head_bytes = match (head.body, self.policy) {
+                            (BodyLength::Fixed(_) | BodyLength::UntilClose, BodyPolicy::Keep(_)) => None,
+                            _ => Some(match self.heads.current() {
+                                Some(bytes) => {
+                                    self.read.advance(head.len);
+                                    bytes
+                                }
+                                None => self.read.split_to(head.len).freeze(),
+                            }),
                         };
                         self.received = 0;
                         self.phase = Phase::Body { head, head_bytes, chunked: Chunked::Size };
@@ -288,27 +308,41 @@ impl Http1Connection {
                 Phase::Body { head, head_bytes, mut chunked } => {
                     let received = &mut self.received;
                     let want = match (head.body, self.policy) {
-                        (BodyLength::Empty, _) => return self.done(head, head_bytes, Bytes::new(), 0),
+                        (BodyLength::Empty, _) => {
+                            let message = head_bytes.unwrap_or_else(|| self.read.split_to(head.len).freeze());
+                            return self.done(head, message, 0);
+                        }
                         (BodyLength::Fixed(len), BodyPolicy::Keep(_)) => {
-                            // At most the limit, checked when the head arrived.
-                            let len = usize::try_from(len).map_err(|_| ProtocolError::ContentLength)?;
-                            if self.read.len() >= len {
-                                let body = self.read.split_to(len).freeze();
-                                return self.done(head, head_bytes, body, len as u64);
+                            // At most the limit, checked when the head arrived; behind the head.
+                            let end = usize::try_from(len)
+                                .ok()
+                                .and_then(|len| len.checked_add(head.len))
+                                .ok_or(ProtocolError::ContentLength)?;
+                            if self.read.len() >= end {
+                                let message = self.read.split_to(end).freeze();
+                                return self.done(head, message, len);
                             }
-                            (len - self.read.len()).min(MAX_RESERVE)
+                            (end - self.read.len()).min(MAX_RESERVE)
                         }
                         (BodyLength::Fixed(len), BodyPolicy::Discard) => {
                             let take = usize::try_from(len - *received).unwrap_or(usize::MAX).min(self.read.len());
                             self.read.advance(take);
                             *received += take as u64;
                             if *received == len {
-                                return self.done(head, head_bytes, Bytes::new(), len);
+                                return self.done(head, head_bytes.unwrap_or_default(), len);
                             }
                             usize::try_from(len - *received).unwrap_or(usize::MAX).min(DISCARD_CHUNK)
                         }
                         (BodyLength::Chunked, policy) => {
                             let chunks = &mut self.chunks;
+                            if chunked == Chunked::Size
+                                && *received == 0
+                                && chunks.is_empty()
+                                && policy != BodyPolicy::Discard
+                            {
+                                // The head first, so that the decoded body follows it in one buffer.
+                                chunks.extend_from_slice(head_bytes.as_deref().unwrap_or_default());
+                            }
                             chunked = h1::decode_chunked(chunked, &mut self.read, |data| {
                                 *received += data.len() as u64;
                                 if let BodyPolicy::Keep(limit) = policy {
@@ -320,14 +354,19 @@ impl Http1Connection {
                                 Ok(())
                             })?;
                             if chunked == Chunked::Done {
-                                let body = self.chunks.split().freeze();
                                 let len = *received;
-                                return self.done(head, head_bytes, body, len);
+                                let message = if policy == BodyPolicy::Discard {
+                                    head_bytes.unwrap_or_default()
+                                } else {
+                                    self.chunks.split().freeze()
+                                };
+                                return self.done(head, message, len);
                             }
                             if policy == BodyPolicy::Discard { DISCARD_CHUNK } else { READ_CHUNK }
                         }
                         (BodyLength::UntilClose, BodyPolicy::Keep(limit)) => {
-                            if self.read.len() as u64 > limit {
+                            // Behind its head.
+                            if self.read.len().saturating_sub(head.len) as u64 > limit {
                                 return Poll::Ready(Err(ExchangeError::BodyTooLarge { limit }));
                             }
                             READ_CHUNK
@@ -343,14 +382,14 @@ impl Http1Connection {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                         Poll::Ready(Ok(0)) if head.body == BodyLength::UntilClose => {
-                            let head_bytes = match std::mem::take(&mut self.phase) {
-                                Phase::Body { head_bytes, .. } => head_bytes,
-                                _ => Bytes::new(),
+                            let message = match std::mem::take(&mut self.phase) {
+                                // Discarding: everything read was counted before this read.
+                                Phase::Body { head_bytes: Some(head_bytes), .. } => head_bytes,
+                                // Kept: the body is the rest of the buffer, behind its head.
+                                _ => self.read.split().freeze(),
                             };
-                            // Discarding, everything read was counted before this read.
-                            let body = self.read.split().freeze();
-                            let len = self.received + body.len() as u64;
-                            return self.done(head, head_bytes, body, len);
+                            let len = self.received + message.len().saturating_sub(head.len) as u64;
+                            return self.done(head, message, len);
                         }
                         Poll::Ready(Ok(0)) => return Poll::Ready(Err(ExchangeError::Closed)),
                         Poll::Ready(Ok(_)) => {}
@@ -360,18 +399,13 @@ impl Http1Connection {
         }
     }
 
-    fn done(
-        &mut self,
-        head: Head,
-        head_bytes: Bytes,
-        body: Bytes,
-        body_len: u64,
-    ) -> Poll<Result<RawResponse, ExchangeError>> {
+    /// The response of `head`, received as `message` (its head, then its body if kept).
+    fn done(&mut self, head: Head, message: Bytes, body_len: u64) -> Poll<Result<RawResponse, ExchangeError>> {
         self.reusable = head.keep_alive;
         Poll::Ready(Ok(RawResponse {
             status: head.status,
-            head: head_bytes,
-            body,
+            message,
+            body_at: head.len,
             body_len,
             sets_cookie: head.sets_cookie,
         }))
@@ -403,8 +437,9 @@ enum Phase {
     Flush,
     /// Reading the response head.
     Head,
-    /// Reading the body of the response with this head.
-    Body { head: Head, head_bytes: Bytes, chunked: Chunked },
+    /// Reading the body of the response with this head. `head_bytes` is `None` while the head
+    /// is still at the start of the read buffer, the body it keeps behind it.
+    Body { head: Head, head_bytes: Option<Bytes>, chunked: Chunked },
 }
 
 #[cfg(test)]
@@ -447,13 +482,13 @@ mod tests {
     #[tokio::test]
     async fn reads_each_kind_of_body() {
         let (r, keep) = exchange_with(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello", Method::GET).await;
-        assert_eq!((&r.unwrap().body[..], keep), (&b"hello"[..], true));
+        assert_eq!((r.unwrap().body(), keep), (&b"hello"[..], true));
         let (r, keep) =
             exchange_with(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", Method::GET)
                 .await;
-        assert_eq!((&r.unwrap().body[..], keep), (&b"abc"[..], true));
+        assert_eq!((r.unwrap().body(), keep), (&b"abc"[..], true));
         let (r, keep) = exchange_with(b"HTTP/1.1 200 OK\r\n\r\nuntil close", Method::GET).await;
-        assert_eq!((&r.unwrap().body[..], keep), (&b"until close"[..], false));
+        assert_eq!((r.unwrap().body(), keep), (&b"until close"[..], false));
         let (r, _) = exchange_with(
             b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n",
             Method::POST,
@@ -461,7 +496,7 @@ mod tests {
         .await;
         assert_eq!(r.unwrap().status, StatusCode::CREATED);
         let (r, keep) = exchange_with(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n", Method::HEAD).await;
-        assert_eq!((r.unwrap().body.len(), keep), (0, true));
+        assert_eq!((r.unwrap().body().len(), keep), (0, true));
     }
 
     #[tokio::test]

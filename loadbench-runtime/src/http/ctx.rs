@@ -4,7 +4,6 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -325,13 +324,7 @@ impl Ctx {
                         counters.responses += 1;
                         counters.status.count(raw.status);
                         counters.bytes_received += raw.body_len;
-                        return Ok(Response {
-                            status: raw.status,
-                            head: raw.head,
-                            headers: OnceLock::new(),
-                            body: raw.body,
-                            sets_cookie: raw.sets_cookie,
-                        });
+                        return Ok(raw.into_response());
                     }
                     Some(Err(err)) => {
                         let retry = reused && method.is_idempotent() && open.may_retry(&err);

@@ -113,8 +113,9 @@ const MEMO_MAX: usize = 1024;
 /// parsing (callgrind, `count50` pipelined, 2026-12-01: the parse was 1,300 instructions of a
 /// request's 5,500).
 ///
-/// The remembered bytes are also the response's own head ([`HeadMemo::current`]): a clone of
-/// them costs a request less than splitting its head off the read buffer (bench/RESULTS.md).
+/// The remembered bytes are also the head of a response whose body is not kept behind it in
+/// the read buffer ([`HeadMemo::current`]): a clone of them costs a request less than splitting
+/// its head off the read buffer (bench/RESULTS.md).
 #[derive(Debug, Default)]
 pub(crate) struct HeadMemo {
     bytes: Bytes,

@@ -141,13 +141,8 @@ mod tests {
             Some(location) => format!("HTTP/1.1 {status} X\r\nlocation: {location}\r\n\r\n"),
             None => format!("HTTP/1.1 {status} X\r\n\r\n"),
         };
-        Response {
-            status: StatusCode::from_u16(status).unwrap(),
-            head: Bytes::from(head),
-            headers: std::sync::OnceLock::new(),
-            body: Bytes::new(),
-            sets_cookie: false,
-        }
+        let len = head.len();
+        Response::new(StatusCode::from_u16(status).unwrap(), Bytes::from(head), len, false)
     }
 
     #[test]

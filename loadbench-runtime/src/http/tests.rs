@@ -172,6 +172,35 @@ async fn the_scenario_limit_applies_and_a_request_may_raise_it() {
 }
 
 #[tokio::test]
+async fn a_response_tells_its_head_from_its_body_whatever_frames_the_body() {
+    // Each body follows its head in one buffer: the headers must come from the head alone, the
+    // body from what follows it, and the two must not be told apart by one byte off.
+    let replies: [&'static [u8]; 3] = [
+        b"HTTP/1.1 200 OK\r\nx-kind: fixed\r\ncontent-length: 5\r\n\r\nhello",
+        b"HTTP/1.1 200 OK\r\nx-kind: chunked\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nx-kind: close\r\n\r\nhello",
+    ];
+    for (reply, kind) in replies.into_iter().zip(["fixed", "chunked", "close"]) {
+        let url = server(move |mut s| {
+            read_request(&mut s);
+            // In two writes, so that the body arrives apart from its head.
+            let at = reply.len() - 3;
+            let _ = s.write_all(&reply[..at]);
+            std::thread::sleep(Duration::from_millis(20));
+            let _ = s.write_all(&reply[at..]);
+        });
+        let mut ctx = ctx(&url, Duration::from_secs(10));
+        let response = ctx.get("/").send().await.unwrap();
+        assert_eq!(response.bytes(), b"hello", "{kind}");
+        assert_eq!(response.text().unwrap(), "hello", "{kind}");
+        assert_eq!(response.headers().get("x-kind").unwrap(), kind);
+        assert!(response.headers().get("content-length").is_some() != (kind != "fixed"), "{kind}");
+        assert_eq!(response.clone().into_bytes(), "hello", "{kind}");
+        assert_eq!(ctx.counters.bytes_received, 5, "{kind}");
+    }
+}
+
+#[tokio::test]
 async fn discarded_bodies_are_counted_not_kept() {
     const LEN: usize = 40 * 1024 * 1024 + 7;
     let fixed = body_server("HTTP/1.1 200 OK\r\ncontent-length: 41943047\r\n\r\n", Some(LEN));

@@ -197,10 +197,10 @@ proptest! {
         prop_assert!(outcome.peak <= bound(policy), "buffers reached {} bytes, above {}", outcome.peak, bound(policy));
         match (&outcome.result, policy) {
             (Ok(response), BodyPolicy::Keep(limit)) => {
-                prop_assert!(response.body.len() as u64 <= limit);
-                prop_assert_eq!(response.body_len, response.body.len() as u64);
+                prop_assert!(response.body().len() as u64 <= limit);
+                prop_assert_eq!(response.body_len, response.body().len() as u64);
             }
-            (Ok(response), BodyPolicy::Discard) => prop_assert!(response.body.is_empty()),
+            (Ok(response), BodyPolicy::Discard) => prop_assert!(response.body().is_empty()),
             (Err(_), _) => {}
         }
     }

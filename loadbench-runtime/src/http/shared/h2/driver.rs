@@ -391,13 +391,19 @@ impl Receiver {
                 conn.reset(index, frame::CANCEL, too_large(limit));
                 return Ok(());
             }
+            // Behind the head, so that the response holds the two as one `Bytes`.
+            let head = slot.head.as_ref().map_or(&[][..], |(_, head, _)| &head[..]);
             if end && slot.body_in.kept.is_empty() {
                 // The whole body in one frame, the common case: copied into the chunk shared by
                 // such bodies rather than into an allocation of its own.
-                super::reserve_chunk(&mut self.bodies, data.len());
+                super::reserve_chunk(&mut self.bodies, head.len() + data.len());
+                self.bodies.extend_from_slice(head);
                 self.bodies.extend_from_slice(data);
                 slot.body_in.kept = self.bodies.split();
             } else {
+                if slot.body_in.kept.is_empty() {
+                    slot.body_in.kept.extend_from_slice(head);
+                }
                 slot.body_in.kept.extend_from_slice(data);
             }
         }

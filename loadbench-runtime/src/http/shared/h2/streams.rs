@@ -6,7 +6,6 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::OnceLock;
 use std::task::Waker;
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -81,7 +80,8 @@ pub(super) struct Slot {
     pub(super) state: State,
 }
 
-/// A response body as it arrives: the first DATA frame copied once, more joined.
+/// A response body as it arrives, behind a copy of its head: the first DATA frame copied once,
+/// more joined.
 #[derive(Debug, Default)]
 pub(super) struct BodyIn {
     pub(super) kept: BytesMut,
@@ -267,7 +267,10 @@ impl Conn {
         let slot = &mut self.slots[index];
         let Some((status, head, sets_cookie)) = slot.head.take() else { return };
         let body_in = std::mem::take(&mut slot.body_in);
-        let response = Response { status, head, headers: OnceLock::new(), body: body_in.kept.freeze(), sets_cookie };
+        // A kept body follows a copy of its head (`Driver::data`).
+        let body_at = head.len();
+        let message = if body_in.kept.is_empty() { head } else { body_in.kept.freeze() };
+        let response = Response::new(status, message, body_at, sets_cookie);
         self.finish(index, Ok(Reply { response, body_len: body_in.len }), false);
     }
 

@@ -5,7 +5,6 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use bytes::Buf;
@@ -14,7 +13,6 @@ use tokio::io::AsyncWrite;
 use super::{Queue, State, Why, unanswered};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError, Http1Connection, RawResponse};
-use crate::http::response::Response;
 use crate::http::shared::{Failure, Reply};
 use crate::http::tls::Cause;
 
@@ -161,16 +159,7 @@ impl Future for Driver {
 }
 
 fn reply(raw: RawResponse) -> Reply {
-    Reply {
-        body_len: raw.body_len,
-        response: Response {
-            status: raw.status,
-            head: raw.head,
-            headers: OnceLock::new(),
-            body: raw.body,
-            sets_cookie: raw.sets_cookie,
-        },
-    }
+    Reply { body_len: raw.body_len, response: raw.into_response() }
 }
 
 /// The error of a response that could not be read, as the unshared path words it.

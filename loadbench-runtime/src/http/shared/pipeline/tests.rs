@@ -85,7 +85,7 @@ fn ok(len: usize, body: &str) -> String {
 }
 
 fn body(result: Result<Reply, Failure>) -> String {
-    String::from_utf8(result.unwrap().response.body.to_vec()).unwrap()
+    String::from_utf8(result.unwrap().response.bytes().to_vec()).unwrap()
 }
 
 fn failure(result: Result<Reply, Failure>) -> Failure {
