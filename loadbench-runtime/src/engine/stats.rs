@@ -147,7 +147,8 @@ impl WorkerStats {
     }
 
     /// Records one finished iteration that took `elapsed`; `second` places it in the timeline
-    /// (`None` for failures that belong to no moment of the run, such as a crashed worker).
+    /// (`None` for failures that belong to no moment of the run, such as a crashed worker; a
+    /// success without one would be counted in the timeline's open second).
     pub(crate) fn record(&mut self, outcome: Result<(), Error>, elapsed: Duration, second: Option<usize>) {
         // Nanoseconds once, as a `u64` from seconds and sub-second nanoseconds: `as_nanos`
         // would go through a `u128` on every iteration.
@@ -155,13 +156,15 @@ impl WorkerStats {
         match outcome {
             Ok(()) => {
                 self.ok += 1;
+                // Before the histogram has it: the timeline takes a second's latencies from
+                // the histogram (`timeline.rs`).
+                if let Some(second) = second {
+                    self.timeline.succeeding(second, &self.latency_ns);
+                }
                 // `record` grows the histogram past its initial range; `saturating_record` would
                 // silently clamp to it instead, so it is only the fallback.
                 if self.latency_ns.record(ns).is_err() {
                     self.latency_ns.saturating_record(ns);
-                }
-                if let Some(second) = second {
-                    self.timeline.succeeded(second, (ns / 1_000).max(1));
                 }
             }
             Err(err) => {
@@ -193,7 +196,10 @@ impl WorkerStats {
         self.connections.record(connect, handshake);
     }
 
-    pub(crate) fn merge(&mut self, other: WorkerStats) {
+    pub(crate) fn merge(&mut self, mut other: WorkerStats) {
+        // Each timeline's open second is taken from its own histogram, before the two add up.
+        self.timeline.close(&self.latency_ns);
+        other.timeline.close(&other.latency_ns);
         // Both histograms auto-resize, so `add` cannot fail on range; keep going if it ever does
         // rather than lose the rest of the run.
         let _ = self.latency_ns.add(&other.latency_ns);
@@ -236,7 +242,7 @@ impl WorkerStats {
     /// The per-second figures, one entry for every second from the start of the run to its last;
     /// with `histograms`, each second's histogram too.
     pub(crate) fn timeline_report(&self, histograms: bool) -> Vec<TimelineSecond> {
-        self.timeline.report(histograms)
+        self.timeline.report(histograms, &self.latency_ns)
     }
 
     /// The latency of the successful iterations, with the `extra` percentiles asked for; with
