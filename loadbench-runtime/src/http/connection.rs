@@ -289,10 +289,15 @@ impl Http1Connection {
                             // Refused before a byte of it is read or a byte allocated for it.
                             return Poll::Ready(Err(ExchangeError::BodyTooLarge { limit }));
                         }
-                        // A body that is kept as it arrives stays behind its head in the buffer,
-                        // so that the two leave it as one `Bytes`; any other is read apart.
+                        // A kept body follows its head, so that the two leave as one `Bytes`: in
+                        // the read buffer as it arrives, or decoded behind a copy of the head.
                         let head_bytes = match (head.body, self.policy) {
                             (BodyLength::Fixed(_) | BodyLength::UntilClose, BodyPolicy::Keep(_)) => None,
+                            (BodyLength::Chunked, BodyPolicy::Keep(_)) => {
+                                self.chunks.extend_from_slice(&self.read[..head.len]);
+                                self.read.advance(head.len);
+                                None
+                            }
                             _ => Some(match self.heads.current() {
                                 Some(bytes) => {
                                     self.read.advance(head.len);
@@ -335,14 +340,6 @@ impl Http1Connection {
                         }
                         (BodyLength::Chunked, policy) => {
                             let chunks = &mut self.chunks;
-                            if chunked == Chunked::Size
-                                && *received == 0
-                                && chunks.is_empty()
-                                && policy != BodyPolicy::Discard
-                            {
-                                // The head first, so that the decoded body follows it in one buffer.
-                                chunks.extend_from_slice(head_bytes.as_deref().unwrap_or_default());
-                            }
                             chunked = h1::decode_chunked(chunked, &mut self.read, |data| {
                                 *received += data.len() as u64;
                                 if let BodyPolicy::Keep(limit) = policy {
@@ -437,8 +434,8 @@ enum Phase {
     Flush,
     /// Reading the response head.
     Head,
-    /// Reading the body of the response with this head. `head_bytes` is `None` while the head
-    /// is still at the start of the read buffer, the body it keeps behind it.
+    /// Reading the body of the response with this head. `head_bytes` is `None` when the body is
+    /// kept behind the head: at the start of the read buffer, or of `chunks` for a chunked one.
     Body { head: Head, head_bytes: Option<Bytes>, chunked: Chunked },
 }
 
