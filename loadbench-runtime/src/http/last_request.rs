@@ -29,6 +29,7 @@ pub(crate) struct LastRequest {
 
 impl LastRequest {
     /// Whether `path` is the last path given.
+    #[inline]
     pub(crate) fn is(&self, path: &str) -> bool {
         if self.joined.is_none() || path.len() != self.len {
             return false;
