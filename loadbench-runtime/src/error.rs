@@ -64,7 +64,13 @@ impl ErrorKind {
 ///
 /// Like `anyhow::Error`, this type does not implement `std::error::Error` itself, which is what
 /// lets every standard error convert into it.
-pub struct Error {
+// One pointer wide, as `anyhow::Error` is: a `Result<(), Error>` is then a register, not 48 bytes
+// that every level of a request's future copies on its way back to the user's loop, piece by piece
+// with loads that straddle the stores before them (the processor then waits for those stores to
+// land before it can load: bench/RESULTS.md). A failure pays one allocation more.
+pub struct Error(Box<Inner>);
+
+struct Inner {
     kind: ErrorKind,
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
@@ -76,7 +82,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// A new error of the given kind.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), source: None }
+        Error(Box::new(Inner { kind, message: message.into(), source: None }))
     }
 
     /// A scenario error with a message, for checks the body makes itself.
@@ -94,12 +100,12 @@ impl Error {
         message: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
-        Error { kind, message: message.into(), source: Some(Box::new(source)) }
+        Error(Box::new(Inner { kind, message: message.into(), source: Some(Box::new(source)) }))
     }
 
     /// How this error is counted.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 }
 
@@ -110,11 +116,12 @@ impl fmt::Display for Error {
     /// has no message of its own (its kind is said apart from it), and a source whose text its
     /// parent's already contains (`#[error("cannot read: {0}")]` over the same error) is left out.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(source) = &self.source else {
-            return f.write_str(&self.message);
+        let Inner { message, source, .. } = &*self.0;
+        let Some(source) = source else {
+            return f.write_str(message);
         };
         // Only a failure formats this, so the parts may be strings of their own.
-        let mut previous = self.message.clone();
+        let mut previous = message.clone();
         let mut first = previous.is_empty();
         f.write_str(&previous)?;
         let mut next: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
@@ -136,7 +143,7 @@ impl fmt::Display for Error {
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}: {self}", self.kind)
+        write!(f, "{:?}: {self}", self.0.kind)
     }
 }
 
@@ -147,7 +154,7 @@ where
     /// The error's own words are the message: no prefix, the kind ([`ErrorKind::Scenario`]) is
     /// said apart from it.
     fn from(source: E) -> Self {
-        Error { kind: ErrorKind::Scenario, message: String::new(), source: Some(Box::new(source)) }
+        Error(Box::new(Inner { kind: ErrorKind::Scenario, message: String::new(), source: Some(Box::new(source)) }))
     }
 }
 
@@ -191,5 +198,14 @@ mod tests {
         let chained = Error::with_source(ErrorKind::Io, "request failed", Wrapping(missing()));
         assert_eq!(chained.to_string(), format!("request failed: cannot read items.csv: {}", missing()));
         assert_eq!(format!("{chained:?}"), format!("Io: {chained}"));
+    }
+
+    /// What every level of a request's future hands up: a body's `Ok(())` and a response's
+    /// `Result` stay a register or two wide (see `Error` and `Response`).
+    #[test]
+    fn results_on_the_request_path_stay_a_register_or_two_wide() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Result<()>>(), size_of::<usize>());
+        assert_eq!(size_of::<Result<crate::Response>>(), 2 * size_of::<usize>());
     }
 }

@@ -20,7 +20,7 @@ use http::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWrite};
 
 use super::h1::{self, BodyLength, Chunked, Head, ProtocolError};
-use super::response::Response;
+use super::response::{Parts, Response};
 use super::stream::Stream;
 
 /// Bytes kept free in the read buffer before each read: a typical small response fits in one
@@ -87,7 +87,12 @@ pub(crate) struct RawResponse {
 impl RawResponse {
     /// The response as a scenario sees it.
     pub(crate) fn into_response(self) -> Response {
-        Response::new(self.status, self.message, self.body_at, self.sets_cookie)
+        Response::from_parts(self.into_parts())
+    }
+
+    /// The response's parts, unboxed, for a shared connection's slot.
+    pub(crate) fn into_parts(self) -> Parts {
+        Parts::new(self.status, self.message, self.body_at, self.sets_cookie)
     }
 
     /// The body received, empty when it was discarded.

@@ -263,12 +263,12 @@ impl Ctx {
                     if chain.is_some() {
                         self.counters.redirects += 1;
                     }
-                    if response.sets_cookie && self.jar.accepts() {
+                    if response.sets_cookie() && self.jar.accepts() {
                         // Before a redirect is followed: the next hop may need the cookie.
                         self.jar.store_from(&self.target, sent_path(chain.as_deref(), &self.last), response.headers());
                     }
                     if self.follow == 0
-                        || !response.status.is_redirection()
+                        || !response.status().is_redirection()
                         || !self.next_hop(&mut chain, &response, &mut method)
                     {
                         break 'request Ok(response);

@@ -123,6 +123,7 @@ impl Ctx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::response::Parts;
 
     #[test]
     fn see_other_becomes_a_get_and_temporary_keeps_the_method() {
@@ -142,7 +143,7 @@ mod tests {
             None => format!("HTTP/1.1 {status} X\r\n\r\n"),
         };
         let len = head.len();
-        Response::new(StatusCode::from_u16(status).unwrap(), Bytes::from(head), len, false)
+        Response::from_parts(Parts::new(StatusCode::from_u16(status).unwrap(), Bytes::from(head), len, false))
     }
 
     #[test]

@@ -9,46 +9,57 @@ use super::h1;
 use crate::error::{Error, ErrorKind, Result};
 
 /// A complete response: status, headers and body.
+// One pointer wide: a response moves through every future of its request on its way to the
+// scenario, and a `Result<Response>` of 56 bytes was copied at each level in pieces whose loads
+// straddled the stores that wrote them, so that the processor waited for those stores to land
+// (bench/RESULTS.md). One allocation a response is cheaper than those waits.
 #[derive(Debug, Clone)]
-pub struct Response {
-    pub(super) status: StatusCode,
+pub struct Response(Box<Parts>);
+
+/// What a response holds. A shared connection's driver keeps it in the request's slot as it is,
+/// and the user boxes it when it takes it: each user then reuses the allocation its last response
+/// freed, where a driver allocating a batch of sixteen at once would miss the allocator's cache
+/// (bench/RESULTS.md).
+#[derive(Debug, Clone)]
+pub(super) struct Parts {
+    status: StatusCode,
     /// Whether the head has a `Set-Cookie` header, for the user's jar.
-    pub(super) sets_cookie: bool,
+    sets_cookie: bool,
     /// Where the body starts in `message`: the head's length.
     body_at: u32,
     /// The head as received, then the body: one handle on the connection's read buffer rather
     /// than one each, so that a response costs one reference count (an atomic add and an atomic
-    /// subtract) and moves through every future of its request as 56 bytes, not 88
-    /// (bench/RESULTS.md).
+    /// subtract) rather than two (bench/RESULTS.md).
     message: Bytes,
-    /// Boxed: most responses are never asked for their headers, and a response moves through
-    /// every future of its request on its way to the scenario (a `HeaderMap` would double its
-    /// size). Parsed from the head on first use.
+    /// Boxed: most responses are never asked for their headers, and the allocation of every
+    /// response should stay small. Parsed from the head on first use.
     headers: OnceLock<Box<HeaderMap>>,
 }
 
 impl Response {
-    /// The response whose head is the first `body_at` bytes of `message` and whose body is the
-    /// rest (the body is empty when `body_at` is past the end).
-    pub(super) fn new(status: StatusCode, message: Bytes, body_at: usize, sets_cookie: bool) -> Response {
-        // A head is at most `h1::MAX_HEAD_BYTES` (HTTP/1.1) or a header list's size (HTTP/2).
-        let body_at = u32::try_from(body_at.min(message.len())).unwrap_or(u32::MAX);
-        Response { status, sets_cookie, body_at, message, headers: OnceLock::new() }
+    /// The response that `parts` hold.
+    pub(super) fn from_parts(parts: Parts) -> Response {
+        Response(Box::new(parts))
     }
 
     /// The status code.
     pub fn status(&self) -> StatusCode {
-        self.status
+        self.0.status
+    }
+
+    /// Whether the head has a `Set-Cookie` header.
+    pub(super) fn sets_cookie(&self) -> bool {
+        self.0.sets_cookie
     }
 
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
-        self.headers.get_or_init(|| Box::new(h1::header_map(self.head())))
+        self.0.headers.get_or_init(|| Box::new(h1::header_map(self.head())))
     }
 
     /// The head as received (an HTTP/1.1 head; HTTP/2's headers are written as one).
     fn head(&self) -> &[u8] {
-        self.message.get(..self.body_at as usize).unwrap_or_default()
+        self.0.message.get(..self.0.body_at as usize).unwrap_or_default()
     }
 
     /// The body; empty when the request discarded it ([`RequestBuilder::discard_body`](crate::RequestBuilder::discard_body)).
@@ -59,13 +70,13 @@ impl Response {
     /// # Ok(()) }
     /// ```
     pub fn bytes(&self) -> &[u8] {
-        self.message.get(self.body_at as usize..).unwrap_or_default()
+        self.0.message.get(self.0.body_at as usize..).unwrap_or_default()
     }
 
     /// The body, to keep after the response is gone: a handle on the bytes received, not a
     /// copy.
     pub fn into_bytes(self) -> Bytes {
-        self.message.slice(self.body_at as usize..)
+        self.0.message.slice(self.0.body_at as usize..)
     }
 
     /// The body as UTF-8 text.
@@ -81,21 +92,37 @@ impl Response {
     /// ctx.get("/health").send().await?.expect_status(200)?;
     /// # Ok(()) }
     /// ```
+    // Inline, with the failure out of line: every request of most scenarios makes this check, and
+    // its passing case is one comparison.
+    #[inline]
     pub fn expect_status(self, expected: u16) -> Result<Response> {
-        if self.status.as_u16() == expected {
-            Ok(self)
-        } else {
-            Err(Error::new(ErrorKind::Status, format!("expected status {expected}, got {}", self.status)))
-        }
+        if self.0.status.as_u16() == expected { Ok(self) } else { Err(unexpected_status(expected, self.0.status)) }
     }
 
     /// Passes the response through if its status is 2xx, or fails with an [`ErrorKind::Status`]
     /// error.
+    #[inline]
     pub fn expect_success(self) -> Result<Response> {
-        if self.status.is_success() {
-            Ok(self)
-        } else {
-            Err(Error::new(ErrorKind::Status, format!("expected a 2xx status, got {}", self.status)))
-        }
+        if self.0.status.is_success() { Ok(self) } else { Err(unsuccessful(self.0.status)) }
     }
+}
+
+impl Parts {
+    /// A response whose head is the first `body_at` bytes of `message` and whose body is the rest
+    /// (the body is empty when `body_at` is past the end).
+    pub(super) fn new(status: StatusCode, message: Bytes, body_at: usize, sets_cookie: bool) -> Parts {
+        // A head is at most `h1::MAX_HEAD_BYTES` (HTTP/1.1) or a header list's size (HTTP/2).
+        let body_at = u32::try_from(body_at.min(message.len())).unwrap_or(u32::MAX);
+        Parts { status, sets_cookie, body_at, message, headers: OnceLock::new() }
+    }
+}
+
+#[cold]
+fn unexpected_status(expected: u16, status: StatusCode) -> Error {
+    Error::new(ErrorKind::Status, format!("expected status {expected}, got {status}"))
+}
+
+#[cold]
+fn unsuccessful(status: StatusCode) -> Error {
+    Error::new(ErrorKind::Status, format!("expected a 2xx status, got {status}"))
 }

@@ -32,7 +32,7 @@ use tokio::time::Instant;
 use super::connection::BodyPolicy;
 use super::counters::HttpCounters;
 use super::request_timer::RequestTimer;
-use super::response::Response;
+use super::response::{Parts, Response};
 use super::stream::Stream;
 use super::target::Target;
 use super::{Recorder, failures};
@@ -64,6 +64,20 @@ pub(crate) struct Outgoing<'a> {
 pub(crate) struct Reply {
     pub(crate) response: Response,
     pub(crate) body_len: u64,
+}
+
+/// A response as a driver leaves it in its request's slot: unboxed, until its user takes it
+/// ([`Parts`]).
+#[derive(Debug)]
+pub(crate) struct Received {
+    pub(crate) parts: Parts,
+    pub(crate) body_len: u64,
+}
+
+impl Received {
+    fn into_reply(self) -> Reply {
+        Reply { response: Response::from_parts(self.parts), body_len: self.body_len }
+    }
 }
 
 /// The user that sends a request on a lane, asked by [`Lane::exchange`] for what it needs when it
@@ -111,13 +125,13 @@ pub(crate) struct Failure {
 /// waker is already its own. Keeping it saves cloning one (an atomic add on the task) per request.
 #[derive(Debug, Default)]
 pub(crate) struct Answer {
-    result: Option<(std::result::Result<Reply, Failure>, bool)>,
+    result: Option<(std::result::Result<Received, Failure>, bool)>,
     waker: Option<Waker>,
 }
 
 impl Answer {
     /// Hands over `result` (`unsent`: it failed without a byte written) and wakes its user.
-    pub(crate) fn give(&mut self, result: std::result::Result<Reply, Failure>, unsent: bool) {
+    pub(crate) fn give(&mut self, result: std::result::Result<Received, Failure>, unsent: bool) {
         self.result = Some((result, unsent));
         if let Some(waker) = &self.waker {
             waker.wake_by_ref();
@@ -125,7 +139,7 @@ impl Answer {
     }
 
     /// The result, if it is in; otherwise `waker` is kept, to be woken with it.
-    pub(crate) fn take(&mut self, waker: &Waker) -> Option<(std::result::Result<Reply, Failure>, bool)> {
+    pub(crate) fn take(&mut self, waker: &Waker) -> Option<(std::result::Result<Received, Failure>, bool)> {
         let taken = self.result.take();
         if taken.is_none() && !self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
             self.waker = Some(waker.clone());
@@ -148,7 +162,7 @@ pub(crate) trait Slots {
 
     /// The result of slot `index` and whether it failed unsent, if it is in (the slot is then
     /// free); otherwise `waker` is kept, to be woken with it.
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<(std::result::Result<Reply, Failure>, bool)>;
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<(std::result::Result<Received, Failure>, bool)>;
 
     /// Gives up slot `index`, whose user no longer waits (it timed out, or the run ended).
     fn abandon(&mut self, index: usize);
@@ -190,7 +204,7 @@ impl<S: Slots> Future for Exchange<'_, S> {
             Some((result, unsent)) => {
                 this.slot = None;
                 *this.unsent = unsent;
-                Poll::Ready(result)
+                Poll::Ready(result.map(Received::into_reply))
             }
             None => Poll::Pending,
         }
@@ -340,7 +354,7 @@ impl Lane {
                     Some(Ok(reply)) => {
                         let counters = sender.counters();
                         counters.responses += 1;
-                        counters.status.count(reply.response.status);
+                        counters.status.count(reply.response.status());
                         counters.bytes_received += reply.body_len;
                         counters.http2_responses += u64::from(matches!(open, Open::Http2(_)));
                         return Ok(reply.response);

@@ -16,8 +16,8 @@ use super::hpack::{self, RequestHead};
 use super::{CONNECTION_WINDOW, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
-use crate::http::response::Response;
-use crate::http::shared::{Answer, Failure, Reply, Slots};
+use crate::http::response::Parts;
+use crate::http::shared::{Answer, Failure, Received, Slots};
 
 /// The largest stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
@@ -254,7 +254,7 @@ impl Conn {
     }
 
     /// Hands `index` its result and closes its stream, if it has one.
-    pub(super) fn finish(&mut self, index: usize, result: Result<Reply, Failure>, unsent: bool) {
+    pub(super) fn finish(&mut self, index: usize, result: Result<Received, Failure>, unsent: bool) {
         self.unlist(index);
         let slot = &mut self.slots[index];
         slot.body = Bytes::new();
@@ -270,8 +270,8 @@ impl Conn {
         // A kept body follows a copy of its head (`Driver::data`).
         let body_at = head.len();
         let message = if body_in.kept.is_empty() { head } else { body_in.kept.freeze() };
-        let response = Response::new(status, message, body_at, sets_cookie);
-        self.finish(index, Ok(Reply { response, body_len: body_in.len }), false);
+        let parts = Parts::new(status, message, body_at, sets_cookie);
+        self.finish(index, Ok(Received { parts, body_len: body_in.len }), false);
     }
 
     /// Cancels the stream of `index` (`RST_STREAM` with `code`) and fails its request.
@@ -355,7 +355,7 @@ impl Conn {
 impl Slots for Conn {
     const REFUSED: &'static str = "the HTTP/2 connection takes no new streams";
 
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Reply, Failure>, bool)> {
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Received, Failure>, bool)> {
         let taken = self.slots[index].answer.take(waker)?;
         self.slots[index].state = State::Free;
         self.free.push(index);

@@ -117,8 +117,8 @@ fn a_request_goes_out_whole_and_its_response_comes_back() {
         let reply =
             send(&h2, Method::POST, &headers, &Bytes::from_static(b"hello"), BodyPolicy::Keep(1 << 20)).await.unwrap();
         let authority = target.addr();
-        assert_eq!(reply.response.status.as_u16(), 201);
-        assert!(reply.response.sets_cookie);
+        assert_eq!(reply.response.status().as_u16(), 201);
+        assert!(reply.response.sets_cookie());
         assert_eq!(reply.response.headers().get("set-cookie").unwrap(), "a=1");
         assert_eq!(
             std::str::from_utf8(reply.response.bytes()).unwrap(),
@@ -284,7 +284,7 @@ fn a_stream_above_the_goaway_s_last_stream_may_be_sent_again_and_the_one_below_i
             (Ok(answered), Err(refused)) | (Err(refused), Ok(answered)) => (answered, refused),
             (first, second) => panic!("one answered and one refused: {first:?}, {second:?}"),
         };
-        assert_eq!(answered.response.status.as_u16(), 200);
+        assert_eq!(answered.response.status().as_u16(), 200);
         assert!(refused.retry, "{}", refused.error);
         assert_eq!(refused.error.to_string(), "the server closed the connection (GOAWAY NO_ERROR) before this request");
         assert!(!h2.is_open());

@@ -13,7 +13,7 @@ use tokio::io::AsyncWrite;
 use super::{Queue, State, Why, unanswered};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError, Http1Connection, RawResponse};
-use crate::http::shared::{Failure, Reply};
+use crate::http::shared::{Failure, Received};
 use crate::http::tls::Cause;
 
 /// A pipelined connection's driver; ends when the connection does.
@@ -158,8 +158,8 @@ impl Future for Driver {
     }
 }
 
-fn reply(raw: RawResponse) -> Reply {
-    Reply { body_len: raw.body_len, response: raw.into_response() }
+fn reply(raw: RawResponse) -> Received {
+    Received { body_len: raw.body_len, parts: raw.into_parts() }
 }
 
 /// The error of a response that could not be read, as the unshared path words it.

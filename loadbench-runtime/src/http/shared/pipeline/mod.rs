@@ -39,7 +39,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 use http::Method;
 
-use super::{Answer, Exchange, Failure, Outgoing, Reply, Slots};
+use super::{Answer, Exchange, Failure, Outgoing, Received, Slots};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, Http1Connection};
 use crate::http::stream::Stream;
@@ -92,7 +92,7 @@ impl Drop for Pipeline {
 impl Slots for Queue {
     const REFUSED: &'static str = "the shared connection closed before the request was sent";
 
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Reply, Failure>, bool)> {
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Received, Failure>, bool)> {
         let taken = self.slots[index].answer.take(waker)?;
         self.slots[index].state = State::Free;
         self.free.push(index);
@@ -303,7 +303,7 @@ impl Queue {
     }
 
     /// Hands the oldest request its result.
-    fn answer(&mut self, result: Result<Reply, Failure>, unsent: bool) {
+    fn answer(&mut self, result: Result<Received, Failure>, unsent: bool) {
         let Some(index) = self.order.pop_front() else { return };
         let slot = &mut self.slots[index];
         match slot.state {
@@ -334,7 +334,7 @@ impl Queue {
 }
 
 /// The failure of a request the connection ended before answering.
-fn unanswered(method: &Method, sent: bool, why: Why) -> Result<Reply, Failure> {
+fn unanswered(method: &Method, sent: bool, why: Why) -> Result<Received, Failure> {
     let what = match why {
         Why::Closed => "the server closed the pipelined connection before answering",
         Why::Broken => "a response ahead of this one on the pipelined connection could not be read",

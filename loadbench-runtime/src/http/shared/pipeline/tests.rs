@@ -12,6 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::LocalSet;
 
 use super::*;
+use crate::http::shared::Reply;
 
 /// A request as a user's `Ctx` holds it.
 struct Req {
@@ -90,7 +91,7 @@ fn body(result: Result<Reply, Failure>) -> String {
 
 fn failure(result: Result<Reply, Failure>) -> Failure {
     match result {
-        Ok(reply) => panic!("answered {}", reply.response.status),
+        Ok(reply) => panic!("answered {}", reply.response.status()),
         Err(failure) => failure,
     }
 }
