@@ -56,6 +56,7 @@ impl Ctx {
         if self.last.is(path) { Ok(()) } else { self.new_path(path) }
     }
 
+    /// Checks a path other than the last one, joined to the target's base path, and remembers it.
     #[inline(never)]
     fn new_path(&mut self, path: &str) -> Result<()> {
         let joined = self.target.join(path);

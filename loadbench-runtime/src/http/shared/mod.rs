@@ -59,7 +59,8 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) policy: BodyPolicy,
 }
 
-/// A response as a protocol hands it back, with its body's length as received (kept or not).
+/// A response as the exchange hands it to its user, with its body's length as received (kept or
+/// not).
 #[derive(Debug)]
 pub(crate) struct Reply {
     pub(crate) response: Response,

@@ -98,7 +98,7 @@ impl Driver {
             Poll::Pending => Ok(false),
             Poll::Ready(Ok(raw)) => {
                 self.reading = false;
-                queue.answer(Ok(reply(raw)), false);
+                queue.answer(Ok(received(raw)), false);
                 if self.conn.reusable() {
                     return Ok(true);
                 }
@@ -158,7 +158,7 @@ impl Future for Driver {
     }
 }
 
-fn reply(raw: RawResponse) -> Received {
+fn received(raw: RawResponse) -> Received {
     Received { body_len: raw.body_len, parts: raw.into_parts() }
 }
 
