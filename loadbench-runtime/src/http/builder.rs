@@ -46,9 +46,10 @@ impl Ctx {
     #[inline]
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
         let error = self.set_path(path).err();
+        self.method = method;
         self.policy = BodyPolicy::Keep(self.max_body);
         self.follow = self.follow_default;
-        RequestBuilder { ctx: self, method, headers: None, body: None, error, name: None }
+        RequestBuilder { ctx: self, headers: None, body: None, error, name: None }
     }
 
     #[inline]
@@ -72,7 +73,6 @@ impl Ctx {
 #[must_use = "a request does nothing until `.send().await`"]
 pub struct RequestBuilder<'a> {
     pub(super) ctx: &'a mut Ctx,
-    method: Method,
     /// The request's own headers; `None` until it has one, as most requests never do: an empty
     /// `HeaderMap` costs a request about 70 instructions to make and drop (bench/RESULTS.md).
     headers: Option<HeaderMap>,
@@ -152,7 +152,7 @@ impl<'a> RequestBuilder<'a> {
     #[allow(clippy::manual_async_fn)]
     #[inline(always)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {
-        let RequestBuilder { ctx, method, mut headers, body, error, name } = self;
+        let RequestBuilder { ctx, mut headers, body, error, name } = self;
         if ctx.follow != 0 {
             // Kept before the jar's `Cookie` is added: each hop asks the jar again.
             ctx.resend = Some(Box::new(Resend {
@@ -173,7 +173,7 @@ impl<'a> RequestBuilder<'a> {
             (Some(error), _) => Err(Box::new(error)),
             (None, None) => Err(Box::new(Error::msg("no request path"))),
             // The same request as the last one, still encoded in `wire`.
-            (None, Some(_)) if wire_unused || (plain && ctx.last.is_encoded(&method)) => Ok(()),
+            (None, Some(_)) if wire_unused || (plain && ctx.last.is_encoded(&ctx.method)) => Ok(()),
             (None, Some(path)) => {
                 ctx.wire.clear();
                 let none;
@@ -185,8 +185,8 @@ impl<'a> RequestBuilder<'a> {
                     }
                 };
                 let body = body.as_deref().unwrap_or_default();
-                h1::encode_request(&mut ctx.wire, &method, path, ctx.target.host_header(), headers, body);
-                ctx.last.set_encoded(plain.then(|| method.clone()));
+                h1::encode_request(&mut ctx.wire, &ctx.method, path, ctx.target.host_header(), headers, body);
+                ctx.last.set_encoded(plain.then(|| ctx.method.clone()));
                 Ok(())
             }
         };
@@ -196,6 +196,6 @@ impl<'a> RequestBuilder<'a> {
             ctx.parts = (headers.unwrap_or_default(), body.unwrap_or_default());
         }
         let naming = Naming::start(name, ctx);
-        ctx.execute(prepared, method, naming)
+        ctx.execute(prepared, naming)
     }
 }

@@ -62,12 +62,22 @@ pub struct Ctx {
     pub(super) follow_default: u32,
     /// Redirects the request being built follows; here, as `policy`, to keep the builder small.
     pub(super) follow: u32,
+    /// The method of the request being built (a redirect's hop changes it). Here rather than
+    /// moved from the builder into the request's future: a `Method` is written a field at a
+    /// time, and the wider loads of a move that follows at once wait for those stores to reach
+    /// the cache (bench/RESULTS.md).
+    pub(super) method: Method,
     user: u32,
     /// Whether the current iteration is measured (not warmup), so that its steps count.
     pub(crate) measuring: bool,
     /// The shared connection this user sends on (`connections = N`, `http2 = true`), instead of
     /// `conn`, its own.
     pub(super) lane: Option<Rc<Lane>>,
+    /// The redirects the request being sent has followed so far; boxed, and only once one is:
+    /// following is rare. Here rather than in the request's future, where the lane's exchange
+    /// read it together with the user's state in one wide load that waited for the two stores
+    /// (bench/RESULTS.md).
+    pub(super) chain: Option<Box<Chain>>,
     /// The user's cookies ([`Ctx::cookies`]).
     pub(super) jar: Jar,
     timer: RequestTimer,
@@ -113,7 +123,9 @@ impl Ctx {
             jar: Jar::default(),
             follow_default: 0,
             follow: 0,
+            method: Method::GET,
             resend: None,
+            chain: None,
             recorder,
             measuring: true,
             feed: None,
@@ -235,7 +247,6 @@ impl Ctx {
     pub(super) fn execute<'a>(
         &'a mut self,
         prepared: std::result::Result<(), Box<Error>>,
-        mut method: Method,
         naming: Option<Box<Naming<'a>>>,
     ) -> impl std::future::Future<Output = Result<Response>> + 'a {
         async move {
@@ -244,33 +255,34 @@ impl Ctx {
                     break 'request Err(*error);
                 }
                 let deadline = self.timer.deadline(self.timeout);
-                // The redirects followed so far; boxed, and only once one is: following is rare.
-                let mut chain: Option<Box<Chain>> = None;
+                // The last request's chain, if it followed redirects or was cancelled on its way.
+                self.chain = None;
                 loop {
                     let response = if let Some(lane) = &self.lane {
                         // A handle of its own, so that the exchange may ask the rest of the user's
                         // state for what it needs.
                         let lane = Rc::clone(lane);
-                        let sender = OnLane { ctx: self, method: &method, chain: chain.as_deref() };
+                        let sender = OnLane { ctx: self };
                         lane.exchange(sender, deadline).await
                     } else {
-                        self.exchange(&method, deadline).await
+                        self.exchange(deadline).await
                     };
                     let response = match response {
                         Ok(response) => response,
                         Err(error) => break 'request Err(error),
                     };
-                    if chain.is_some() {
+                    if self.chain.is_some() {
                         self.counters.redirects += 1;
                     }
                     if response.sets_cookie() && self.jar.accepts() {
                         // Before a redirect is followed: the next hop may need the cookie.
-                        self.jar.store_from(&self.target, sent_path(chain.as_deref(), &self.last), response.headers());
+                        self.jar.store_from(
+                            &self.target,
+                            sent_path(self.chain.as_deref(), &self.last),
+                            response.headers(),
+                        );
                     }
-                    if self.follow == 0
-                        || !response.status().is_redirection()
-                        || !self.next_hop(&mut chain, &response, &mut method)
-                    {
+                    if self.follow == 0 || !response.status().is_redirection() || !self.next_hop(&response) {
                         break 'request Ok(response);
                     }
                 }
@@ -289,11 +301,10 @@ impl Ctx {
     #[allow(clippy::manual_async_fn)]
     fn exchange<'a>(
         &'a mut self,
-        method: &'a Method,
         deadline: tokio::time::Instant,
     ) -> impl std::future::Future<Output = Result<Response>> + 'a {
         async move {
-            let Ctx { target, conn, wire, timer, counters, policy, tls, recorder, .. } = self;
+            let Ctx { target, conn, wire, method, timer, counters, policy, tls, recorder, .. } = self;
             if conn.as_mut().is_some_and(|c| !c.idle_ok()) {
                 *conn = None;
             }
@@ -351,17 +362,14 @@ impl Ctx {
 /// user's state when it asks.
 struct OnLane<'a> {
     ctx: &'a mut Ctx,
-    method: &'a Method,
-    /// The redirects followed so far: the request goes to the last one's `Location`.
-    chain: Option<&'a Chain>,
 }
 
 impl Sender for OnLane<'_> {
     fn request(&self) -> Outgoing<'_> {
-        let Ctx { wire, last, parts, policy, .. } = &*self.ctx;
-        // HTTP/2 sends the path apart from `wire`.
-        let path = sent_path(self.chain, last);
-        Outgoing { wire, method: self.method, path, headers: &parts.0, body: &parts.1, policy: *policy }
+        let Ctx { wire, method, last, parts, policy, chain, .. } = &*self.ctx;
+        // HTTP/2 sends the path apart from `wire`: after a redirect, the last one's `Location`.
+        let path = sent_path(chain.as_deref(), last);
+        Outgoing { wire, method, path, headers: &parts.0, body: &parts.1, policy: *policy }
     }
 
     fn user(&mut self) -> UserSide<'_> {

@@ -64,37 +64,36 @@ fn request_target(url: &url::Url) -> String {
 impl Ctx {
     /// Makes the request that follows `response`, a redirect, and returns `true`; or `false`
     /// when it is not followed: the request's limit reached, a status not followed (300, 304 …),
-    /// no usable `Location`, or another origin. `chain` is where the chain stands (`None` before
-    /// the first hop), `method` the last hop's, and the next's once made.
-    pub(super) fn next_hop(
-        &mut self,
-        chain: &mut Option<Box<Chain>>,
-        response: &Response,
-        method: &mut Method,
-    ) -> bool {
-        if chain.as_ref().is_some_and(|chain| chain.hops >= self.follow) {
+    /// no usable `Location`, or another origin. The user's `chain` is where the chain stands
+    /// (`None` before the first hop), its `method` the last hop's; both are the next's once made.
+    pub(super) fn next_hop(&mut self, response: &Response) -> bool {
+        if self.chain.as_ref().is_some_and(|chain| chain.hops >= self.follow) {
             return false;
         }
         // Whether it is followed is known before anything changes: a redirect not followed (a
         // 304, say) leaves the request as built, and `wire` holding it, for the next iteration.
-        let Some((next, keep_body)) = next_hop(response.status(), method) else { return false };
+        let Some((next, keep_body)) = next_hop(response.status(), &self.method) else { return false };
         let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
-        let from = sent_path(chain.as_deref(), &self.last);
+        let from = sent_path(self.chain.as_deref(), &self.last);
         let Some(url) = location.and_then(|location| self.target.resolve_location(from, location)) else {
             return false;
         };
         if !self.target.same_origin(&url) {
             return false;
         }
-        let chain = chain.get_or_insert_with(|| {
-            // `wire` will no longer hold the request as built: the next one with this path is
-            // encoded again.
-            self.last.set_encoded(None);
-            Box::new(Chain { resend: self.resend.take(), path: String::new(), hops: 0 })
-        });
+        let chain = match self.chain.take() {
+            Some(chain) => chain,
+            None => {
+                // `wire` will no longer hold the request as built: the next one with this path
+                // is encoded again.
+                self.last.set_encoded(None);
+                Box::new(Chain { resend: self.resend.take(), path: String::new(), hops: 0 })
+            }
+        };
+        let chain = self.chain.insert(chain);
         chain.path = request_target(&url);
         chain.hops += 1;
-        *method = next;
+        self.method = next;
         let resend = &chain.resend;
         let mut headers = resend.as_ref().map(|r| r.headers.clone()).unwrap_or_default();
         let body = match resend {
@@ -111,7 +110,7 @@ impl Ctx {
             headers.append(COOKIE, cookie);
         }
         self.wire.clear();
-        h1::encode_request(&mut self.wire, method, &chain.path, self.target.host_header(), &headers, &body);
+        h1::encode_request(&mut self.wire, &self.method, &chain.path, self.target.host_header(), &headers, &body);
         // HTTP/2 sends the hop's headers and body apart from `wire`.
         if self.lane.as_ref().is_some_and(|lane| lane.may_speak_http2()) {
             self.parts = (headers, body);
@@ -153,15 +152,13 @@ mod tests {
         ctx.follow = 5;
         ctx.last.set("/a", "/a".into());
         ctx.last.set_encoded(Some(Method::GET));
-        let mut chain = None;
-        let mut method = Method::GET;
         // 304, and a 302 to another origin: neither is followed, and the encoded request stays.
         for not_followed in [response(304, None), response(302, Some("http://example.com/b"))] {
-            assert!(!ctx.next_hop(&mut chain, &not_followed, &mut method));
-            assert!(chain.is_none() && ctx.last.is_encoded(&Method::GET));
+            assert!(!ctx.next_hop(&not_followed));
+            assert!(ctx.chain.is_none() && ctx.last.is_encoded(&Method::GET));
         }
-        assert!(ctx.next_hop(&mut chain, &response(302, Some("/b")), &mut method));
-        assert_eq!(chain.as_ref().map(|chain| (chain.path.as_str(), chain.hops)), Some(("/b", 1)));
+        assert!(ctx.next_hop(&response(302, Some("/b"))));
+        assert_eq!(ctx.chain.as_ref().map(|chain| (chain.path.as_str(), chain.hops)), Some(("/b", 1)));
         assert!(!ctx.last.is_encoded(&Method::GET), "the hop's request is in `wire` now");
         assert!(ctx.wire.starts_with(b"GET /b HTTP/1.1\r\n"));
     }

@@ -1,5 +1,6 @@
 //! A complete response as a scenario sees it: status, headers (parsed on first use) and body.
 
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -40,6 +41,11 @@ impl Response {
     /// The response that `parts` hold.
     pub(super) fn from_parts(parts: Parts) -> Response {
         Response(Box::new(parts))
+    }
+
+    /// The response that `parts` hold, in `room` made for them beforehand.
+    pub(super) fn from_parts_in(room: Box<MaybeUninit<Parts>>, parts: Parts) -> Response {
+        Response(Box::write(room, parts))
     }
 
     /// The status code.

@@ -26,6 +26,7 @@ pub(crate) struct Resend {
 }
 
 /// Where a chain of redirects stands, from the first one followed (`redirects.rs`).
+#[derive(Debug)]
 pub(super) struct Chain {
     /// The request's own headers and body, for a 307 or 308.
     pub(super) resend: Option<Box<Resend>>,

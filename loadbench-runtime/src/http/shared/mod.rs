@@ -19,6 +19,8 @@ mod pipeline;
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::mem::MaybeUninit;
+use std::num::NonZeroUsize;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -76,8 +78,8 @@ pub(crate) struct Received {
 }
 
 impl Received {
-    fn into_reply(self) -> Reply {
-        Reply { response: Response::from_parts(self.parts), body_len: self.body_len }
+    fn into_reply_in(self, room: Box<MaybeUninit<Parts>>) -> Reply {
+        Reply { response: Response::from_parts_in(room, self.parts), body_len: self.body_len }
     }
 }
 
@@ -124,33 +126,56 @@ pub(crate) struct Failure {
 /// The waker stays in the slot after its user is woken: a user takes its answer and queues its
 /// next request in the same poll, and the free list hands it back the slot it just left, whose
 /// waker is already its own. Keeping it saves cloning one (an atomic add on the task) per request.
+///
+/// The response and the failure are kept apart, not as one `(Result<Received, Failure>, bool)`:
+/// taken as one, the response's parts went through the stack twice, shifted by a byte, and each
+/// read waited for the writes before it (bench/RESULTS.md).
 #[derive(Debug, Default)]
 pub(crate) struct Answer {
-    result: Option<(std::result::Result<Received, Failure>, bool)>,
+    received: Option<Received>,
+    failed: Option<Unsent>,
     waker: Option<Waker>,
 }
 
 impl Answer {
     /// Hands over `result` (`unsent`: it failed without a byte written) and wakes its user.
     pub(crate) fn give(&mut self, result: std::result::Result<Received, Failure>, unsent: bool) {
-        self.result = Some((result, unsent));
+        match result {
+            Ok(received) => self.received = Some(received),
+            Err(failure) => self.failed = Some((failure, unsent)),
+        }
         if let Some(waker) = &self.waker {
             waker.wake_by_ref();
         }
     }
 
     /// The result, if it is in; otherwise `waker` is kept, to be woken with it.
-    pub(crate) fn take(&mut self, waker: &Waker) -> Option<(std::result::Result<Received, Failure>, bool)> {
-        let taken = self.result.take();
-        if taken.is_none() && !self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+    // Inline: returned from a call, the result came back through memory, read back wider than
+    // it was written.
+    #[inline]
+    pub(crate) fn take(&mut self, waker: &Waker) -> Option<std::result::Result<Reply, Unsent>> {
+        if self.received.is_some() {
+            // The box is made before the parts leave the slot, so that they go straight into it:
+            // taken first, they waited on the stack through the allocation, their last bytes
+            // written apart and read back wider.
+            let room = Box::new_uninit();
+            if let Some(received) = self.received.take() {
+                return Some(Ok(received.into_reply_in(room)));
+            }
+        }
+        if let Some(failed) = self.failed.take() {
+            return Some(Err(failed));
+        }
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
             self.waker = Some(waker.clone());
         }
-        taken
+        None
     }
 
     /// Forgets the result and the waker: the user is gone.
     pub(crate) fn clear(&mut self) {
-        self.result = None;
+        self.received = None;
+        self.failed = None;
         self.waker = None;
     }
 }
@@ -161,51 +186,53 @@ pub(crate) trait Slots {
     /// Why a request was refused before it had a slot (the connection takes no new ones).
     const REFUSED: &'static str;
 
-    /// The result of slot `index` and whether it failed unsent, if it is in (the slot is then
-    /// free); otherwise `waker` is kept, to be woken with it.
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<(std::result::Result<Received, Failure>, bool)>;
+    /// The result of slot `index`, if it is in (the slot is then free); otherwise `waker` is
+    /// kept, to be woken with it.
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<std::result::Result<Reply, Unsent>>;
 
     /// Gives up slot `index`, whose user no longer waits (it timed out, or the run ended).
     fn abandon(&mut self, index: usize);
 }
 
 /// The response to one request on a shared connection: its slot, until its result is taken.
+///
+/// Two words, so that the lane's `exchange` returns it in two registers: a larger one was
+/// written to the stack a field at a time and read back at once, wider, into the request's
+/// future, and the read waited for the writes (bench/RESULTS.md).
 #[derive(Debug)]
 pub(crate) struct Exchange<'a, S: Slots> {
     slots: &'a RefCell<S>,
-    /// `None` once the result is taken, or when the request was refused.
-    slot: Option<usize>,
-    /// Set when the request failed without a byte of it written.
-    unsent: &'a mut bool,
+    /// The slot's index plus one; `None` once the result is taken, or when the request was
+    /// refused.
+    slot: Option<NonZeroUsize>,
 }
 
 impl<'a, S: Slots> Exchange<'a, S> {
     /// The exchange of a request queued in `slot` of `slots`, or refused (`None`: it is failed
     /// unsent at its first poll).
-    pub(crate) fn new(slots: &'a RefCell<S>, slot: Option<usize>, unsent: &'a mut bool) -> Exchange<'a, S> {
-        if slot.is_none() {
-            *unsent = true;
-        }
-        Exchange { slots, slot, unsent }
+    pub(crate) fn new(slots: &'a RefCell<S>, slot: Option<usize>) -> Exchange<'a, S> {
+        Exchange { slots, slot: slot.and_then(|index| NonZeroUsize::new(index + 1)) }
     }
 }
 
+/// Why an exchange failed, and whether the request failed without a byte of it written.
+pub(crate) type Unsent = (Failure, bool);
+
 impl<S: Slots> Future for Exchange<'_, S> {
-    type Output = std::result::Result<Reply, Failure>;
+    type Output = std::result::Result<Reply, Unsent>;
 
     // Out of line: the lane's future is part of every user's request future, and the unshared
     // path (bench/README.md's `count50`) should not pay for its size.
     #[inline(never)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let Some(index) = this.slot else {
-            return Poll::Ready(Err(Failure { error: Error::new(ErrorKind::Io, S::REFUSED), retry: true }));
+        let Some(slot) = this.slot else {
+            return Poll::Ready(Err((Failure { error: Error::new(ErrorKind::Io, S::REFUSED), retry: true }, true)));
         };
-        match this.slots.borrow_mut().take(index, cx.waker()) {
-            Some((result, unsent)) => {
+        match this.slots.borrow_mut().take(slot.get() - 1, cx.waker()) {
+            Some(result) => {
                 this.slot = None;
-                *this.unsent = unsent;
-                Poll::Ready(result.map(Received::into_reply))
+                Poll::Ready(result)
             }
             None => Poll::Pending,
         }
@@ -214,8 +241,8 @@ impl<S: Slots> Future for Exchange<'_, S> {
 
 impl<S: Slots> Drop for Exchange<'_, S> {
     fn drop(&mut self) {
-        if let Some(index) = self.slot {
-            self.slots.borrow_mut().abandon(index);
+        if let Some(slot) = self.slot {
+            self.slots.borrow_mut().abandon(slot.get() - 1);
         }
     }
 }
@@ -339,15 +366,13 @@ impl Lane {
                         }
                     }
                 };
-                // Set when the request failed without a byte of it written.
-                let mut unsent = false;
                 let outcome = match &open {
                     Open::Http1(pipeline) => {
-                        let exchange = pipeline.exchange(&sender.request(), again, &mut unsent);
+                        let exchange = pipeline.exchange(&sender.request(), again);
                         sender.timer().within(deadline, exchange).await
                     }
                     Open::Http2(h2) => {
-                        let exchange = h2.exchange(&sender.request(), &mut unsent);
+                        let exchange = h2.exchange(&sender.request());
                         sender.timer().within(deadline, exchange).await
                     }
                 };
@@ -360,7 +385,7 @@ impl Lane {
                         counters.http2_responses += u64::from(matches!(open, Open::Http2(_)));
                         return Ok(reply.response);
                     }
-                    Some(Err(failure)) => {
+                    Some(Err((failure, unsent))) => {
                         self.forget(&open);
                         // A request never written costs none of its retries (it waited behind others
                         // on a connection the server closed): it has a larger budget of its own.
@@ -466,6 +491,12 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn an_exchange_is_two_words_so_that_it_comes_back_in_registers() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Exchange<'_, pipeline::Queue>>(), 2 * size_of::<usize>());
+    }
 
     #[test]
     fn only_http2_with_prior_knowledge_never_needs_http1_bytes() {

@@ -108,14 +108,14 @@ impl Http2 {
         self.conn.borrow().open
     }
 
-    /// Queues `request` as a new stream; the future is its response. `unsent` is set when it
-    /// fails without a byte of it written: sending it again costs the request none of its
-    /// retries.
+    /// Queues `request` as a new stream; the future is its response. Its failure says whether
+    /// the request failed without a byte of it written: sending it again costs the request none
+    /// of its retries.
     // Out of line, as `Pipeline::exchange`: the unshared path should not pay for its size.
     #[inline(never)]
-    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, unsent: &'a mut bool) -> Exchange<'a, Conn> {
+    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>) -> Exchange<'a, Conn> {
         let slot = self.conn.borrow_mut().push(request);
-        Exchange::new(&self.conn, slot, unsent)
+        Exchange::new(&self.conn, slot)
     }
 }
 

@@ -17,7 +17,7 @@ use super::{CONNECTION_WINDOW, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
 use crate::http::response::Parts;
-use crate::http::shared::{Answer, Failure, Received, Slots};
+use crate::http::shared::{Answer, Failure, Received, Reply, Slots, Unsent};
 
 /// The largest stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
@@ -355,7 +355,7 @@ impl Conn {
 impl Slots for Conn {
     const REFUSED: &'static str = "the HTTP/2 connection takes no new streams";
 
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Received, Failure>, bool)> {
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Unsent>> {
         let taken = self.slots[index].answer.take(waker)?;
         self.slots[index].state = State::Free;
         self.free.push(index);

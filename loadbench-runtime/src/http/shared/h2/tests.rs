@@ -64,8 +64,8 @@ async fn send(
     body: &Bytes,
     policy: BodyPolicy,
 ) -> Result<Reply, Failure> {
-    let mut unsent = false;
-    h2.exchange(&Outgoing { wire: b"", method: &method, path: "/items?x=1", headers, body, policy }, &mut unsent).await
+    let exchange = h2.exchange(&Outgoing { wire: b"", method: &method, path: "/items?x=1", headers, body, policy });
+    exchange.await.map_err(|(failure, _unsent)| failure)
 }
 
 async fn get(h2: &Http2) -> Result<Reply, Failure> {

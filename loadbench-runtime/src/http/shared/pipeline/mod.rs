@@ -39,7 +39,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 use http::Method;
 
-use super::{Answer, Exchange, Failure, Outgoing, Received, Slots};
+use super::{Answer, Exchange, Failure, Outgoing, Received, Reply, Slots, Unsent};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, Http1Connection};
 use crate::http::stream::Stream;
@@ -65,20 +65,15 @@ impl Pipeline {
     }
 
     /// Queues `request` behind those already on the connection (a request sent `again` goes
-    /// ahead of the first tries not yet written); the future is its response. `unsent` is set
-    /// when it fails without a byte of it written: sending it again costs the request none of
-    /// its retries.
+    /// ahead of the first tries not yet written); the future is its response. Its failure says
+    /// whether the request failed without a byte of it written: sending it again costs the
+    /// request none of its retries.
     // Out of line, as `Exchange::poll`: the lane's future is part of every user's request
     // future, and the unshared path (bench/README.md's `count50`) should not pay for its size.
     #[inline(never)]
-    pub(crate) fn exchange<'a>(
-        &'a self,
-        request: &Outgoing<'_>,
-        again: bool,
-        unsent: &'a mut bool,
-    ) -> Exchange<'a, Queue> {
+    pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, again: bool) -> Exchange<'a, Queue> {
         let slot = self.queue.borrow_mut().push(request, again);
-        Exchange::new(&self.queue, slot, unsent)
+        Exchange::new(&self.queue, slot)
     }
 }
 
@@ -92,7 +87,7 @@ impl Drop for Pipeline {
 impl Slots for Queue {
     const REFUSED: &'static str = "the shared connection closed before the request was sent";
 
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<(Result<Received, Failure>, bool)> {
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Unsent>> {
         let taken = self.slots[index].answer.take(waker)?;
         self.slots[index].state = State::Free;
         self.free.push(index);

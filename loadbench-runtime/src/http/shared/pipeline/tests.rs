@@ -13,6 +13,7 @@ use tokio::task::LocalSet;
 
 use super::*;
 use crate::http::shared::Reply;
+use crate::http::shared::Unsent;
 
 /// A request as a user's `Ctx` holds it.
 struct Req {
@@ -85,14 +86,19 @@ fn ok(len: usize, body: &str) -> String {
     format!("HTTP/1.1 200 OK\r\ncontent-length: {len}\r\n\r\n{body}")
 }
 
-fn body(result: Result<Reply, Failure>) -> String {
+fn body(result: Result<Reply, Unsent>) -> String {
     String::from_utf8(result.unwrap().response.bytes().to_vec()).unwrap()
 }
 
-fn failure(result: Result<Reply, Failure>) -> Failure {
+fn failure(result: Result<Reply, Unsent>) -> Failure {
+    unsent_failure(result).0
+}
+
+/// The failure, and whether the request failed without a byte of it written.
+fn unsent_failure(result: Result<Reply, Unsent>) -> Unsent {
     match result {
         Ok(reply) => panic!("answered {}", reply.response.status()),
-        Err(failure) => failure,
+        Err(unsent) => unsent,
     }
 }
 
@@ -129,8 +135,6 @@ fn responses_are_matched_in_order_across_reads() {
             Req::new(Method::GET, "/4"),
             Req::new(Method::GET, "/5"),
         ];
-        let mut flags = [false; 5];
-        let [f1, f2, f3, f4, f5] = &mut flags;
         let serve = async {
             let seen = read_requests(&mut server, 5).await;
             let paths: Vec<&str> =
@@ -147,11 +151,11 @@ fn responses_are_matched_in_order_across_reads() {
             server
         };
         let (r1, r2, r3, r4, r5, _server) = tokio::join!(
-            pipeline.exchange(&reqs[0].outgoing(), false, f1),
-            pipeline.exchange(&reqs[1].outgoing(), false, f2),
-            pipeline.exchange(&reqs[2].outgoing(), false, f3),
-            pipeline.exchange(&reqs[3].outgoing(), false, f4),
-            pipeline.exchange(&reqs[4].outgoing(), false, f5),
+            pipeline.exchange(&reqs[0].outgoing(), false),
+            pipeline.exchange(&reqs[1].outgoing(), false),
+            pipeline.exchange(&reqs[2].outgoing(), false),
+            pipeline.exchange(&reqs[3].outgoing(), false),
+            pipeline.exchange(&reqs[4].outgoing(), false),
             serve,
         );
         assert_eq!([body(r1), body(r2), body(r3), body(r4), body(r5)], ["one", "", "three", "four", "five"]);
@@ -164,9 +168,7 @@ fn queued_requests_go_out_in_one_write_up_to_the_depth() {
     local(async {
         let (pipeline, mut server) = start(4).await;
         let reqs: Vec<Req> = (0..6).map(|i| Req::new(Method::GET, &format!("/{i}"))).collect();
-        let mut flags = [false; 6];
-        let exchanges: Vec<_> =
-            reqs.iter().zip(flags.iter_mut()).map(|(r, f)| pipeline.exchange(&r.outgoing(), false, f)).collect();
+        let exchanges: Vec<_> = reqs.iter().map(|r| pipeline.exchange(&r.outgoing(), false)).collect();
         let serve = async {
             let first = read_requests(&mut server, 4).await;
             // Nothing beyond the depth until a response frees room.
@@ -197,8 +199,6 @@ fn a_close_mid_pipeline_retries_what_may_be_sent_again() {
             Req::new(Method::POST, "/3"),
             Req::new(Method::POST, "/4"),
         ];
-        let mut flags = [false; 4];
-        let [f1, f2, f3, f4] = &mut flags;
         let serve = async {
             read_requests(&mut server, 3).await;
             server.write_all(ok(3, "one").as_bytes()).await.unwrap();
@@ -207,24 +207,25 @@ fn a_close_mid_pipeline_retries_what_may_be_sent_again() {
             close(server).await;
         };
         let (r1, r2, r3, r4, ()) = tokio::join!(
-            pipeline.exchange(&reqs[0].outgoing(), false, f1),
-            pipeline.exchange(&reqs[1].outgoing(), false, f2),
-            pipeline.exchange(&reqs[2].outgoing(), false, f3),
-            pipeline.exchange(&reqs[3].outgoing(), false, f4),
+            pipeline.exchange(&reqs[0].outgoing(), false),
+            pipeline.exchange(&reqs[1].outgoing(), false),
+            pipeline.exchange(&reqs[2].outgoing(), false),
+            pipeline.exchange(&reqs[3].outgoing(), false),
             serve,
         );
         assert_eq!(body(r1), "one");
-        let get = failure(r2);
+        let (get, unsent) = unsent_failure(r2);
         assert!(get.retry, "{}", get.error);
-        for post in [failure(r3), failure(r4)] {
+        assert!(!unsent, "it was written");
+        for (post, unsent) in [unsent_failure(r3), unsent_failure(r4)] {
             assert!(!post.retry);
+            assert!(!unsent, "it was written");
             assert_eq!(post.error.kind(), ErrorKind::Io);
             assert_eq!(
                 post.error.to_string(),
                 "the server closed the pipelined connection before answering; POST is not idempotent, so it was not sent again"
             );
         }
-        assert_eq!(flags, [false; 4], "every one was written");
         assert!(!pipeline.is_open());
     });
 }
@@ -234,9 +235,7 @@ fn connection_close_after_k_responses_fails_the_rest_once() {
     local(async {
         let (pipeline, mut server) = start(2).await;
         let reqs: Vec<Req> = (0..5).map(|i| Req::new(Method::GET, &format!("/{i}"))).collect();
-        let mut flags = [false; 5];
-        let exchanges: Vec<_> =
-            reqs.iter().zip(flags.iter_mut()).map(|(r, f)| pipeline.exchange(&r.outgoing(), false, f)).collect();
+        let exchanges: Vec<_> = reqs.iter().map(|r| pipeline.exchange(&r.outgoing(), false)).collect();
         let serve = async {
             read_requests(&mut server, 2).await;
             server.write_all(ok(1, "a").as_bytes()).await.unwrap();
@@ -249,16 +248,13 @@ fn connection_close_after_k_responses_fails_the_rest_once() {
         let mut results = results.into_iter();
         assert_eq!(body(results.next().unwrap()), "a");
         assert_eq!(body(results.next().unwrap()), "b");
-        for result in results {
-            assert!(failure(result).retry);
-        }
+        let failed: Vec<(bool, bool)> = results.map(unsent_failure).map(|(f, unsent)| (f.retry, unsent)).collect();
         // The third was written (on the connection the server then closed), the last two not.
-        assert_eq!(flags, [false, false, false, true, true]);
+        assert_eq!(failed, [(true, false), (true, true), (true, true)]);
         assert!(!pipeline.is_open());
         // A closed pipeline refuses what comes next, as unsent.
-        let mut unsent = false;
-        assert!(failure(pipeline.exchange(&reqs[0].outgoing(), false, &mut unsent).await).retry);
-        assert!(unsent);
+        let (refused, unsent) = unsent_failure(pipeline.exchange(&reqs[0].outgoing(), false).await);
+        assert!(refused.retry && unsent);
     });
 }
 
@@ -267,10 +263,8 @@ fn a_timed_out_request_leaves_the_others_their_responses() {
     local(async {
         let (pipeline, mut server) = start(4).await;
         let reqs: Vec<Req> = (0..3).map(|i| Req::new(Method::GET, &format!("/{i}"))).collect();
-        let mut flags = [false; 3];
-        let [f1, f2, f3] = &mut flags;
         // The first request's user gives up before its response comes.
-        let first = tokio::time::timeout(Duration::from_millis(50), pipeline.exchange(&reqs[0].outgoing(), false, f1));
+        let first = tokio::time::timeout(Duration::from_millis(50), pipeline.exchange(&reqs[0].outgoing(), false));
         let serve = async {
             read_requests(&mut server, 1).await;
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -281,27 +275,21 @@ fn a_timed_out_request_leaves_the_others_their_responses() {
         };
         let later = async {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            tokio::join!(
-                pipeline.exchange(&reqs[1].outgoing(), false, f2),
-                pipeline.exchange(&reqs[2].outgoing(), false, f3)
-            )
+            tokio::join!(pipeline.exchange(&reqs[1].outgoing(), false), pipeline.exchange(&reqs[2].outgoing(), false))
         };
         let (first, (second, third), mut server) = tokio::join!(first, later, serve);
         assert!(first.is_err(), "the first timed out");
         assert_eq!((body(second), body(third)), ("second".to_owned(), "third".to_owned()));
         assert!(pipeline.is_open());
         // The connection still works.
-        let mut unsent = false;
-        let again = pipeline.exchange(&reqs[0].outgoing(), false, &mut unsent);
+        let again = pipeline.exchange(&reqs[0].outgoing(), false);
         let serve = async {
             read_requests(&mut server, 1).await;
             server.write_all(ok(2, "ok").as_bytes()).await.unwrap();
         };
         assert_eq!(body(tokio::join!(again, serve).0), "ok");
         // When every request waiting on it has timed out, it is closed.
-        let mut unsent = false;
-        let stuck =
-            tokio::time::timeout(Duration::from_millis(20), pipeline.exchange(&reqs[0].outgoing(), false, &mut unsent));
+        let stuck = tokio::time::timeout(Duration::from_millis(20), pipeline.exchange(&reqs[0].outgoing(), false));
         assert!(stuck.await.is_err());
         assert!(!pipeline.is_open());
     });
@@ -312,8 +300,6 @@ fn a_malformed_response_ends_the_connection() {
     local(async {
         let (pipeline, mut server) = start(4).await;
         let reqs = [Req::new(Method::GET, "/1"), Req::new(Method::GET, "/2"), Req::new(Method::POST, "/3")];
-        let mut flags = [false; 3];
-        let [f1, f2, f3] = &mut flags;
         let serve = async {
             read_requests(&mut server, 3).await;
             let wire = ok(1, "a") + "HTTP/1.1 200 OK\r\ncontent-length: nope\r\n\r\n";
@@ -321,9 +307,9 @@ fn a_malformed_response_ends_the_connection() {
             server
         };
         let (r1, r2, r3, _server) = tokio::join!(
-            pipeline.exchange(&reqs[0].outgoing(), false, f1),
-            pipeline.exchange(&reqs[1].outgoing(), false, f2),
-            pipeline.exchange(&reqs[2].outgoing(), false, f3),
+            pipeline.exchange(&reqs[0].outgoing(), false),
+            pipeline.exchange(&reqs[1].outgoing(), false),
+            pipeline.exchange(&reqs[2].outgoing(), false),
             serve,
         );
         assert_eq!(body(r1), "a");
@@ -351,13 +337,11 @@ fn a_request_sent_again_goes_ahead_of_first_tries_not_yet_written() {
     local(async {
         let (pipeline, mut server) = start(1).await;
         let reqs = [Req::new(Method::GET, "/first"), Req::new(Method::GET, "/fresh"), Req::new(Method::GET, "/again")];
-        let mut flags = [false; 3];
-        let [f1, f2, f3] = &mut flags;
-        let first = pipeline.exchange(&reqs[0].outgoing(), false, f1);
+        let first = pipeline.exchange(&reqs[0].outgoing(), false);
         // The driver writes it; the next two wait for room.
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let fresh = pipeline.exchange(&reqs[1].outgoing(), false, f2);
-        let again = pipeline.exchange(&reqs[2].outgoing(), true, f3);
+        let fresh = pipeline.exchange(&reqs[1].outgoing(), false);
+        let again = pipeline.exchange(&reqs[2].outgoing(), true);
         let serve = async {
             let mut order = Vec::new();
             for _ in 0..3 {
