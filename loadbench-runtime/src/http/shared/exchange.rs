@@ -45,6 +45,21 @@ pub(crate) struct Failure {
     /// Whether the server cannot have processed the request, so that it may be sent again on a
     /// new connection (which the lane then opens).
     pub(crate) retry: bool,
+    /// Whether it failed without a byte of it written: sending it again costs the request none
+    /// of its retries.
+    pub(crate) unsent: bool,
+}
+
+impl Failure {
+    /// A request written, in whole or in part, that failed; `retry` as above.
+    pub(crate) fn new(error: Error, retry: bool) -> Failure {
+        Failure { error, retry, unsent: false }
+    }
+
+    /// A request never written: it may be sent again.
+    pub(crate) fn unsent(error: Error) -> Failure {
+        Failure { error, retry: true, unsent: true }
+    }
 }
 
 /// A slot's side of an exchange: the result once the driver has it, and the waker of the user
@@ -60,16 +75,16 @@ pub(crate) struct Failure {
 #[derive(Debug, Default)]
 pub(crate) struct Answer {
     received: Option<Received>,
-    failed: Option<Unsent>,
+    failed: Option<Failure>,
     waker: Option<Waker>,
 }
 
 impl Answer {
-    /// Hands over `result` (`unsent`: it failed without a byte written) and wakes its user.
-    pub(crate) fn give(&mut self, result: std::result::Result<Received, Failure>, unsent: bool) {
+    /// Hands over `result` and wakes its user.
+    pub(crate) fn give(&mut self, result: std::result::Result<Received, Failure>) {
         match result {
             Ok(received) => self.received = Some(received),
-            Err(failure) => self.failed = Some((failure, unsent)),
+            Err(failure) => self.failed = Some(failure),
         }
         if let Some(waker) = &self.waker {
             waker.wake_by_ref();
@@ -80,15 +95,13 @@ impl Answer {
     // Inline: returned from a call, the result came back through memory, read back wider than
     // it was written.
     #[inline]
-    pub(crate) fn take(&mut self, waker: &Waker) -> Option<std::result::Result<Reply, Unsent>> {
+    pub(crate) fn take(&mut self, waker: &Waker) -> Option<std::result::Result<Reply, Failure>> {
         if self.received.is_some() {
             // The box is made before the parts leave the slot, so that they go straight into it:
             // taken first, they waited on the stack through the allocation, their last bytes
             // written apart and read back wider.
             let room = Box::new_uninit();
-            if let Some(received) = self.received.take() {
-                return Some(Ok(received.into_reply_in(room)));
-            }
+            return self.received.take().map(|received| Ok(received.into_reply_in(room)));
         }
         if let Some(failed) = self.failed.take() {
             return Some(Err(failed));
@@ -115,7 +128,7 @@ pub(crate) trait Slots {
 
     /// The result of slot `index`, if it is in (the slot is then free); otherwise `waker` is
     /// kept, to be woken with it.
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<std::result::Result<Reply, Unsent>>;
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<std::result::Result<Reply, Failure>>;
 
     /// Gives up slot `index`, whose user no longer waits (it timed out, or the run ended).
     fn abandon(&mut self, index: usize);
@@ -142,11 +155,8 @@ impl<'a, S: Slots> Exchange<'a, S> {
     }
 }
 
-/// Why an exchange failed, and whether the request failed without a byte of it written.
-pub(crate) type Unsent = (Failure, bool);
-
 impl<S: Slots> Future for Exchange<'_, S> {
-    type Output = std::result::Result<Reply, Unsent>;
+    type Output = std::result::Result<Reply, Failure>;
 
     // Out of line: the lane's future is part of every user's request future, and the unshared
     // path (bench/README.md's `count50`) should not pay for its size.
@@ -154,7 +164,7 @@ impl<S: Slots> Future for Exchange<'_, S> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let Some(slot) = this.slot else {
-            return Poll::Ready(Err((Failure { error: Error::new(ErrorKind::Io, S::REFUSED), retry: true }, true)));
+            return Poll::Ready(Err(Failure::unsent(Error::new(ErrorKind::Io, S::REFUSED))));
         };
         match this.slots.borrow_mut().take(slot.get() - 1, cx.waker()) {
             Some(result) => {

@@ -38,7 +38,7 @@ use super::{Recorder, failures};
 use crate::config::Transport;
 use crate::error::Result;
 
-pub(crate) use self::exchange::{Answer, Exchange, Failure, Received, Reply, Slots, Unsent};
+pub(crate) use self::exchange::{Answer, Exchange, Failure, Received, Reply, Slots};
 pub(crate) use self::h2::Http2;
 pub(crate) use pipeline::Pipeline;
 
@@ -224,13 +224,13 @@ impl Lane {
                         counters.http2_responses += u64::from(matches!(open, Open::Http2(_)));
                         return Ok(reply.response);
                     }
-                    Some(Err((failure, unsent))) => {
+                    Some(Err(failure)) => {
                         self.forget(&open);
                         // A request never written costs none of its retries (it waited behind others
                         // on a connection the server closed): it has a larger budget of its own.
-                        let budget = if unsent { UNSENT_TRIES } else { RETRIES + self.transport.depth() };
-                        if failure.retry && tries[usize::from(unsent)] < budget {
-                            tries[usize::from(unsent)] += 1;
+                        let budget = if failure.unsent { UNSENT_TRIES } else { RETRIES + self.transport.depth() };
+                        if failure.retry && tries[usize::from(failure.unsent)] < budget {
+                            tries[usize::from(failure.unsent)] += 1;
                             again = true;
                             sender.counters().retries += 1;
                             continue;

@@ -160,7 +160,7 @@ impl Driver {
             } else {
                 Error::new(ErrorKind::Io, text.clone())
             };
-            Failure { error, retry: false }
+            Failure::new(error, false)
         });
         if let Some(code) = code {
             conn.out.clear();
@@ -187,10 +187,7 @@ impl Future for Driver {
                 conn.out.clear();
                 frame::goaway(&mut conn.out, 0, frame::NO_ERROR);
                 let _ = Pin::new(&mut this.stream).poll_write(cx, &conn.out);
-                conn.fail_all(&|| Failure {
-                    error: Error::new(ErrorKind::Io, "the HTTP/2 connection was closed"),
-                    retry: false,
-                });
+                conn.fail_all(&|| Failure::new(Error::new(ErrorKind::Io, "the HTTP/2 connection was closed"), false));
                 return Poll::Ready(());
             }
             // Every frame already in is handled first, so that what they free is filled by one
@@ -271,7 +268,7 @@ impl Receiver {
                     } else {
                         (ErrorKind::StreamReset, format!("the server reset the stream: {}", frame::reason(code)), false)
                     };
-                    conn.finish(index, Err(Failure { error: Error::new(kind, text), retry }), false);
+                    conn.finish(index, Err(Failure::new(Error::new(kind, text), retry)));
                 }
                 Ok(())
             }
@@ -490,5 +487,5 @@ fn u32_at(payload: &[u8], ok: bool) -> Result<u32, Ended> {
 
 /// A stream the server answered against the protocol: its request's error.
 fn protocol_failure(what: &str) -> Failure {
-    Failure { error: Error::new(ErrorKind::Io, format!("the server broke HTTP/2: {what}")), retry: false }
+    Failure::new(Error::new(ErrorKind::Io, format!("the server broke HTTP/2: {what}")), false)
 }

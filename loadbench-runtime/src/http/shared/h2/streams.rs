@@ -17,7 +17,7 @@ use super::{CONNECTION_WINDOW, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
 use crate::http::response::Parts;
-use crate::http::shared::{Answer, Failure, Received, Reply, Slots, Unsent};
+use crate::http::shared::{Answer, Failure, Received, Reply, Slots};
 
 /// The largest stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
@@ -173,7 +173,7 @@ impl Conn {
         if self.next_id > MAX_STREAM_ID {
             // Every id used: this connection takes no more streams.
             self.open = false;
-            self.finish(index, Err(unsent_failure("the HTTP/2 connection ran out of stream ids")), true);
+            self.finish(index, Err(unsent_failure("the HTTP/2 connection ran out of stream ids")));
             return;
         }
         let id = self.next_id;
@@ -254,12 +254,12 @@ impl Conn {
     }
 
     /// Hands `index` its result and closes its stream, if it has one.
-    pub(super) fn finish(&mut self, index: usize, result: Result<Received, Failure>, unsent: bool) {
+    pub(super) fn finish(&mut self, index: usize, result: Result<Received, Failure>) {
         self.unlist(index);
         let slot = &mut self.slots[index];
         slot.body = Bytes::new();
         slot.state = State::Done;
-        slot.answer.give(result, unsent);
+        slot.answer.give(result);
     }
 
     /// The complete response of `index`, whose stream ended.
@@ -271,13 +271,13 @@ impl Conn {
         let body_at = head.len();
         let message = if body_in.kept.is_empty() { head } else { body_in.kept.freeze() };
         let parts = Parts::new(status, message, body_at, sets_cookie);
-        self.finish(index, Ok(Received { parts, body_len: body_in.len }), false);
+        self.finish(index, Ok(Received { parts, body_len: body_in.len }));
     }
 
     /// Cancels the stream of `index` (`RST_STREAM` with `code`) and fails its request.
     pub(super) fn reset(&mut self, index: usize, code: u32, failure: Failure) {
         frame::rst_stream(&mut self.out, self.slots[index].id, code);
-        self.finish(index, Err(failure), false);
+        self.finish(index, Err(failure));
     }
 
     /// Takes `index` off the open and waiting lists.
@@ -307,7 +307,7 @@ impl Conn {
         let refused: Vec<usize> = self.active.iter().filter(|&&(id, _)| id > last).map(|&(_, i)| i).collect();
         for index in refused {
             let text = format!("the server closed the connection (GOAWAY {}) before this request", frame::reason(code));
-            self.finish(index, Err(Failure { error: Error::new(ErrorKind::Io, text), retry: true }), false);
+            self.finish(index, Err(Failure::new(Error::new(ErrorKind::Io, text), true)));
         }
         self.fail_pending();
     }
@@ -316,7 +316,7 @@ impl Conn {
     fn fail_pending(&mut self) {
         while let Some(index) = self.pending.pop_front() {
             let failure = unsent_failure("the HTTP/2 connection closed before the request was sent");
-            self.finish(index, Err(failure), true);
+            self.finish(index, Err(failure));
         }
     }
 
@@ -325,7 +325,7 @@ impl Conn {
     pub(super) fn fail_all(&mut self, failure: &dyn Fn() -> Failure) {
         self.open = false;
         while let Some(&(_, index)) = self.active.front() {
-            self.finish(index, Err(failure()), false);
+            self.finish(index, Err(failure()));
         }
         self.fail_pending();
     }
@@ -355,7 +355,7 @@ impl Conn {
 impl Slots for Conn {
     const REFUSED: &'static str = "the HTTP/2 connection takes no new streams";
 
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Unsent>> {
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Failure>> {
         let taken = self.slots[index].answer.take(waker)?;
         self.slots[index].state = State::Free;
         self.free.push(index);
@@ -400,13 +400,13 @@ impl Slot {
 
 /// The failure of a request that was never written: it may be sent again.
 fn unsent_failure(text: &str) -> Failure {
-    Failure { error: Error::new(ErrorKind::Io, text), retry: true }
+    Failure::unsent(Error::new(ErrorKind::Io, text))
 }
 
 /// A response body longer than the request keeps.
 pub(super) fn too_large(limit: u64) -> Failure {
-    Failure {
-        error: Error::with_source(ErrorKind::BodyTooLarge, "request failed", ExchangeError::BodyTooLarge { limit }),
-        retry: false,
-    }
+    Failure::new(
+        Error::with_source(ErrorKind::BodyTooLarge, "request failed", ExchangeError::BodyTooLarge { limit }),
+        false,
+    )
 }

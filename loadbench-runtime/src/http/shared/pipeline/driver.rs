@@ -98,7 +98,7 @@ impl Driver {
             Poll::Pending => Ok(false),
             Poll::Ready(Ok(raw)) => {
                 self.reading = false;
-                queue.answer(Ok(received(raw)), false);
+                queue.answer(Ok(received(raw)));
                 if self.conn.reusable() {
                     return Ok(true);
                 }
@@ -113,9 +113,9 @@ impl Driver {
                 let failure = if closed {
                     unanswered(&slot.method, true, Why::Closed)
                 } else {
-                    Err(Failure { error: request_failed(err), retry: false })
+                    Err(Failure::new(request_failed(err), false))
                 };
-                queue.answer(failure, false);
+                queue.answer(failure);
                 queue.fail_rest(if closed { Why::Closed } else { Why::Broken });
                 Err(())
             }

@@ -39,7 +39,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 use http::Method;
 
-use super::{Answer, Exchange, Failure, Outgoing, Received, Reply, Slots, Unsent};
+use super::{Answer, Exchange, Failure, Outgoing, Received, Reply, Slots};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, Http1Connection};
 use crate::http::stream::Stream;
@@ -87,7 +87,7 @@ impl Drop for Pipeline {
 impl Slots for Queue {
     const REFUSED: &'static str = "the shared connection closed before the request was sent";
 
-    fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Unsent>> {
+    fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Failure>> {
         let taken = self.slots[index].answer.take(waker)?;
         self.slots[index].state = State::Free;
         self.free.push(index);
@@ -298,7 +298,7 @@ impl Queue {
     }
 
     /// Hands the oldest request its result.
-    fn answer(&mut self, result: Result<Received, Failure>, unsent: bool) {
+    fn answer(&mut self, result: Result<Received, Failure>) {
         let Some(index) = self.order.pop_front() else { return };
         let slot = &mut self.slots[index];
         match slot.state {
@@ -309,7 +309,7 @@ impl Queue {
             }
             _ => {
                 slot.state = State::Done;
-                slot.answer.give(result, unsent);
+                slot.answer.give(result);
                 self.waiting -= 1;
             }
         }
@@ -320,9 +320,8 @@ impl Queue {
         self.open = false;
         self.closing = true;
         while let Some(&index) = self.order.front() {
-            let sent = self.sent(index);
-            let failure = unanswered(&self.slots[index].method, sent, why);
-            self.answer(failure, !sent);
+            let failure = unanswered(&self.slots[index].method, self.sent(index), why);
+            self.answer(failure);
         }
         self.out.clear();
     }
@@ -336,16 +335,13 @@ fn unanswered(method: &Method, sent: bool, why: Why) -> Result<Received, Failure
         Why::Abandoned => "the pipelined connection was closed after the requests ahead of this one timed out",
     };
     if !sent {
-        return Err(Failure {
-            error: Error::new(ErrorKind::Io, format!("{what}; the request was not sent")),
-            retry: true,
-        });
+        return Err(Failure::unsent(Error::new(ErrorKind::Io, format!("{what}; the request was not sent"))));
     }
     if method.is_idempotent() {
-        return Err(Failure { error: Error::new(ErrorKind::Io, what), retry: true });
+        return Err(Failure::new(Error::new(ErrorKind::Io, what), true));
     }
-    Err(Failure {
-        error: Error::new(ErrorKind::Io, format!("{what}; {method} is not idempotent, so it was not sent again")),
-        retry: false,
-    })
+    Err(Failure::new(
+        Error::new(ErrorKind::Io, format!("{what}; {method} is not idempotent, so it was not sent again")),
+        false,
+    ))
 }

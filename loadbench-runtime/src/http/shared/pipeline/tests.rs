@@ -13,7 +13,6 @@ use tokio::task::LocalSet;
 
 use super::*;
 use crate::http::shared::Reply;
-use crate::http::shared::Unsent;
 
 /// A request as a user's `Ctx` holds it.
 struct Req {
@@ -86,19 +85,14 @@ fn ok(len: usize, body: &str) -> String {
     format!("HTTP/1.1 200 OK\r\ncontent-length: {len}\r\n\r\n{body}")
 }
 
-fn body(result: Result<Reply, Unsent>) -> String {
+fn body(result: Result<Reply, Failure>) -> String {
     String::from_utf8(result.unwrap().response.bytes().to_vec()).unwrap()
 }
 
-fn failure(result: Result<Reply, Unsent>) -> Failure {
-    unsent_failure(result).0
-}
-
-/// The failure, and whether the request failed without a byte of it written.
-fn unsent_failure(result: Result<Reply, Unsent>) -> Unsent {
+fn failure(result: Result<Reply, Failure>) -> Failure {
     match result {
         Ok(reply) => panic!("answered {}", reply.response.status()),
-        Err(unsent) => unsent,
+        Err(failure) => failure,
     }
 }
 
@@ -214,12 +208,12 @@ fn a_close_mid_pipeline_retries_what_may_be_sent_again() {
             serve,
         );
         assert_eq!(body(r1), "one");
-        let (get, unsent) = unsent_failure(r2);
+        let get = failure(r2);
         assert!(get.retry, "{}", get.error);
-        assert!(!unsent, "it was written");
-        for (post, unsent) in [unsent_failure(r3), unsent_failure(r4)] {
+        assert!(!get.unsent, "it was written");
+        for post in [failure(r3), failure(r4)] {
             assert!(!post.retry);
-            assert!(!unsent, "it was written");
+            assert!(!post.unsent, "it was written");
             assert_eq!(post.error.kind(), ErrorKind::Io);
             assert_eq!(
                 post.error.to_string(),
@@ -248,13 +242,13 @@ fn connection_close_after_k_responses_fails_the_rest_once() {
         let mut results = results.into_iter();
         assert_eq!(body(results.next().unwrap()), "a");
         assert_eq!(body(results.next().unwrap()), "b");
-        let failed: Vec<(bool, bool)> = results.map(unsent_failure).map(|(f, unsent)| (f.retry, unsent)).collect();
+        let failed: Vec<(bool, bool)> = results.map(failure).map(|f| (f.retry, f.unsent)).collect();
         // The third was written (on the connection the server then closed), the last two not.
         assert_eq!(failed, [(true, false), (true, true), (true, true)]);
         assert!(!pipeline.is_open());
         // A closed pipeline refuses what comes next, as unsent.
-        let (refused, unsent) = unsent_failure(pipeline.exchange(&reqs[0].outgoing(), false).await);
-        assert!(refused.retry && unsent);
+        let refused = failure(pipeline.exchange(&reqs[0].outgoing(), false).await);
+        assert!(refused.retry && refused.unsent);
     });
 }
 
