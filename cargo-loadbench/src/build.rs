@@ -1,14 +1,14 @@
 //! Builds the bench targets with `cargo bench --no-run` and finds their executables.
 
-use std::ffi::OsString;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use cargo_metadata::{Message, TargetKind};
 
 use crate::discover::BenchTarget;
 use crate::error::Error;
+use crate::toolchain::Toolchain;
 
 /// A built bench binary.
 #[derive(Debug, Clone)]
@@ -19,12 +19,6 @@ pub struct Executable {
     pub path: PathBuf,
 }
 
-/// The cargo to run: `$CARGO` when set (cargo sets it for subcommands, so the toolchain that ran
-/// `cargo loadbench` also builds), else `cargo` from `PATH`.
-pub fn cargo_path() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
-}
-
 /// Builds `targets` in one `cargo bench --no-run` and returns their executables, in the order of
 /// `targets`.
 ///
@@ -32,7 +26,16 @@ pub fn cargo_path() -> OsString {
 /// load generator would run unoptimized. Cargo's progress and compiler errors go straight to our
 /// stderr, exactly as cargo prints them; only the JSON messages on stdout are read here.
 pub fn build(manifest_path: Option<&Path>, targets: &[BenchTarget]) -> Result<Vec<Executable>, Error> {
-    let mut command = Command::new(cargo_path());
+    build_with(&Toolchain::running(), manifest_path, targets)
+}
+
+/// [`build`] with `toolchain`'s cargo.
+pub fn build_with(
+    toolchain: &Toolchain,
+    manifest_path: Option<&Path>,
+    targets: &[BenchTarget],
+) -> Result<Vec<Executable>, Error> {
+    let mut command = toolchain.command();
     command.args(["bench", "--no-run", "--message-format=json-render-diagnostics"]);
     // Started by `cargo run` (the repository's main command), this process carries the
     // variables of cargo-loadbench's own package; the bench build must not see them.

@@ -8,6 +8,7 @@ use loadbench::load;
 use loadbench::threshold::Percentile;
 use loadbench::watch::Watch;
 
+pub use self::ab::{AbArgs, DEFAULT_ROUNDS, ScenarioSide};
 pub use self::kube::{CollectArgs, JobArgs, KubeArgs, KubeCommand};
 pub use self::merge::MergeArgs;
 pub use self::report::ReportArgs;
@@ -260,6 +261,16 @@ pub struct Args {
 /// The subcommands of `cargo loadbench`; without one, it runs the workspace's scenarios.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Compare the working tree (or --head REV) with BASE_REV: both built, each against its own
+    /// server, in interleaved rounds on this machine
+    ///
+    /// Compare two commits of this git repository, as CI compares a pull request with its base:
+    /// BASE_REV is checked out in a worktree of its own, both sides are built by the same
+    /// toolchain, each side measures its own server (its bench binary's, or its service started
+    /// with --serve CMD), and every round runs each scenario on both sides back to back, in
+    /// alternating order. The verdict is on the rounds' paired ratios.
+    // Boxed, as `Url`.
+    Ab(Box<AbArgs>),
     /// Send one request under load, as ab or oha do (no Cargo workspace needed)
     ///
     /// Send one request under load, as ab, wrk or oha would, measured and reported as scenarios
@@ -334,6 +345,7 @@ fn parse_baseline_name(name: &str) -> Result<String, String> {
     Ok(name.to_owned())
 }
 
+mod ab;
 #[cfg(test)]
 mod agreement;
 mod kube;

@@ -11,12 +11,27 @@
 //!
 //! Medians rather than means: a single run disturbed by the machine (a CI neighbour, a page
 //! cache flush) moves a mean of three runs by a third of its excess, but a median not at all.
+//!
+//! `cargo loadbench ab` pairs its runs instead ([`paired`]): the base's and the head's runs of a
+//! round ran back to back, so each round gives one ratio, and the verdict is on those ratios.
 
 use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, RunSample, ScenarioResult, Verdict};
 
+mod paired;
 mod rows;
 
+pub use paired::compare_paired;
 pub use rows::compare_with_rows;
+
+/// How the runs of the two sides of a comparison relate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pairing {
+    /// Measured apart (a saved baseline, another target): each side's runs are a sample of its
+    /// own, resampled independently.
+    Independent,
+    /// Measured in rounds, a run of each side per round: the i-th runs of both sides are a pair.
+    ByRound,
+}
 
 /// Bootstrap resamples per metric; criterion uses 100,000 for micro-benchmarks, but with a
 /// handful of runs per side the interval is settled long before 10,000.
@@ -29,7 +44,18 @@ const SEED: u64 = 0x6c6f_6164_6265_6e63; // "loadbenc"
 ///
 /// `noise` is a fraction (0.05 for 5 %).
 pub fn compare(current: &ScenarioResult, baseline: Option<&ScenarioResult>, name: &str, noise: f64) -> Comparison {
-    let mut comparison = compare_metrics(current, baseline, name, noise, &ComparedMetric::ALL);
+    compare_as(current, baseline, name, noise, Pairing::Independent)
+}
+
+/// [`compare`], with the runs related as `pairing` says.
+fn compare_as(
+    current: &ScenarioResult,
+    baseline: Option<&ScenarioResult>,
+    name: &str,
+    noise: f64,
+    pairing: Pairing,
+) -> Comparison {
+    let mut comparison = compare_metrics(current, baseline, name, noise, &ComparedMetric::ALL, pairing);
     // The HTML report draws the baseline's spectrum under this run's, when the two compare.
     if comparison.verdict != Verdict::NotComparable
         && let Some(latency) = baseline.and_then(|b| b.latency_us.as_ref())
@@ -46,8 +72,9 @@ fn compare_metrics(
     name: &str,
     noise: f64,
     compared: &[ComparedMetric],
+    pairing: Pairing,
 ) -> Comparison {
-    let current_samples = samples(current);
+    let mut current_samples = samples(current);
     let mut comparison = Comparison {
         baseline: name.to_owned(),
         verdict: Verdict::New,
@@ -60,11 +87,20 @@ fn compare_metrics(
         steps: Vec::new(),
         requests: Vec::new(),
         baseline_spectrum: Vec::new(),
+        commits: None,
+        base_runs: Vec::new(),
     };
     let Some(baseline) = baseline else {
         return comparison;
     };
-    let baseline_samples = samples(baseline);
+    let mut baseline_samples = samples(baseline);
+    if pairing == Pairing::ByRound {
+        // A round that one side did not finish has no pair; only an interrupted run leaves one.
+        let pairs = baseline_samples.len().min(current_samples.len());
+        baseline_samples.truncate(pairs);
+        current_samples.truncate(pairs);
+        comparison.runs = run_count(&current_samples);
+    }
     comparison.baseline_runs = run_count(&baseline_samples);
     if let Some(reason) = not_comparable(current, baseline) {
         comparison.verdict = Verdict::NotComparable;
@@ -73,7 +109,11 @@ fn compare_metrics(
     }
 
     let bootstrap = baseline_samples.len() >= 2 && current_samples.len() >= 2;
-    comparison.method = if bootstrap { Method::Bootstrap } else { Method::SingleRun };
+    comparison.method = match (bootstrap, pairing) {
+        (false, _) => Method::SingleRun,
+        (true, Pairing::Independent) => Method::Bootstrap,
+        (true, Pairing::ByRound) => Method::Paired,
+    };
     for (i, metric) in ComparedMetric::ALL.into_iter().enumerate().filter(|(_, m)| compared.contains(m)) {
         let old: Vec<f64> = baseline_samples.iter().filter_map(|s| value(metric, s)).collect();
         let new: Vec<f64> = current_samples.iter().filter_map(|s| value(metric, s)).collect();
@@ -85,9 +125,18 @@ fn compare_metrics(
             // No relative change from zero.
             continue;
         }
-        let change = new_median / old_median - 1.0;
-        let confidence_interval = (bootstrap && old.len() >= 2 && new.len() >= 2)
-            .then(|| bootstrap_interval(&old, &new, SEED.wrapping_add(i as u64)));
+        let seed = SEED.wrapping_add(i as u64);
+        let (change, confidence_interval) = match pairing {
+            Pairing::Independent => (
+                new_median / old_median - 1.0,
+                (bootstrap && old.len() >= 2 && new.len() >= 2).then(|| bootstrap_interval(&old, &new, seed)),
+            ),
+            Pairing::ByRound => {
+                let ratios = paired::ratios(&baseline_samples, &current_samples, |s| value(metric, s));
+                let Some(ratio) = median(&ratios) else { continue };
+                (ratio - 1.0, (bootstrap && ratios.len() >= 2).then(|| paired::interval(&ratios, seed)))
+            }
+        };
         let [low, high] = confidence_interval.unwrap_or([change, change]);
         let verdict = judge(metric, low, high, noise_band(metric, noise));
         comparison.metrics.push(MetricChange {

@@ -1,13 +1,17 @@
 //! How a scenario compares with the same scenario in a saved baseline
-//! (`cargo loadbench --baseline NAME`).
+//! (`cargo loadbench --baseline NAME`), or with the base commit (`cargo loadbench ab BASE`).
 
+use loadbench::report::units;
 use serde::{Deserialize, Serialize};
+
+use crate::runs::RunSample;
 
 /// The comparison of one scenario with its baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// The baseline's name (`--baseline NAME`); in [`ScenarioResult::side_by_side`](crate::ScenarioResult::side_by_side), the
-    /// name of the first target, which the others are compared with.
+    /// name of the first target, which the others are compared with; with `cargo loadbench ab`,
+    /// the base commit's short name ([`Commit::short`]).
     pub baseline: String,
     /// The overall verdict, the success rate first: [`Verdict::Regressed`] when the success
     /// rate regressed, whatever the speed, or when any other metric regressed, else
@@ -40,6 +44,76 @@ pub struct Comparison {
     /// which the HTML report draws under this run's; empty when the baseline had none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline_spectrum: Vec<loadbench::report::SpectrumPoint>,
+    /// With `cargo loadbench ab`: the two commits compared; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits: Option<Commits>,
+    /// With `cargo loadbench ab`: the base's runs, in the order they ran, each paired with the
+    /// head's run of the same round ([`ScenarioResult::runs`](crate::ScenarioResult::runs), by
+    /// position); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub base_runs: Vec<RunSample>,
+}
+
+impl Comparison {
+    /// What the figures are compared with, as the outputs name it: ``baseline `main` `` or, with
+    /// `cargo loadbench ab`, ``base `1a2b3c4` ``.
+    ///
+    /// ```
+    /// # use cargo_loadbench::Comparison;
+    /// let json = r#"{"baseline":"main","verdict":"no_change","reason":null,"method":"bootstrap",
+    ///   "noise_threshold":0.05,"baseline_runs":3,"runs":3,"metrics":[]}"#;
+    /// let comparison: Comparison = serde_json::from_str(json).unwrap();
+    /// assert_eq!(comparison.reference(), "baseline `main`");
+    /// ```
+    pub fn reference(&self) -> String {
+        match &self.commits {
+            Some(commits) => format!("base `{}`", commits.base.short),
+            None => format!("baseline `{}`", self.baseline),
+        }
+    }
+}
+
+/// The two commits `cargo loadbench ab` measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commits {
+    /// The commit compared with, `BASE_REV`.
+    pub base: Commit,
+    /// The commit measured against it: `--head REV`, or the working tree.
+    pub head: Commit,
+}
+
+/// One side of `cargo loadbench ab`, as git names it.
+///
+/// ```
+/// # use cargo_loadbench::Commit;
+/// let json = r#"{"sha":"1a2b3c4d5e6f","short":"1a2b3c4","subject":"Add a cache"}"#;
+/// let commit: Commit = serde_json::from_str(json).unwrap();
+/// assert_eq!(commit.to_string(), "1a2b3c4 (Add a cache)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    /// The commit's full object name; for the working tree, that of the commit it was checked
+    /// out from (`HEAD`).
+    pub sha: String,
+    /// The name abbreviated as `git rev-parse --short` gives it.
+    pub short: String,
+    /// The first line of the commit's message.
+    pub subject: String,
+    /// Whether this is the working tree with changes to tracked files that are not committed,
+    /// which were measured with the rest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uncommitted: bool,
+}
+
+impl std::fmt::Display for Commit {
+    /// `1a2b3c4 (Add a cache)`, and `1a2b3c4 (Add a cache) with uncommitted changes`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.short, self.subject)?;
+        if self.uncommitted {
+            f.write_str(" with uncommitted changes")?;
+        }
+        Ok(())
+    }
 }
 
 /// The comparison of one step or named request of a scenario with its baseline: its name and a
@@ -100,6 +174,10 @@ pub enum Method {
     /// One run on one side or both: the plain change against the noise threshold, with no
     /// measure of the spread.
     SingleRun,
+    /// `cargo loadbench ab`: the head's and the base's runs paired by round (they ran back to
+    /// back, in alternating order), and a bootstrap confidence interval on the median of the
+    /// per-round ratios head / base, which must lie wholly beyond the noise threshold.
+    Paired,
     /// No comparison was made (new or not comparable).
     None,
 }
@@ -138,6 +216,15 @@ impl ComparedMetric {
     pub fn higher_is_better(self) -> bool {
         matches!(self, ComparedMetric::Rps | ComparedMetric::SuccessRate)
     }
+
+    /// A value of this metric as the tables show it: `1,234` (req/s), `5.21ms`, `99.5%`.
+    pub fn show(self, value: f64) -> String {
+        match self {
+            ComparedMetric::Rps => units::rate(value),
+            ComparedMetric::P50 | ComparedMetric::P99 => units::micros(value),
+            ComparedMetric::SuccessRate => format!("{:.1}%", value * 100.0),
+        }
+    }
 }
 
 /// How one metric changed.
@@ -149,11 +236,33 @@ pub struct MetricChange {
     pub old: f64,
     /// Median over this run's runs.
     pub new: f64,
-    /// Relative change of the median, `new / old - 1` (0.12 for +12 %).
+    /// Relative change of the median, `new / old - 1` (0.12 for +12 %); with [`Method::Paired`],
+    /// the median of the per-round ratios head / base, less one.
     pub change: f64,
     /// The 95 % confidence interval of `change`, `[low, high]`; `None` with
     /// [`Method::SingleRun`].
     pub confidence_interval: Option<[f64; 2]>,
     /// Improved, regressed or no change, taking the direction of the metric into account.
     pub verdict: Verdict,
+}
+
+impl MetricChange {
+    /// `p50 5.21ms → 10.4ms (+99.6%)`: old, new and the change, as the gate's line names a
+    /// regression.
+    ///
+    /// ```
+    /// # use cargo_loadbench::{ComparedMetric, MetricChange, Verdict};
+    /// let p50 = MetricChange { metric: ComparedMetric::P50, old: 5_210.0, new: 10_400.0, change: 0.996,
+    ///     confidence_interval: None, verdict: Verdict::Regressed };
+    /// assert_eq!(p50.summary(), "p50 5.21ms → 10.4ms (+99.6%)");
+    /// ```
+    pub fn summary(&self) -> String {
+        format!(
+            "{} {} → {} ({})",
+            self.metric.label(),
+            self.metric.show(self.old),
+            self.metric.show(self.new),
+            units::change(self.change)
+        )
+    }
 }

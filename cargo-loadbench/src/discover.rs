@@ -4,13 +4,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, Package, PackageId, TargetKind};
+use cargo_metadata::{DependencyKind, Metadata, Package, PackageId, TargetKind};
 
 use crate::error::Error;
 use crate::settings::Settings;
+use crate::toolchain::Toolchain;
 
 /// The package users depend on (its library is named `loadbench`).
-const RUNTIME_PACKAGE: &str = "loadbench-runtime";
+pub const RUNTIME_PACKAGE: &str = "loadbench-runtime";
 
 /// One bench target of a workspace member.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +67,17 @@ pub fn read(
     packages: &[String],
     benches: &[String],
 ) -> Result<(Workspace, Result<Vec<BenchTarget>, Error>), Error> {
-    let mut command = MetadataCommand::new();
+    read_with(&Toolchain::running(), manifest_path, packages, benches)
+}
+
+/// [`read`] with `toolchain`'s cargo.
+pub fn read_with(
+    toolchain: &Toolchain,
+    manifest_path: Option<&Path>,
+    packages: &[String],
+    benches: &[String],
+) -> Result<(Workspace, Result<Vec<BenchTarget>, Error>), Error> {
+    let mut command = toolchain.metadata();
     // Dependencies are not needed (`Package::dependencies` lists declared ones anyway), and
     // resolving them could touch the network.
     command.no_deps();

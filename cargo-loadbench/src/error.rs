@@ -249,6 +249,29 @@ pub enum Error {
     #[error("{0}")]
     KubeIncomplete(String),
 
+    /// `cargo loadbench ab` cannot start: a revision that names no commit, a path outside the
+    /// repository, no crate that uses loadbench, git or the toolchain missing.
+    #[error("{0}")]
+    Ab(String),
+
+    /// `cargo loadbench ab`: a side could not be checked out, built or served.
+    #[error("{side}: {reason}")]
+    Side {
+        /// `base 1a2b3c4 (Add a cache)`.
+        side: String,
+        /// Why, in a few words (a service's last lines may follow on lines of their own).
+        reason: String,
+    },
+
+    /// A flag of `cargo loadbench` that `ab` does not take.
+    #[error("{flag} does not apply to `cargo loadbench ab`: {why}")]
+    NotForAb {
+        /// The flag, such as `--target`.
+        flag: &'static str,
+        /// What to do instead.
+        why: &'static str,
+    },
+
     /// A result or baseline file could not be written where it was asked for; found before the
     /// run, so that a typo costs no load-test time.
     #[error("cannot write {}: {reason}", .path.display())]
@@ -268,6 +291,8 @@ impl Error {
         match self {
             // Part of the load did not run, as when a scenario could not.
             Error::KubeIncomplete(_) => exit_code::SCENARIO_FAILED,
+            // A side of an A/B comparison could not be built or served: nothing to compare.
+            Error::Side { .. } => exit_code::SCENARIO_FAILED,
             _ => exit_code::USAGE,
         }
     }

@@ -51,6 +51,22 @@ impl Gating {
             baselines: Baselines::new(dir),
         }
     }
+
+    /// The noise threshold, a fraction: 0.05 for 5 %.
+    pub fn noise(&self) -> f64 {
+        self.noise
+    }
+
+    /// The settings of `cargo loadbench ab`: its rounds are the runs, and a regression against the
+    /// base fails the run unless `--no-fail-on-regression` says otherwise (it is what the command
+    /// is for). No baseline is read or saved.
+    pub fn for_ab(args: &Args, target_dir: &Path, settings: &Settings, rounds: u32) -> Gating {
+        Gating {
+            runs: rounds,
+            fail_on_regression: !args.no_fail_on_regression,
+            ..Gating::resolve(args, target_dir, settings)
+        }
+    }
 }
 
 /// Checks, before any build or load, that every file the run will write can be written: each
@@ -77,6 +93,13 @@ pub fn without_scenarios(args: &Args, gating: &Gating, baseline: Option<&Baselin
 /// Thresholds → compare → outputs → save the baseline → the exit code, which is at least `code`.
 pub fn finish(args: &Args, gating: &Gating, baseline: Option<&Baseline>, report: Results, code: u8) -> u8 {
     tail(args, gating, baseline, report, code, Tail { print: true, saved: false }, Vec::new())
+}
+
+/// [`finish`] for `cargo loadbench ab`, whose scenarios already hold their comparison with the
+/// base, with `notes` (the base had nothing to compare, one server measured for both…) under the
+/// table, in the Markdown and in the HTML.
+pub fn finish_ab(args: &Args, gating: &Gating, report: Results, code: u8, notes: Vec<String>) -> u8 {
+    tail(args, gating, None, report, code, Tail { print: true, saved: false }, notes)
 }
 
 /// [`finish`] for saved results (`cargo loadbench report`, `merge`): they print on stdout only
@@ -170,18 +193,19 @@ fn tail(
     }
 
     let gate = GateResult::of(&report, &cx.labels);
+    let against = cx.against();
     if gate.failed(gating.fail_on_regression) && args.no_gate {
         eprintln!(
             "note: {}; not failing the run (--no-gate)",
-            gate.describe(gating.fail_on_regression, args.baseline.as_deref())
+            gate.describe(gating.fail_on_regression, against.as_deref())
         );
     } else if gate.failed(gating.fail_on_regression) {
-        eprintln!("error: {}", gate.describe(gating.fail_on_regression, args.baseline.as_deref()));
+        eprintln!("error: {}", gate.describe(gating.fail_on_regression, against.as_deref()));
         code = code.max(exit_code::GATE_FAILED);
     } else if !gate.regressions.is_empty() {
         eprintln!(
-            "note: regressed against baseline `{}`: {}; add --fail-on-regression to fail the run on it",
-            args.baseline.as_deref().unwrap_or_default(),
+            "note: regressed against {}: {}; add --fail-on-regression to fail the run on it",
+            against.as_deref().unwrap_or("the baseline"),
             gate.regressions.join(", ")
         );
     }

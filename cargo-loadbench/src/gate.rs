@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use cargo_loadbench::{Results, ScenarioResult, Verdict};
+use cargo_loadbench::{ComparedMetric, Comparison, MetricChange, Results, ScenarioResult, Verdict};
 use loadbench::report::check;
 use loadbench::threshold::{Op, Threshold, ThresholdError};
 
@@ -84,8 +84,9 @@ pub fn apply_thresholds(report: &mut Results, thresholds: &[CliThreshold]) {
 pub struct GateResult {
     /// `label: p99 < 50ms (was 61.2ms)` per failed threshold.
     pub failed_thresholds: Vec<String>,
-    /// Labels of scenarios that regressed against the baseline, and of their steps and named
-    /// requests that did (`checkout (step pay)`).
+    /// Scenarios that regressed against the baseline, and their steps and named requests that
+    /// did, each with what regressed, old → new: `hello (p50 5.21ms → 10.4ms (+99.6%))`,
+    /// `checkout (step pay: p99 …)`.
     pub regressions: Vec<String>,
 }
 
@@ -98,11 +99,13 @@ impl GateResult {
             for outcome in scenario.thresholds.iter().filter(|o| !o.passed) {
                 result.failed_thresholds.push(format!("{label}: {outcome}"));
             }
-            if regressed(scenario) {
-                result.regressions.push(label.clone());
+            if let Some(c) = scenario.comparison.as_ref().filter(|c| c.verdict == Verdict::Regressed) {
+                result.regressions.push(format!("{label} ({})", regressed_figures(c)));
             }
             // A step's or named request's regression gates as its scenario's does.
-            result.regressions.extend(regressed_rows(scenario).map(|row| format!("{label} ({row})")));
+            result
+                .regressions
+                .extend(regressed_rows(scenario).map(|(row, c)| format!("{label} ({row}: {})", regressed_figures(c))));
         }
         result
     }
@@ -112,16 +115,17 @@ impl GateResult {
         !self.failed_thresholds.is_empty() || (fail_on_regression && !self.regressions.is_empty())
     }
 
-    /// The one line that closes a failed run, such as
-    /// `gate failed: threshold hello: p99 < 50ms (was 61.2ms); regressed: api/hello`.
-    pub fn describe(&self, fail_on_regression: bool, baseline: Option<&str>) -> String {
+    /// The one line that closes a failed run, such as `gate failed: threshold hello: p99 < 50ms
+    /// (was 61.2ms); regressed against baseline `main`: api/hello (p50 …)`; `against` names what
+    /// the run was compared with ([`Comparison::reference`]).
+    pub fn describe(&self, fail_on_regression: bool, against: Option<&str>) -> String {
         let mut parts = Vec::new();
         if !self.failed_thresholds.is_empty() {
             let noun = if self.failed_thresholds.len() == 1 { "threshold" } else { "thresholds" };
             parts.push(format!("{noun} {}", self.failed_thresholds.join(", ")));
         }
         if fail_on_regression && !self.regressions.is_empty() {
-            let against = baseline.map(|b| format!(" against baseline `{b}`")).unwrap_or_default();
+            let against = against.map(|a| format!(" against {a}")).unwrap_or_default();
             parts.push(format!("regressed{against}: {}", self.regressions.join(", ")));
         }
         format!("gate failed: {}", parts.join("; "))
@@ -135,14 +139,23 @@ pub fn regressed(scenario: &ScenarioResult) -> bool {
 }
 
 /// The steps and named requests of `scenario` that regressed against the baseline, named as
-/// `step pay` and `request GET /cart`.
-pub fn regressed_rows(scenario: &ScenarioResult) -> impl Iterator<Item = String> + '_ {
+/// `step pay` and `request GET /cart`, with their comparisons.
+pub fn regressed_rows(scenario: &ScenarioResult) -> impl Iterator<Item = (String, &Comparison)> + '_ {
     let rows = scenario.comparison.iter().flat_map(|c| {
         let steps = c.steps.iter().map(|row| ("step", row));
         steps.chain(c.requests.iter().map(|row| ("request", row)))
     });
     rows.filter(|(_, row)| row.comparison.verdict == Verdict::Regressed)
-        .map(|(kind, row)| format!("{kind} {}", row.name))
+        .map(|(kind, row)| (format!("{kind} {}", row.name), &row.comparison))
+}
+
+/// What regressed in `comparison`, old → new: `p50 5.21ms → 10.4ms (+99.6%), req/s 761 → 382
+/// (-49.8%)`, the success rate first as the verdict weighs it.
+fn regressed_figures(comparison: &Comparison) -> String {
+    let mut regressed: Vec<&MetricChange> =
+        comparison.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).collect();
+    regressed.sort_by_key(|m| m.metric != ComparedMetric::SuccessRate);
+    regressed.iter().map(|m| m.summary()).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether `scenario` or any of its steps or named requests regressed against the baseline.
@@ -189,13 +202,27 @@ mod tests {
             regressions: vec!["status".into()],
         };
         assert!(result.failed(false));
-        assert_eq!(result.describe(false, Some("main")), "gate failed: threshold hello: p99 < 50ms (was 61.2ms)");
         assert_eq!(
-            result.describe(true, Some("main")),
+            result.describe(false, Some("baseline `main`")),
+            "gate failed: threshold hello: p99 < 50ms (was 61.2ms)"
+        );
+        assert_eq!(
+            result.describe(true, Some("baseline `main`")),
             "gate failed: threshold hello: p99 < 50ms (was 61.2ms); regressed against baseline `main`: status"
         );
         let regression_only = GateResult { failed_thresholds: Vec::new(), regressions: vec!["status".into()] };
         assert!(!regression_only.failed(false), "regressions gate only with --fail-on-regression");
         assert!(regression_only.failed(true));
+    }
+
+    #[test]
+    fn a_regression_is_named_with_its_figures_old_to_new() {
+        let report = crate::output::tests::sample_report();
+        let labels: Vec<String> = report.scenarios.iter().map(|s| s.name.clone()).collect();
+        let result = GateResult::of(&report, &labels);
+        assert_eq!(
+            result.regressions,
+            ["hello (req/s 1,000 → 245 (-75.5%), p50 200µs → 20.3ms (+10,050%), p99 400µs → 40.6ms (+10,050%))"]
+        );
     }
 }

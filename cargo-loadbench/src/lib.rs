@@ -23,6 +23,6 @@ mod comparison;
 mod results;
 mod runs;
 
-pub use comparison::{ComparedMetric, Comparison, Method, MetricChange, RowComparison, Verdict};
+pub use comparison::{Commit, Commits, ComparedMetric, Comparison, Method, MetricChange, RowComparison, Verdict};
 pub use results::{Results, ScenarioResult};
 pub use runs::{RowSample, RunSample};

@@ -5,6 +5,7 @@
 //! half is in [`dispatch`] (the workspace's scenarios, `url`, `report`); all end in [`finish`],
 //! the shared tail. The JSON document they write is the `cargo_loadbench` library's contract.
 
+mod ab;
 mod baseline;
 mod build;
 mod cli;
@@ -25,6 +26,7 @@ mod rounds;
 mod run;
 mod settings;
 mod targets;
+mod toolchain;
 mod versioned;
 
 use std::process::ExitCode;
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Err(err) => return loadbench::cli::report_usage_error(&err),
     };
     let outcome = match &args.command {
+        Some(cli::Command::Ab(ab)) => dispatch::ab::run(&args, ab),
         Some(cli::Command::Url(url)) => dispatch::url::run(&args, url),
         Some(cli::Command::Report(report)) => dispatch::report::run(&args, report),
         Some(cli::Command::Merge(merge)) => dispatch::merge::run(&args, merge),

@@ -5,7 +5,8 @@
 //! ([`child`]: peak memory, signals, a deadline); a test PKI and an HTTPS server that counts
 //! handshakes and resumptions ([`tls`]); the JSON Schema every results document a test reads
 //! is checked against ([`schema`]); headless Chromium, to open an HTML file offline and see what
-//! it logged, threw and requested ([`browser`]).
+//! it logged, threw and requested ([`browser`]); git repositories with a service and a bench
+//! crate, for `cargo loadbench ab` and the shipped workflow ([`ab`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -25,6 +26,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 /// Headless Chromium over the DevTools protocol, for tests of the HTML report in a real browser.
+pub mod ab;
 pub mod browser;
 pub mod child;
 pub mod cli;

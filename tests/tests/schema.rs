@@ -224,9 +224,9 @@ fn every_kind_the_rust_types_know_is_in_the_schema_and_no_other() {
     let _ = |v: Verdict| match v {
         Verdict::Improved | Verdict::Regressed | Verdict::NoChange | Verdict::New | Verdict::NotComparable => (),
     };
-    let methods = [Method::Bootstrap, Method::SingleRun, Method::None];
+    let methods = [Method::Bootstrap, Method::Paired, Method::SingleRun, Method::None];
     let _ = |m: Method| match m {
-        Method::Bootstrap | Method::SingleRun | Method::None => (),
+        Method::Bootstrap | Method::Paired | Method::SingleRun | Method::None => (),
     };
     let modes = [FeedMode::Sequential, FeedMode::Random, FeedMode::PerUser];
     let _ = |m: FeedMode| match m {

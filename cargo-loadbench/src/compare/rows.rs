@@ -10,6 +10,8 @@
 use cargo_loadbench::{ComparedMetric, Comparison, RowComparison, RowSample, RunSample, ScenarioResult, Verdict};
 use loadbench::report::{ScenarioReport, StepReport};
 
+use super::Pairing;
+
 /// What a row's verdict weighs.
 const ROW_METRICS: [ComparedMetric; 3] = [ComparedMetric::P50, ComparedMetric::P99, ComparedMetric::SuccessRate];
 
@@ -22,11 +24,22 @@ pub fn compare_with_rows(
     name: &str,
     noise: f64,
 ) -> Comparison {
-    let mut comparison = super::compare(current, baseline, name, noise);
+    with_rows(current, baseline, name, noise, Pairing::Independent)
+}
+
+/// [`compare_with_rows`], the runs related as `pairing` says, for the rows as for the scenario.
+pub(super) fn with_rows(
+    current: &ScenarioResult,
+    baseline: Option<&ScenarioResult>,
+    name: &str,
+    noise: f64,
+    pairing: Pairing,
+) -> Comparison {
+    let mut comparison = super::compare_as(current, baseline, name, noise, pairing);
     let judged = matches!(comparison.verdict, Verdict::Regressed | Verdict::Improved | Verdict::NoChange);
     if let (Some(baseline), true) = (baseline, judged) {
-        comparison.steps = rows(current, baseline, name, noise, Kind::Steps);
-        comparison.requests = rows(current, baseline, name, noise, Kind::Requests);
+        comparison.steps = rows(current, baseline, (name, noise, pairing), Kind::Steps);
+        comparison.requests = rows(current, baseline, (name, noise, pairing), Kind::Requests);
     }
     comparison
 }
@@ -56,7 +69,12 @@ impl Kind {
 
 /// Each row of `current` of `kind` against the row of the same name in `baseline` (new when it
 /// has none).
-fn rows(current: &ScenarioResult, baseline: &ScenarioResult, name: &str, noise: f64, kind: Kind) -> Vec<RowComparison> {
+fn rows(
+    current: &ScenarioResult,
+    baseline: &ScenarioResult,
+    (name, noise, pairing): (&str, f64, Pairing),
+    kind: Kind,
+) -> Vec<RowComparison> {
     kind.of(current)
         .iter()
         .map(|row| {
@@ -64,7 +82,7 @@ fn rows(current: &ScenarioResult, baseline: &ScenarioResult, name: &str, noise: 
             let old = kind.of(baseline).iter().find(|r| r.name == row.name).map(|r| as_scenario(baseline, r, kind));
             RowComparison {
                 name: row.name.clone(),
-                comparison: super::compare_metrics(&new, old.as_ref(), name, noise, &ROW_METRICS),
+                comparison: super::compare_metrics(&new, old.as_ref(), name, noise, &ROW_METRICS, pairing),
             }
         })
         .collect()

@@ -243,7 +243,7 @@ fn run_plan(
 
 /// `measured` as the entry of bench target `exe`, against the target named `target_name` (side by
 /// side), with what `--watch` saw after what the binary watched itself (`Harness::watch`).
-fn ran_in(
+pub(crate) fn ran_in(
     exe: &Executable,
     target_name: Option<String>,
     mut measured: ScenarioReport,
@@ -259,7 +259,7 @@ fn ran_in(
 
 /// The scenarios of each bench binary that `filter` selects, in binary order; binaries with none
 /// are left out.
-fn select<'a>(
+pub(crate) fn select<'a>(
     listed: &'a [(Executable, ScenarioList)],
     filter: &Filter,
 ) -> Result<Vec<(&'a Executable, Vec<&'a ScenarioInfo>)>, Error> {
@@ -306,7 +306,7 @@ fn print_list(plan: &[(&Executable, Vec<&ScenarioInfo>)], targets: &Targets, thr
 }
 
 /// The report entry for a scenario whose binary died before reporting.
-fn did_not_run(info: &ScenarioInfo, options: &RunOptions, reason: &str) -> ScenarioReport {
+pub(crate) fn did_not_run(info: &ScenarioInfo, options: &RunOptions, reason: &str) -> ScenarioReport {
     let mut config = info.config.clone();
     if let Some(target) = &options.target {
         config.target = Some(target.clone());

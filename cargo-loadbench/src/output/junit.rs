@@ -27,7 +27,11 @@ const CAUSES_IN_MESSAGE: usize = 3;
 
 /// The JUnit document.
 pub fn render(cx: &Context) -> Result<String, String> {
-    let mut report = Report::new("loadbench");
+    // With `cargo loadbench ab`, CI screens name the run by its two commits.
+    let mut report = match cx.commits {
+        Some(commits) => Report::new(format!("loadbench: head {} compared with base {}", commits.head, commits.base)),
+        None => Report::new("loadbench"),
+    };
     let reference = side_by_side::reference(cx);
     for (scenario, _) in cx.scenarios() {
         let classname = match (&scenario.package, &scenario.bench) {
@@ -40,6 +44,11 @@ pub fn render(cx: &Context) -> Result<String, String> {
             _ => scenario.name.clone(),
         };
         let mut suite = TestSuite::new(format!("{classname}: {name}"));
+        if let Some(commits) = cx.commits {
+            for (side, commit) in [("base", &commits.base), ("head", &commits.head)] {
+                suite.add_property((format!("loadbench.{side}"), format!("{} {}", commit.sha, commit.subject)));
+            }
+        }
         suite.add_test_case(scenario_case(cx, scenario, &name, &classname));
         let row_class = format!("{classname}.{name}");
         suite.add_test_cases(status::rows(scenario).map(|row| row_case(cx, scenario, &row, &name, &row_class)));
@@ -48,9 +57,9 @@ pub fn render(cx: &Context) -> Result<String, String> {
     report.to_string().map_err(|e| e.to_string())
 }
 
-/// `baseline `main`: regressed (p99)`.
+/// `baseline `main`: regressed (p99)`, or `base `1a2b3c4`: …` with `cargo loadbench ab`.
 fn baseline_line(comparison: &Comparison) -> String {
-    format!("baseline `{}`: {}", comparison.baseline, verdict_cell(comparison))
+    format!("{}: {}", comparison.reference(), verdict_cell(comparison))
 }
 
 /// A regression that does not gate, as a `<skipped>` status. Why skipped rather than only a
@@ -89,7 +98,9 @@ fn scenario_case(cx: &Context, scenario: &ScenarioResult, name: &str, classname:
     let mut failures: Vec<String> =
         scenario.thresholds.iter().filter(|o| !o.passed).map(|o| format!("threshold failed: {o}")).collect();
     let mut out = Vec::new();
-    let gated_rows: Vec<String> = if cx.fail_on_regression { regressed_rows(scenario).collect() } else { Vec::new() };
+    let gated_rows: Vec<String> =
+        if cx.fail_on_regression { regressed_rows(scenario).map(|(row, _)| row).collect() } else { Vec::new() };
+    let against = scenario.comparison.as_ref().map_or_else(|| "the baseline".to_owned(), Comparison::reference);
     if let Some(comparison) = &scenario.comparison {
         let line = baseline_line(comparison);
         if regressed(scenario) && cx.fail_on_regression {
@@ -98,7 +109,7 @@ fn scenario_case(cx: &Context, scenario: &ScenarioResult, name: &str, classname:
             out.push(line);
         }
     }
-    failures.extend(gated_rows.iter().map(|row| format!("{row} regressed against the baseline")));
+    failures.extend(gated_rows.iter().map(|row| format!("{row} regressed against {against}")));
     if let Some(line) = loadbench::report::named::checks_line(scenario) {
         out.push(line);
     }

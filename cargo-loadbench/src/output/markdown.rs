@@ -10,7 +10,7 @@ use comfy_table::{Table, presets};
 use loadbench::report::{named, table, units};
 
 use super::status::{self, Mark};
-use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_rows, runs_note, side_by_side, thresholds_cell};
+use super::{Context, comparison_notes, comparison_rows, runs_note, side_by_side, thresholds_cell};
 
 /// The results table's headers: the mark, then those of the terminal's, with thresholds for
 /// bytes.
@@ -23,8 +23,12 @@ fn header(cx: &Context) -> Vec<String> {
 }
 
 /// The heading: `loadbench results`, or with a baseline `loadbench: `head` compared with
-/// baseline `base`` (the run's own name is the baseline it saves, if it saves one).
+/// baseline `base`` (the run's own name is the baseline it saves, if it saves one), or with `cargo
+/// loadbench ab` `loadbench: head `5e6f7a8` compared with base `1a2b3c4``.
 pub fn heading(cx: &Context) -> String {
+    if let Some(commits) = cx.commits {
+        return format!("loadbench: head `{}` compared with base `{}`", commits.head.short, commits.base.short);
+    }
     match cx.baseline {
         Some(baseline) => {
             let head = cx.saves_as.map_or_else(|| "this run".to_owned(), |name| format!("`{name}`"));
@@ -180,11 +184,11 @@ fn details(cx: &Context) -> String {
             row
         })
         .collect();
-    if let Some(baseline) = cx.baseline
+    if let Some(title) = cx.comparison_title(escape)
         && !comparisons.is_empty()
     {
-        out.push_str(&format!("\n#### Compared with baseline `{baseline}`\n\n"));
-        out.push_str(&markdown_table(&COMPARISON_HEADER, comparisons.into_iter()));
+        out.push_str(&format!("\n#### {title}\n\n"));
+        out.push_str(&markdown_table(cx.comparison_header(), comparisons.into_iter()));
         let notes = comparison_notes(cx);
         if !notes.is_empty() {
             out.push('\n');
@@ -288,7 +292,8 @@ mod tests {
         for line in out.lines().filter(|l| l.starts_with('|')) {
             let cells = line.replace("\\|", "").matches('|').count() - 1;
             assert!(
-                cells == header(&Context::new(&report, 1, None, false)).len() || cells == COMPARISON_HEADER.len(),
+                cells == header(&Context::new(&report, 1, None, false)).len()
+                    || cells == super::super::COMPARISON_HEADER.len(),
                 "{line}"
             );
         }

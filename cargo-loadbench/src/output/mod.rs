@@ -13,7 +13,9 @@ mod text;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use cargo_loadbench::{ComparedMetric, Comparison, Method, MetricChange, Results, ScenarioResult, Verdict};
+use cargo_loadbench::{
+    Commit, Commits, ComparedMetric, Comparison, Method, MetricChange, Results, ScenarioResult, Verdict,
+};
 use loadbench::report::{LatencyColumns, units};
 
 /// An output format.
@@ -121,22 +123,56 @@ pub struct Context<'a> {
     /// The HTML reports written beside the other outputs, which the Markdown names: a pull
     /// request's comment or GitHub's summary page cannot show them.
     pub html_reports: Vec<PathBuf>,
+    /// With `cargo loadbench ab`: the two commits compared, as the comparisons name them.
+    pub commits: Option<&'a Commits>,
 }
 
 impl<'a> Context<'a> {
     /// The context of `report`.
     pub fn new(report: &'a Results, runs: u32, baseline: Option<&'a str>, fail_on_regression: bool) -> Context<'a> {
+        // Results of `cargo loadbench ab` say what they compare, whether just measured or read
+        // back by `cargo loadbench report`.
+        let commits = report.scenarios.iter().find_map(|s| s.comparison.as_ref()?.commits.as_ref());
         Context {
             report,
             labels: labels(&report.scenarios),
             runs,
-            baseline,
+            baseline: baseline.or(commits.map(|c| c.base.short.as_str())),
             fail_on_regression,
             notes: Vec::new(),
             columns: LatencyColumns::default(),
             fail_on_warning: false,
             saves_as: None,
             html_reports: Vec::new(),
+            commits,
+        }
+    }
+
+    /// What the run is compared with, as the notes and the gate's line name it: ``baseline
+    /// `main` ``, ``base `1a2b3c4` ``; `None` when it is compared with nothing.
+    pub fn against(&self) -> Option<String> {
+        match (self.commits, self.baseline) {
+            (Some(commits), _) => Some(format!("base `{}`", commits.base.short)),
+            (None, Some(baseline)) => Some(format!("baseline `{baseline}`")),
+            (None, None) => None,
+        }
+    }
+
+    /// The comparison table's title: ``Compared with baseline `main` ``, or with `cargo loadbench
+    /// ab` ``Head `5e6f7a8` (Cache the page) compared with base `1a2b3c4` (Add a page), in 6
+    /// paired rounds``, each commit's subject passed through `subject` (an escaper).
+    pub fn comparison_title(&self, subject: impl Fn(&str) -> String) -> Option<String> {
+        match (self.commits, self.baseline) {
+            (Some(Commits { base, head }), _) => {
+                let commit = |c: &Commit| {
+                    let uncommitted = if c.uncommitted { ", with uncommitted changes" } else { "" };
+                    format!("`{}` ({}{uncommitted})", c.short, subject(&c.subject))
+                };
+                let rounds = if self.runs == 1 { "1 round".to_owned() } else { format!("{} paired rounds", self.runs) };
+                Some(format!("Head {} compared with base {}, in {rounds}", commit(head), commit(base)))
+            }
+            (None, Some(baseline)) => Some(format!("Compared with baseline `{baseline}`")),
+            (None, None) => None,
         }
     }
 
@@ -202,25 +238,12 @@ pub fn append(path: &Path, markdown: &str) -> std::io::Result<()> {
 
 /// `+12.3%`, `-4.0%`, `+10,050%`.
 fn percent(change: f64) -> String {
-    let pct = change * 100.0;
-    if !pct.is_finite() {
-        return "-".to_owned();
-    }
-    let sign = if pct < 0.0 { "-" } else { "+" };
-    if pct.abs() >= 999.95 {
-        format!("{sign}{}%", units::thousands(pct.abs().round() as u64))
-    } else {
-        format!("{sign}{:.1}%", pct.abs())
-    }
+    units::change(change)
 }
 
 /// A compared metric's value as the table shows it.
 fn compared_value(metric: ComparedMetric, value: f64) -> String {
-    match metric {
-        ComparedMetric::Rps => units::rate(value),
-        ComparedMetric::P50 | ComparedMetric::P99 => units::micros(value),
-        ComparedMetric::SuccessRate => format!("{:.1}%", value * 100.0),
-    }
+    metric.show(value)
 }
 
 /// The comparison table's header.
@@ -237,6 +260,28 @@ const COMPARISON_HEADER: [&str; 11] = [
     "change",
     "verdict",
 ];
+
+/// [`COMPARISON_HEADER`] as `cargo loadbench ab` names its sides: base and head.
+const AB_HEADER: [&str; 11] = [
+    "scenario",
+    "req/s base",
+    "req/s head",
+    "change",
+    "p50 base",
+    "p50 head",
+    "change",
+    "p99 base",
+    "p99 head",
+    "change",
+    "verdict",
+];
+
+impl Context<'_> {
+    /// The comparison table's header: old and new, or base and head.
+    fn comparison_header(&self) -> &'static [&'static str; 11] {
+        if self.commits.is_some() { &AB_HEADER } else { &COMPARISON_HEADER }
+    }
+}
 
 /// One row of the comparison table for `scenario`, or `None` when it was not compared.
 fn comparison_row(scenario: &ScenarioResult, label: &str) -> Option<Vec<String>> {
@@ -306,8 +351,21 @@ fn comparison_notes(cx: &Context) -> Vec<String> {
             c.runs, c.baseline_runs
         ));
     }
+    if let Some((s, _)) = methods(Method::Paired).next()
+        && let Some(c) = &s.comparison
+    {
+        notes.push(format!(
+            "A change is the median of the rounds' ratios head / base; it counts when its 95% confidence interval (bootstrap over {} paired rounds) lies wholly beyond ±{noise}.",
+            c.runs
+        ));
+    }
     let single: Vec<&str> = methods(Method::SingleRun).map(|(_, label)| *label).collect();
-    if !single.is_empty() {
+    if !single.is_empty() && cx.commits.is_some() {
+        notes.push(format!(
+            "Verdict from one round ({}): a change counts when it is beyond ±{noise}, with no spread to judge the noise by; use --rounds 3 or more.",
+            single.join(", ")
+        ));
+    } else if !single.is_empty() {
         notes.push(format!(
             "Verdict from one run ({}): a change counts when it is beyond ±{noise}, with no spread to judge the noise by; use --runs 3 or more on both sides.",
             single.join(", ")
@@ -315,7 +373,9 @@ fn comparison_notes(cx: &Context) -> Vec<String> {
     }
     for (s, label) in &compared {
         if let Some(c) = &s.comparison {
-            if c.verdict == Verdict::New {
+            if c.verdict == Verdict::New && c.commits.is_some() {
+                notes.push(format!("{label}: new scenario: not in the base"));
+            } else if c.verdict == Verdict::New {
                 notes.push(format!("{label}: new scenario: no baseline"));
             }
             if c.verdict == Verdict::NotComparable {

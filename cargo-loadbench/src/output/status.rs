@@ -45,9 +45,10 @@ pub struct Status {
     pub why: Vec<String>,
 }
 
-/// `regressed against baseline `main` (p99)`.
-fn regression(comparison: &Comparison) -> String {
-    format!("{} against baseline `{}`", verdict_cell(comparison), comparison.baseline)
+/// `regressed (p99) against baseline `main``, or against base `1a2b3c4` with `cargo loadbench ab`
+/// (`against`, [`Comparison::reference`] of the scenario's comparison, which its rows share).
+fn regression(comparison: &Comparison, against: &str) -> String {
+    format!("{} against {against}", verdict_cell(comparison))
 }
 
 /// The status of `scenario`.
@@ -62,11 +63,14 @@ pub fn scenario(cx: &Context, scenario: &ScenarioResult) -> Status {
     }
     failures.extend(scenario.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string));
     let gate = if cx.fail_on_regression { &mut failures } else { &mut warnings };
-    if let Some(c) = scenario.comparison.as_ref().filter(|c| c.verdict == Verdict::Regressed) {
-        gate.push(regression(c));
-    }
-    for (kind, row) in compared_rows(scenario).filter(|(_, r)| r.comparison.verdict == Verdict::Regressed) {
-        gate.push(format!("{kind} {} {}", row.name, regression(&row.comparison)));
+    if let Some(c) = scenario.comparison.as_ref() {
+        let against = c.reference();
+        if c.verdict == Verdict::Regressed {
+            gate.push(regression(c, &against));
+        }
+        for (kind, row) in compared_rows(scenario).filter(|(_, r)| r.comparison.verdict == Verdict::Regressed) {
+            gate.push(format!("{kind} {} {}", row.name, regression(&row.comparison, &against)));
+        }
     }
     let gate = if cx.fail_on_warning { &mut failures } else { &mut warnings };
     gate.extend(scenario.warnings.iter().map(|w| format!("warning: {w}")));
@@ -141,7 +145,8 @@ pub fn row(cx: &Context, row: &Row) -> Status {
         ));
     }
     if let Some(c) = row.comparison.filter(|c| c.verdict == Verdict::Regressed) {
-        if cx.fail_on_regression { &mut failures } else { &mut warnings }.push(regression(c));
+        let against = cx.against().unwrap_or_else(|| "the baseline".to_owned());
+        if cx.fail_on_regression { &mut failures } else { &mut warnings }.push(regression(c, &against));
     }
     Status::of(failures, warnings)
 }

@@ -5,7 +5,7 @@
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use loadbench::report::table;
 
-use super::{COMPARISON_HEADER, Context, comparison_notes, comparison_rows, runs_note, side_by_side};
+use super::{Context, comparison_notes, comparison_rows, runs_note, side_by_side};
 
 /// The whole text output.
 pub fn render(cx: &Context) -> String {
@@ -16,11 +16,11 @@ pub fn render(cx: &Context) -> String {
         out.push('\n');
     }
     let rows: Vec<Vec<String>> = cx.scenarios().flat_map(|(s, label)| comparison_rows(s, label)).collect();
-    if let Some(baseline) = cx.baseline
+    if let Some(title) = cx.comparison_title(str::to_owned)
         && !rows.is_empty()
     {
-        out.push_str(&format!("\nCompared with baseline `{baseline}`:\n"));
-        out.push_str(&ascii_table(&COMPARISON_HEADER, rows, 1));
+        out.push_str(&format!("\n{title}:\n"));
+        out.push_str(&ascii_table(cx.comparison_header(), rows, 1));
         for note in comparison_notes(cx) {
             out.push_str(&note);
             out.push('\n');

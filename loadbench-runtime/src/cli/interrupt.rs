@@ -40,9 +40,12 @@ struct State {
     first: Option<i32>,
     /// The bench binary running now, which gets every signal this process gets.
     child: Option<u32>,
+    /// Process groups of services this process started (`cargo loadbench ab --serve`), killed
+    /// before the failsafe exit so that none outlives it.
+    groups: Vec<u32>,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { count: 0, first: None, child: None });
+static STATE: Mutex<State> = Mutex::new(State { count: 0, first: None, child: None, groups: Vec::new() });
 
 /// Set by the first signal: the stop flag of every run made in this process.
 static STOP: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
@@ -102,6 +105,9 @@ fn on_signal(signal: i32, announce: bool) {
             let code = exit_code().unwrap_or(exit_code::INTERRUPTED);
             let _ = std::thread::Builder::new().name("loadbench-failsafe".to_owned()).spawn(move || {
                 std::thread::sleep(FAILSAFE);
+                for group in std::mem::take(&mut self::state().groups) {
+                    kill_group(group);
+                }
                 std::process::exit(i32::from(code));
             });
         }
@@ -127,6 +133,24 @@ pub fn forward_to(child: Option<u32>) {
         if state.count > 1 {
             send(child, first);
         }
+    }
+}
+
+/// Kills process group `group` with SIGKILL if this process exits on the failsafe after a second
+/// signal, until [`release_group`]: a service started in a process group of its own (so that
+/// Ctrl-C in a terminal does not reach it directly) never outlives the command that started it.
+pub fn guard_group(group: u32) {
+    state().groups.push(group);
+}
+
+/// Stops guarding `group` ([`guard_group`]), once it has been stopped.
+pub fn release_group(group: u32) {
+    state().groups.retain(|&g| g != group);
+}
+
+fn kill_group(group: u32) {
+    if let Ok(group) = i32::try_from(group) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(group), nix::sys::signal::Signal::SIGKILL);
     }
 }
 

@@ -64,6 +64,20 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// A relative change as a signed percentage: `+12.3%`, `-4.0%`, `+10,050%` (`-` when not finite).
+pub fn change(fraction: f64) -> String {
+    let pct = fraction * 100.0;
+    if !pct.is_finite() {
+        return "-".to_owned();
+    }
+    let sign = if pct < 0.0 { "-" } else { "+" };
+    if pct.abs() >= 999.95 {
+        format!("{sign}{}%", thousands(pct.abs().round() as u64))
+    } else {
+        format!("{sign}{:.1}%", pct.abs())
+    }
+}
+
 /// A measured `value` of `metric` as the results table shows it: `61.2ms`, `0.0123`, `12,345`.
 pub fn metric_value(metric: Metric, value: f64) -> String {
     match metric.kind() {

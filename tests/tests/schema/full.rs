@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use cargo_loadbench::{
-    ComparedMetric, Comparison, Method, MetricChange, Results, RowComparison, RowSample, RunSample, ScenarioResult,
-    Verdict,
+    Commit, Commits, ComparedMetric, Comparison, Method, MetricChange, Results, RowComparison, RowSample, RunSample,
+    ScenarioResult, Verdict,
 };
 use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
@@ -53,20 +53,28 @@ pub fn scenario_result() -> ScenarioResult {
         bench: Some("api".into()),
         package: Some("shop".into()),
         target_name: Some("candidate".into()),
-        runs: vec![RunSample {
-            started_at: "2026-12-01T01:02:03Z".into(),
-            duration_us: 2_000_000,
-            iterations: 1_000,
-            failed: 3,
-            ok: Some(997),
-            rps: 498.5,
-            latency_us: Some(latency()),
-            steps: vec![row_sample("pay")],
-            requests: vec![row_sample("GET /items/{id}")],
-        }],
-        comparison: Some(comparison("main", Verdict::Regressed, Method::Bootstrap)),
+        runs: vec![run_sample()],
+        comparison: Some(comparison("main", Verdict::Regressed, Method::Paired)),
         side_by_side: Some(comparison("current", Verdict::Improved, Method::SingleRun)),
     }
+}
+
+fn run_sample() -> RunSample {
+    RunSample {
+        started_at: "2026-12-01T01:02:03Z".into(),
+        duration_us: 2_000_000,
+        iterations: 1_000,
+        failed: 3,
+        ok: Some(997),
+        rps: 498.5,
+        latency_us: Some(latency()),
+        steps: vec![row_sample("pay")],
+        requests: vec![row_sample("GET /items/{id}")],
+    }
+}
+
+fn commit(sha: &str, subject: &str, uncommitted: bool) -> Commit {
+    Commit { sha: sha.repeat(40 / sha.len()), short: sha.repeat(7 / sha.len()), subject: subject.into(), uncommitted }
 }
 
 fn row_sample(name: &str) -> RowSample {
@@ -108,6 +116,8 @@ fn row_comparison(baseline: &str, verdict: Verdict, method: Method) -> Compariso
         steps: Vec::new(),
         requests: Vec::new(),
         baseline_spectrum: spectrum(),
+        commits: Some(Commits { base: commit("a", "Add a cache", false), head: commit("b", "Cache more", true) }),
+        base_runs: vec![run_sample()],
     }
 }
 

@@ -7,7 +7,7 @@ use loadbench::report::{ErrorCounts, units};
 use super::escape::{Esc, escape};
 use super::{Group, charts, mark_class};
 use crate::output::status::{self, Mark};
-use crate::output::{COMPARISON_HEADER, Context, comparison_rows, side_by_side};
+use crate::output::{Context, comparison_rows, side_by_side};
 
 /// A table: `header`, then `rows`, every cell escaped; the columns numbered in `text` are text
 /// (left-aligned, wrapping), the others numbers.
@@ -41,8 +41,13 @@ pub fn comparisons(cx: &Context, group: &Group, out: &mut String) {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        out.push_str(&format!("<h3>Compared with baseline {}</h3>\n", Esc(&baselines.join(", "))));
-        table(out, &COMPARISON_HEADER, &rows, &[0, COMPARISON_HEADER.len() - 1]);
+        let title = match cx.commits {
+            Some(commits) => format!("Compared with base {}", commits.base.short),
+            None => format!("Compared with baseline {}", baselines.join(", ")),
+        };
+        out.push_str(&format!("<h3>{}</h3>\n", Esc(&title)));
+        let header = cx.comparison_header();
+        table(out, header, &rows, &[0, header.len() - 1]);
     }
     if group.entries.len() > 1
         && let Some(reference) = side_by_side::reference(cx)
