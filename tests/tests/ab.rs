@@ -184,8 +184,10 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
     let mut stray = stray.spawn().expect("a stray service");
     std::fs::write(ab_dir.join("services"), format!("{}\n", stray.id())).expect("write");
 
+    // (The base's scenarios this time: the head's would do as well.)
     let before = Checkout::of(&repo);
-    let out = run_in(&repo.root, &["ab", &with_bench, "--serve", serve, "--quiet", "--rounds", "2"], &[]);
+    let args = ["ab", &with_bench, "--serve", serve, "--scenarios", "base", "--quiet", "--rounds", "2"];
+    let out = run_in(&repo.root, &args, &[]);
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert!(
         out.stderr.contains("note: stopped 1 service(s) an interrupted `cargo loadbench ab` left running"),
@@ -197,6 +199,19 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
     assert_eq!(worktrees.lines().filter(|l| l.starts_with("worktree ")).count(), 2, "{worktrees}");
     assert!(!worktrees.contains("prunable") && !worktrees.contains("locked"), "{worktrees}");
     assert_eq!(Checkout::of(&repo), before);
+
+    // A service that cannot start: exit code 3, one line naming the side, then its last lines.
+    let out = run_in(&repo.root, &["ab", &with_bench, "--serve", "python3 service/missing.py", "--quiet"], &[]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    let errors = error_lines(&out);
+    let [error] = errors.as_slice() else { panic!("{out:#?}") };
+    let side = format!(
+        "error: base {} (load tests): the service `python3 service/missing.py` exited (exit status: 2)",
+        repo.short(&with_bench)
+    );
+    assert!(error.starts_with(&side), "{error}");
+    assert!(out.stderr.contains("  | python3: can't open file"), "its last lines: {out:#?}");
+    assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
 }
 
 /// The ab directory of `repo` under the fixtures' target directory.

@@ -196,9 +196,30 @@ fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
 }
 
-/// Whether any process of `group` is left (a zombie child counts until it is reaped).
+/// Whether any process of `group` is still running. One that has exited but is not reaped yet
+/// (a zombie: an orphan waits for the machine's init to reap it, which can take a second) does
+/// not count, where the kernel says which (Linux's `/proc`).
 fn group_alive(group: u32) -> bool {
-    i32::try_from(group).is_ok_and(|g| killpg(Pid::from_raw(g), None).is_ok())
+    let signalled = i32::try_from(group).is_ok_and(|g| killpg(Pid::from_raw(g), None).is_ok());
+    signalled && running_in(group).unwrap_or(true)
+}
+
+/// Whether a process of `group` that is not a zombie is listed in `/proc`; `None` where there is
+/// no `/proc` to ask.
+fn running_in(group: u32) -> Option<bool> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    let running = entries.flatten().any(|entry| {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp …`: the command may hold spaces and parentheses, so the
+        // fields are read after the last `)`.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let mut fields = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("").split_whitespace();
+        let (state, _ppid, pgrp) = (fields.next(), fields.next(), fields.next());
+        pgrp.and_then(|g| g.parse::<u32>().ok()) == Some(group) && state.is_some_and(|s| s != "Z")
+    });
+    Some(running)
 }
 
 fn signal_group(group: u32, signal: Signal) {

@@ -2,6 +2,7 @@
 //! (for pull-request comments and GitHub's job summary), JUnit XML (which CI systems show as
 //! test results) and a self-contained HTML page with charts.
 
+mod comparison;
 mod csv;
 mod html;
 mod junit;
@@ -13,10 +14,12 @@ mod text;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use cargo_loadbench::{
-    Commit, Commits, ComparedMetric, Comparison, Method, MetricChange, Results, ScenarioResult, Verdict,
-};
-use loadbench::report::{LatencyColumns, units};
+use cargo_loadbench::{Commits, ComparedMetric, MetricChange, Results, ScenarioResult};
+use loadbench::report::LatencyColumns;
+
+#[cfg(test)]
+use comparison::{COMPARISON_HEADER, comparison_row, percent};
+use comparison::{compared_value, comparison_notes, comparison_rows, noise_bands, verdict_cell};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -148,34 +151,6 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// What the run is compared with, as the notes and the gate's line name it: ``baseline
-    /// `main` ``, ``base `1a2b3c4` ``; `None` when it is compared with nothing.
-    pub fn against(&self) -> Option<String> {
-        match (self.commits, self.baseline) {
-            (Some(commits), _) => Some(format!("base `{}`", commits.base.short)),
-            (None, Some(baseline)) => Some(format!("baseline `{baseline}`")),
-            (None, None) => None,
-        }
-    }
-
-    /// The comparison table's title: ``Compared with baseline `main` ``, or with `cargo loadbench
-    /// ab` ``Head `5e6f7a8` (Cache the page) compared with base `1a2b3c4` (Add a page), in 6
-    /// paired rounds``, each commit's subject passed through `subject` (an escaper).
-    pub fn comparison_title(&self, subject: impl Fn(&str) -> String) -> Option<String> {
-        match (self.commits, self.baseline) {
-            (Some(Commits { base, head }), _) => {
-                let commit = |c: &Commit| {
-                    let uncommitted = if c.uncommitted { ", with uncommitted changes" } else { "" };
-                    format!("`{}` ({}{uncommitted})", c.short, subject(&c.subject))
-                };
-                let rounds = if self.runs == 1 { "1 round".to_owned() } else { format!("{} paired rounds", self.runs) };
-                Some(format!("Head {} compared with base {}, in {rounds}", commit(head), commit(base)))
-            }
-            (None, Some(baseline)) => Some(format!("Compared with baseline `{baseline}`")),
-            (None, None) => None,
-        }
-    }
-
     fn scenarios(&self) -> impl Iterator<Item = (&'a ScenarioResult, &str)> {
         self.report.scenarios.iter().zip(self.labels.iter().map(String::as_str))
     }
@@ -234,174 +209,6 @@ pub fn append(path: &Path, markdown: &str) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(b"\n")?;
     file.write_all(markdown.as_bytes())
-}
-
-/// `+12.3%`, `-4.0%`, `+10,050%`.
-fn percent(change: f64) -> String {
-    units::change(change)
-}
-
-/// A compared metric's value as the table shows it.
-fn compared_value(metric: ComparedMetric, value: f64) -> String {
-    metric.show(value)
-}
-
-/// The comparison table's header.
-const COMPARISON_HEADER: [&str; 11] = [
-    "scenario",
-    "req/s old",
-    "req/s new",
-    "change",
-    "p50 old",
-    "p50 new",
-    "change",
-    "p99 old",
-    "p99 new",
-    "change",
-    "verdict",
-];
-
-/// [`COMPARISON_HEADER`] as `cargo loadbench ab` names its sides: base and head.
-const AB_HEADER: [&str; 11] = [
-    "scenario",
-    "req/s base",
-    "req/s head",
-    "change",
-    "p50 base",
-    "p50 head",
-    "change",
-    "p99 base",
-    "p99 head",
-    "change",
-    "verdict",
-];
-
-impl Context<'_> {
-    /// The comparison table's header: old and new, or base and head.
-    fn comparison_header(&self) -> &'static [&'static str; 11] {
-        if self.commits.is_some() { &AB_HEADER } else { &COMPARISON_HEADER }
-    }
-}
-
-/// One row of the comparison table for `scenario`, or `None` when it was not compared.
-fn comparison_row(scenario: &ScenarioResult, label: &str) -> Option<Vec<String>> {
-    Some(compared_cells(label.to_owned(), scenario.comparison.as_ref()?))
-}
-
-/// The rows of the comparison table for `scenario`: its own, then one per compared step
-/// (`  └ login`) and named request (`  ↳ GET /items/{id}`), as in the results table; none when
-/// it was not compared.
-fn comparison_rows(scenario: &ScenarioResult, label: &str) -> Vec<Vec<String>> {
-    let Some(own) = comparison_row(scenario, label) else {
-        return Vec::new();
-    };
-    let rows = status::rows(scenario).filter_map(|row| {
-        let marker = if row.kind == "step" { "└" } else { loadbench::report::named::REQUEST_MARKER };
-        Some(compared_cells(format!("  {marker} {}", row.report.name), row.comparison?))
-    });
-    std::iter::once(own).chain(rows).collect()
-}
-
-/// A comparison's cells after the name: old, new and change of req/s, p50 and p99 (`-` where not
-/// compared), and the verdict.
-fn compared_cells(name: String, comparison: &Comparison) -> Vec<String> {
-    let mut row = vec![name];
-    for metric in [ComparedMetric::Rps, ComparedMetric::P50, ComparedMetric::P99] {
-        match comparison.metrics.iter().find(|m| m.metric == metric) {
-            Some(m) => row.extend([compared_value(metric, m.old), compared_value(metric, m.new), percent(m.change)]),
-            None => row.extend(["-".to_owned(), "-".to_owned(), "-".to_owned()]),
-        }
-    }
-    row.push(verdict_cell(comparison));
-    row
-}
-
-/// `regressed (p99, req/s)`, `improved (p50)`, `no change`, `new`, `not comparable`. The
-/// success rate is named first, as the verdict weighs it first.
-fn verdict_cell(comparison: &Comparison) -> String {
-    let named = |verdict: Verdict| {
-        let mut metrics: Vec<ComparedMetric> =
-            comparison.metrics.iter().filter(|m| m.verdict == verdict).map(|m| m.metric).collect();
-        metrics.sort_by_key(|&m| m != ComparedMetric::SuccessRate);
-        metrics.into_iter().map(ComparedMetric::label).collect::<Vec<_>>()
-    };
-    match comparison.verdict {
-        v @ (Verdict::Regressed | Verdict::Improved) => format!("{} ({})", v.label(), named(v).join(", ")),
-        other => other.label().to_owned(),
-    }
-}
-
-/// The lines that explain a comparison table: how verdicts were reached, and why some scenarios
-/// have none.
-fn comparison_notes(cx: &Context) -> Vec<String> {
-    let compared: Vec<(&ScenarioResult, &str)> = cx.scenarios().filter(|(s, _)| s.comparison.is_some()).collect();
-    let mut notes = Vec::new();
-    let Some(noise) = compared.iter().find_map(|(s, _)| s.comparison.as_ref()).map(|c| c.noise_threshold) else {
-        return notes;
-    };
-    let noise = noise_bands(noise);
-    let methods = |method: Method| {
-        compared.iter().filter(move |(s, _)| s.comparison.as_ref().is_some_and(|c| c.method == method))
-    };
-    if let Some((s, _)) = methods(Method::Bootstrap).next()
-        && let Some(c) = &s.comparison
-    {
-        notes.push(format!(
-            "A change counts when its 95% confidence interval (bootstrap over {} runs against {} in the baseline) lies wholly beyond ±{noise}.",
-            c.runs, c.baseline_runs
-        ));
-    }
-    if let Some((s, _)) = methods(Method::Paired).next()
-        && let Some(c) = &s.comparison
-    {
-        notes.push(format!(
-            "A change is the median of the rounds' ratios head / base; it counts when its 95% confidence interval (bootstrap over {} paired rounds) lies wholly beyond ±{noise}.",
-            c.runs
-        ));
-    }
-    let single: Vec<&str> = methods(Method::SingleRun).map(|(_, label)| *label).collect();
-    if !single.is_empty() && cx.commits.is_some() {
-        notes.push(format!(
-            "Verdict from one round ({}): a change counts when it is beyond ±{noise}, with no spread to judge the noise by; use --rounds 3 or more.",
-            single.join(", ")
-        ));
-    } else if !single.is_empty() {
-        notes.push(format!(
-            "Verdict from one run ({}): a change counts when it is beyond ±{noise}, with no spread to judge the noise by; use --runs 3 or more on both sides.",
-            single.join(", ")
-        ));
-    }
-    for (s, label) in &compared {
-        if let Some(c) = &s.comparison {
-            if c.verdict == Verdict::New && c.commits.is_some() {
-                notes.push(format!("{label}: new scenario: not in the base"));
-            } else if c.verdict == Verdict::New {
-                notes.push(format!("{label}: new scenario: no baseline"));
-            }
-            if c.verdict == Verdict::NotComparable {
-                notes.push(format!("{label}: not comparable: {}", c.reason.as_deref().unwrap_or("unknown reason")));
-            }
-            if let Some(success) =
-                c.metrics.iter().find(|m| m.metric == ComparedMetric::SuccessRate && m.verdict == Verdict::Regressed)
-            {
-                notes.push(format!(
-                    "{label}: success rate {} → {}",
-                    compared_value(success.metric, success.old),
-                    compared_value(success.metric, success.new)
-                ));
-            }
-        }
-    }
-    if !cx.fail_on_regression && compared.iter().any(|(s, _)| crate::gate::regressed_anywhere(s)) {
-        notes.push("Regressions do not fail the run without --fail-on-regression.".to_owned());
-    }
-    notes
-}
-
-/// `5% (±15% for p99)`: the noise bands of a noise threshold (a fraction), for the notes.
-fn noise_bands(noise: f64) -> String {
-    let band = |factor: f64| format!("{}%", (noise * factor * 1_000.0).round() / 10.0);
-    format!("{} (±{} for p99)", band(1.0), band(crate::compare::TAIL_NOISE_FACTOR))
 }
 
 /// The line under the table when scenarios ran several times.
