@@ -12,6 +12,7 @@ pub use self::ab::{AbArgs, DEFAULT_ROUNDS, ScenarioSide};
 pub use self::kube::{CollectArgs, JobArgs, KubeArgs, KubeCommand};
 pub use self::merge::MergeArgs;
 pub use self::report::ReportArgs;
+pub use self::selection::TargetSelection;
 pub use self::url::{Location, UrlArgs};
 use crate::gate::CliThreshold;
 use crate::output::{Format, OutputSpec};
@@ -62,9 +63,9 @@ impl Args {
         [
             ("--exact", self.exact),
             ("--list", self.list),
-            ("--package", !self.packages.is_empty()),
-            ("--bench", !self.benches.is_empty()),
-            ("--manifest-path", self.manifest_path.is_some()),
+            ("--package", !self.selection.packages.is_empty()),
+            ("--bench", !self.selection.benches.is_empty()),
+            ("--manifest-path", self.selection.manifest_path.is_some()),
             ("--allow-no-scenarios", self.allow_no_scenarios),
         ]
         .into_iter()
@@ -240,17 +241,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE", help_heading = "Output", global = true)]
     pub json: Option<PathBuf>,
 
-    /// Only bench targets of this package (repeatable).
-    #[arg(short, long = "package", value_name = "SPEC", help_heading = "Target Selection")]
-    pub packages: Vec<String>,
-
-    /// Only the bench target with this name (repeatable).
-    #[arg(long = "bench", value_name = "NAME", help_heading = "Target Selection")]
-    pub benches: Vec<String>,
-
-    /// Path to Cargo.toml.
-    #[arg(long, value_name = "PATH", help_heading = "Manifest Options")]
-    pub manifest_path: Option<PathBuf>,
+    // `-p`, `--bench`, `--manifest-path`.
+    #[command(flatten)]
+    pub selection: TargetSelection,
 
     /// `url`: one request under load, without a workspace (a filter that is literally `url`
     /// goes after `--`: `cargo loadbench -- url`).
@@ -351,6 +344,7 @@ mod agreement;
 mod kube;
 mod merge;
 mod report;
+mod selection;
 mod url;
 
 #[cfg(test)]
@@ -380,8 +374,8 @@ mod tests {
         ]);
         let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };
         assert_eq!(args.filters, ["hello"]);
-        assert_eq!(args.packages, ["shop"]);
-        assert_eq!(args.benches, ["api"]);
+        assert_eq!(args.selection.packages, ["shop"]);
+        assert_eq!(args.selection.benches, ["api"]);
         assert_eq!(args.targets, [TargetArg { name: None, url: "http://127.0.0.1:1".into() }]);
         assert!(!args.list && !args.exact && !args.quiet);
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{Output, cargo_loadbench_path, fixture, fixture_target_dir, workspace_root};
+use crate::cli::{Output, cargo_loadbench_path, fixture, isolate, workspace_root};
 
 /// A git repository in a temporary directory, removed with it.
 #[derive(Debug)]
@@ -210,22 +210,15 @@ pub struct AbRun {
     _files: tempfile::TempDir,
 }
 
-/// The environment every run gets: the fixtures' shared target directory (the bench crates'
-/// dependencies build once for all tests), and nothing of an outer run.
-fn prepare(command: &mut Command, env: &[(&str, &OsStr)]) {
-    command
-        .env("CARGO_TARGET_DIR", fixture_target_dir())
-        .env_remove(loadbench::cli::TARGET_ENV)
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        .env_remove("GITHUB_STEP_SUMMARY");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-}
-
 impl AbRun {
     /// Starts `cargo loadbench ARGS…` in `dir` with extra `env`.
     pub fn start(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> AbRun {
+        AbRun::start_without(dir, args, env, &[])
+    }
+
+    /// [`AbRun::start`], without the variables `remove` (those cargo and rustup set for the
+    /// tests, say, to see what a user's shell would give).
+    pub fn start_without(dir: &Path, args: &[&str], env: &[(&str, &OsStr)], remove: &[&str]) -> AbRun {
         let files = tempfile::tempdir().expect("tempdir");
         let (stdout, stderr) = (files.path().join("stdout"), files.path().join("stderr"));
         let mut command = Command::new(cargo_loadbench_path());
@@ -236,7 +229,11 @@ impl AbRun {
             .stdin(Stdio::null())
             .stdout(File::create(&stdout).expect("stdout file"))
             .stderr(File::create(&stderr).expect("stderr file"));
-        prepare(&mut command, env);
+        isolate(&mut command);
+        command.envs(env.iter().copied());
+        for name in remove {
+            command.env_remove(name);
+        }
         let child = command.spawn().expect("start cargo-loadbench");
         AbRun { child, started: Instant::now(), stdout, stderr, _files: files }
     }
@@ -266,9 +263,10 @@ impl AbRun {
         false
     }
 
-    /// Waits for it to end (killing it after `deadline`, which fails the test) and returns what
-    /// it printed.
-    pub fn finish(mut self, deadline: Duration) -> Output {
+    /// Waits for it to end (killing it when it has not within `limit` from now, which fails the
+    /// test) and returns what it printed.
+    pub fn finish(mut self, limit: Duration) -> Output {
+        let deadline = Instant::now() + limit;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
                 return Output {
@@ -277,10 +275,14 @@ impl AbRun {
                     stderr: self.stderr(),
                 };
             }
-            if self.started.elapsed() > deadline {
+            if Instant::now() > deadline {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                panic!("cargo loadbench ab ran for more than {deadline:?}:\n{}", self.stderr());
+                panic!(
+                    "cargo loadbench ab ran for {:?}, and {limit:?} after it was waited for:\n{}",
+                    self.started.elapsed(),
+                    self.stderr()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -86,16 +86,8 @@ fn run_in(dir: Option<&Path>, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
-    command
-        .arg("loadbench")
-        .args(args)
-        // Shared by all tests and kept between runs, so the release build of a fixture and its
-        // dependencies happens once.
-        .env("CARGO_TARGET_DIR", fixture_target_dir())
-        .env_remove(loadbench::cli::TARGET_ENV)
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        // These tests run in CI too: their results are not the job's summary.
-        .env_remove("GITHUB_STEP_SUMMARY");
+    command.arg("loadbench").args(args);
+    isolate(&mut command);
     for (key, value) in env {
         command.env(key, value);
     }
@@ -105,6 +97,18 @@ fn run_in(dir: Option<&Path>, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// Gives a `cargo loadbench` child the environment of the tests: the fixtures' target directory
+/// (shared by all tests and kept between runs, so that the release build of a fixture and its
+/// dependencies happens once), and none of the variables an outer run may have set (these tests
+/// run in CI too: their results are not the job's summary).
+pub fn isolate(command: &mut Command) {
+    command
+        .env("CARGO_TARGET_DIR", fixture_target_dir())
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove("GITHUB_STEP_SUMMARY");
 }
 
 /// `cargo loadbench --manifest-path fixtures/NAME/Cargo.toml ARGS…`.

@@ -186,7 +186,7 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
 
     // (The base's scenarios this time: the head's would do as well.)
     let before = Checkout::of(&repo);
-    let args = ["ab", &with_bench, "--serve", serve, "--scenarios", "base", "--quiet", "--rounds", "2"];
+    let args = ["ab", &with_bench, "--serve", serve, "--scenarios", "base", "--quiet"];
     let out = run_in(&repo.root, &args, &[]);
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert!(
@@ -210,7 +210,10 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
         repo.short(&with_bench)
     );
     assert!(error.starts_with(&side), "{error}");
-    assert!(out.stderr.contains("  | python3: can't open file"), "its last lines: {out:#?}");
+    assert!(
+        out.stderr.contains("\n  | ") && out.stderr.contains("python3: can't open file"),
+        "its last lines: {out:#?}"
+    );
     assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
 }
 
@@ -247,7 +250,11 @@ fn each_side_s_bench_binary_measures_its_own_server() {
     repo.write("README.md", "# api\n");
     let without = repo.commit("a crate without load tests");
     repo.write_bench_crate(&scenario_with_server(COUNT, 2));
-    let with = repo.commit("load tests");
+    // A toolchain file naming a toolchain this machine has not: the base must be built by the
+    // head's toolchain all the same.
+    repo.write("rust-toolchain.toml", "[toolchain]\nchannel = \"1.0.0\"\n");
+    let with = repo.commit("load tests, on another toolchain");
+    repo.git(&["rm", "--quiet", "rust-toolchain.toml"]);
     repo.write("bench/benches/api.rs", "this is not Rust\n");
     let broken = repo.commit("broken");
     repo.write_bench_crate(&scenario_with_server(COUNT, 2));
@@ -255,10 +262,14 @@ fn each_side_s_bench_binary_measures_its_own_server() {
     repo.write_bench_crate(&scenario_with_server(COUNT, 4));
     let slower = repo.commit("twice as slow");
     let before = Checkout::of(&repo);
-    let ab = |base: &str, head: &str| run_in(&repo.root, &["ab", base, "--head", head, "--quiet"], &[]);
+    // As from a user's shell: not the toolchain cargo and rustup name for the tests' own run.
+    let ab = |base: &str, head: &str| {
+        let args = ["ab", base, "--head", head, "--quiet"];
+        AbRun::start_without(&repo.root, &args, &[], &["RUSTUP_TOOLCHAIN", "CARGO", "RUSTC"]).finish(DEADLINE)
+    };
 
     // A base without a bench target, and no --serve: nothing to compare; the head runs alone.
-    let out = ab(&without, &with);
+    let out = ab(&without, &fixed);
     assert_eq!(out.code, Some(0), "{out:#?}");
     let note = format!(
         "base `{}` has no scenarios (its checkout has no bench/Cargo.toml): nothing to compare",
@@ -279,10 +290,13 @@ fn each_side_s_bench_binary_measures_its_own_server() {
         "{out:#?}"
     );
 
-    // The same code on both sides, each side's binary starting its own server: no change.
+    // The same code on both sides, each side's binary starting its own server: no change, the
+    // base built by the head's toolchain though its own file names another.
     let out = ab(&with, &fixed);
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert!(!out.stderr.contains("warning:"), "{out:#?}");
+    let built = format!("Building base {} (load tests, on another toolchain) with rustc 1.", repo.short(&with));
+    assert!(out.stderr.contains(&built), "{out:#?}");
 
     // Its server twice as slow: regressed.
     let out = ab(&fixed, &slower);

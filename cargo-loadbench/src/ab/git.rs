@@ -43,10 +43,13 @@ where
     if output.status.success() {
         return Ok(String::from_utf8_lossy(&output.stdout).trim_end().to_owned());
     }
+    // git's own line (`fatal: …`, `error: …`) says what failed; the lines after it, advice.
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let last = stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
-    let last = last.strip_prefix("fatal: ").or_else(|| last.strip_prefix("error: ")).unwrap_or(last);
-    Err(if last.is_empty() { format!("git failed ({})", output.status) } else { last.to_owned() })
+    let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
+    let said = lines()
+        .find_map(|l| l.strip_prefix("fatal: ").or_else(|| l.strip_prefix("error: ")))
+        .or_else(|| lines().next_back());
+    Err(said.map_or_else(|| format!("git failed ({})", output.status), str::to_owned))
 }
 
 impl Repo {

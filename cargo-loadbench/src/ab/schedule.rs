@@ -110,9 +110,8 @@ pub fn run(
                     }
                 }
                 for (which, service) in services.iter_mut() {
-                    if let Err(reason) = service.check() {
-                        let side = rounds.sides[usize::from(*which == Which::Head)];
-                        return Err(side.failed(format!("{reason} ({label})")));
+                    if let Err(reason) = service.check(&label) {
+                        return Err(rounds.sides[usize::from(*which == Which::Head)].failed(reason));
                     }
                 }
             }

@@ -153,11 +153,12 @@ impl Service {
         &self.url
     }
 
-    /// `Ok` while the service runs; once it has exited, why, with its last lines.
-    pub fn check(&mut self) -> Result<(), String> {
+    /// `Ok` while the service runs; once it has exited, why (it exited `during`, such as `round 3
+    /// of 6`), with its last lines.
+    pub fn check(&mut self, during: &str) -> Result<(), String> {
         match self.child.try_wait() {
             Ok(None) => Ok(()),
-            Ok(Some(status)) => Err(format!("the service exited ({status}) during the run{}", self.tail())),
+            Ok(Some(status)) => Err(format!("the service exited ({status}) during {during}{}", self.tail())),
             Err(e) => Err(format!("the service cannot be waited for: {e}")),
         }
     }
@@ -333,7 +334,7 @@ mod tests {
         let mut service = Service::start("base", dir.path(), &launch(PYTHON, dir.path(), Duration::from_secs(30)))
             .expect("the service starts");
         assert!(service.url().starts_with("http://127.0.0.1:"), "{}", service.url());
-        assert!(service.check().is_ok());
+        assert!(service.check("round 1 of 6").is_ok());
         let group = service.group;
         assert_eq!(read_list(&dir.path().join("services")), [group], "written down while it runs");
         assert!(group_alive(group));
@@ -361,6 +362,27 @@ mod tests {
     }
 
     #[test]
+    fn a_service_that_exits_mid_run_says_when_and_why() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let command = PYTHON.replace(
+            "print('listening', flush=True); time.sleep(300)",
+            "print('out of memory', flush=True); time.sleep(0.5); raise SystemExit(7)",
+        );
+        let mut service =
+            Service::start("head", dir.path(), &launch(&command, dir.path(), Duration::from_secs(30))).expect("starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let err = loop {
+            match service.check("round 2 of 6") {
+                Err(err) => break err,
+                Ok(()) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+                Ok(()) => panic!("the service did not exit"),
+            }
+        };
+        assert!(err.starts_with("the service exited (exit status: 7) during round 2 of 6; its last lines ("), "{err}");
+        assert!(err.ends_with("\n  | out of memory"), "{err}");
+    }
+
+    #[test]
     fn the_port_is_in_the_command_too() {
         let dir = tempfile::tempdir().expect("tempdir");
         let command = PYTHON.replace("int(os.environ['PORT'])", "{port}");
@@ -379,6 +401,15 @@ mod tests {
         stranger.args(["-c", "sleep 300"]).process_group(0);
         let mut stranger = stranger.spawn().expect("spawn");
         write_list(&dir.path().join("services"), &[ours.id(), stranger.id()]);
+        // Until it has exec'd, a child's /proc environ is still its parent's, without the mark.
+        let mark = format!("{MARK_ENV}={}", dir.path().display());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read(format!("/proc/{}/environ", ours.id()))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == mark.as_bytes()))
+        {
+            assert!(Instant::now() < deadline, "the child never ran");
+            std::thread::sleep(Duration::from_millis(10));
+        }
 
         assert_eq!(stop_leftovers(dir.path()), 1);
         assert!(ours.wait().is_ok_and(|s| !s.success()), "killed");

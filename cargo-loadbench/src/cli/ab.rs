@@ -1,10 +1,9 @@
 //! The command line of `cargo loadbench ab`: the working tree (or `--head REV`) measured against
 //! `BASE_REV`, both on this machine, in interleaved rounds.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use super::parse_duration;
+use super::{TargetSelection, parse_duration};
 use crate::settings;
 
 const AB_AFTER_HELP: &str = "\
@@ -85,18 +84,9 @@ pub struct AbArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100), help_heading = "Gating")]
     pub warmup_rounds: Option<u32>,
 
-    /// Only bench targets of this package (repeatable), on both sides
-    #[arg(short, long = "package", value_name = "SPEC", help_heading = "Target Selection")]
-    pub packages: Vec<String>,
-
-    /// Only the bench target with this name (repeatable), on both sides
-    #[arg(long = "bench", value_name = "NAME", help_heading = "Target Selection")]
-    pub benches: Vec<String>,
-
-    /// Path to the head's Cargo.toml; the base's is at the same place in its checkout [default:
-    /// the one cargo finds from here, else the one crate of the repository that uses loadbench]
-    #[arg(long, value_name = "PATH", help_heading = "Manifest Options")]
-    pub manifest_path: Option<PathBuf>,
+    // `-p`, `--bench`, `--manifest-path` (after `ab`; before it they count too).
+    #[command(flatten)]
+    pub selection: TargetSelection,
 }
 
 /// Whose scenarios run against both services with `--serve`.
@@ -160,9 +150,9 @@ mod tests {
         assert_eq!(args.outputs.len(), 1);
         assert_eq!((ab.base.as_str(), ab.filters.as_slice()), ("origin/main", ["hello".to_owned()].as_slice()));
         assert_eq!(ab.serve.as_deref(), Some("python3 app.py --port {port}"));
-        assert_eq!(ab.manifest_path.as_deref(), Some(std::path::Path::new("bench/Cargo.toml")));
+        assert_eq!(ab.selection.manifest_path.as_deref(), Some(std::path::Path::new("bench/Cargo.toml")));
         assert_eq!(
-            (ab.packages.as_slice(), ab.benches.as_slice()),
+            (ab.selection.packages.as_slice(), ab.selection.benches.as_slice()),
             (["shop".to_owned()].as_slice(), ["api".to_owned()].as_slice())
         );
         assert_eq!((ab.rounds, ab.warmup_rounds, ab.scenarios), (Some(8), None, super::ScenarioSide::Head));

@@ -34,7 +34,8 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
     let cwd = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| Error::Ab(format!("cannot read the current directory: {e}")))?;
-    let given = ab.manifest_path.as_deref().or(args.manifest_path.as_deref()).map(|p| cwd.join(p));
+    let (after, before) = (&ab.selection, &args.selection);
+    let given = after.manifest_path.as_deref().or(before.manifest_path.as_deref()).map(|p| cwd.join(p));
     let repo = Repo::discover(&cwd)?;
     let base_commit = repo.commit(&ab.base)?;
     let head_commit = match &ab.head {
@@ -42,8 +43,8 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
         None => repo.working_tree()?,
     };
     let selection = Selection {
-        packages: if ab.packages.is_empty() { &args.packages } else { &ab.packages },
-        benches: if ab.benches.is_empty() { &args.benches } else { &ab.benches },
+        packages: if after.packages.is_empty() { &before.packages } else { &after.packages },
+        benches: if after.benches.is_empty() { &before.benches } else { &after.benches },
     };
     // The crate, found in the working tree: its place is the same in both sides' checkouts.
     let (manifest, workspace) = head_crate(&repo, &cwd, given.as_deref(), selection)?;
@@ -103,7 +104,8 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
     let selected: Vec<&str> = units.iter().flat_map(|u| u.infos.iter().map(|s| s.name.as_str())).collect();
     gate::check_scenarios(&args.thresholds, &selected)?;
     if !serving {
-        notes.extend(one_server_warnings(&units));
+        let env = std::env::var(loadbench::cli::TARGET_ENV).ok();
+        notes.extend(one_server_warnings(&units, env.as_deref()));
     }
     for note in notes.iter().filter(|n| n.starts_with("warning: ")) {
         eprintln!("{note}");
@@ -253,16 +255,17 @@ fn run_options(args: &Args) -> RunOptions {
 }
 
 /// Without `--serve`, each side's bench binary picks its server: a scenario whose requests go to
-/// one fixed server on both sides (`LOADBENCH_TARGET`, or its attribute's `target`) measures that
-/// server twice, and no change of the server's code can show. One warning per such scenario.
-fn one_server_warnings(units: &[Unit]) -> Vec<String> {
-    let env = std::env::var(loadbench::cli::TARGET_ENV).ok().filter(|t| !t.is_empty());
+/// one fixed server on both sides (`LOADBENCH_TARGET`, given as `env`, or its attribute's
+/// `target`) measures that server twice, and no change of the server's code can show. One
+/// warning per such scenario.
+fn one_server_warnings(units: &[Unit], env: Option<&str>) -> Vec<String> {
+    let env = env.filter(|t| !t.is_empty());
     units
         .iter()
         .flat_map(|u| &u.infos)
         .filter_map(|info| {
-            let (target, from) = match (&env, &info.config.target) {
-                (Some(target), _) => (target.as_str(), loadbench::cli::TARGET_ENV),
+            let (target, from) = match (env, &info.config.target) {
+                (Some(target), _) => (target, loadbench::cli::TARGET_ENV),
                 (None, Some(target)) => (target.as_str(), "its `target`"),
                 (None, None) => return None,
             };
@@ -286,4 +289,53 @@ fn verdict(base: Vec<Results>, head: Vec<Results>, commits: &Commits, noise: f64
         scenario.comparison = Some(comparison);
     }
     head
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::build::Executable;
+    use crate::discover::BenchTarget;
+    use loadbench::report::{ConfigReport, ScenarioInfo};
+
+    #[test]
+    fn a_scenario_sent_to_one_fixed_server_on_both_sides_is_warned_of() {
+        let info = |name: &str, target: Option<&str>| ScenarioInfo {
+            name: name.into(),
+            module_path: "api".into(),
+            file: "benches/api.rs".into(),
+            line: 1,
+            config: ConfigReport { target: target.map(str::to_owned), ..ConfigReport::default() },
+        };
+        let exe = Executable {
+            target: BenchTarget {
+                package: "shop".into(),
+                package_id: cargo_metadata::PackageId { repr: "shop".into() },
+                bench: "api".into(),
+                package_root: PathBuf::from("/shop"),
+                source: PathBuf::from("/shop/benches/api.rs"),
+            },
+            path: PathBuf::from("/bin/api"),
+        };
+        let (fixed, own) = (info("fixed", Some("http://127.0.0.1:8080")), info("own", None));
+        let part = |name: &str| crate::ab::plan::Part { exe: &exe, names: vec![name.to_owned()] };
+        let units = [
+            Unit { infos: vec![&fixed], base: Some(part("fixed")), head: part("fixed") },
+            Unit { infos: vec![&own], base: Some(part("own")), head: part("own") },
+        ];
+        assert_eq!(
+            one_server_warnings(&units, None),
+            [
+                "warning: fixed: base and head both send to http://127.0.0.1:8080 (its `target`): one server measured twice, so a change of its code cannot show; start each side's with --serve CMD"
+            ]
+        );
+        let both = one_server_warnings(&units, Some("http://127.0.0.1:9000"));
+        assert_eq!(both.len(), 2, "{both:?}");
+        assert!(
+            both[1].starts_with("warning: own: base and head both send to http://127.0.0.1:9000 (LOADBENCH_TARGET)")
+        );
+        assert_eq!(one_server_warnings(&units[1..], Some("")), Vec::<String>::new());
+    }
 }

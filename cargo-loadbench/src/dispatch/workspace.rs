@@ -29,8 +29,8 @@ use crate::targets::{self, TargetArg, Targets};
 pub fn run(args: &Args) -> Result<u8, Error> {
     let targets = Targets::new(&args.targets)?;
     targets.check_baselines(args.baseline.as_deref(), args.save_baseline.as_deref())?;
-    let manifest_path = args.manifest_path.as_deref();
-    let (mut workspace, selected) = discover::read(manifest_path, &args.packages, &args.benches)?;
+    let manifest_path = args.selection.manifest_path.as_deref();
+    let (mut workspace, selected) = discover::read(manifest_path, &args.selection.packages, &args.selection.benches)?;
     // Nothing to run is an error now, or (with --allow-no-scenarios) a note once the outputs and
     // the baseline have been checked.
     let selected = match selected {
