@@ -24,6 +24,7 @@ mod plausible;
 mod readers_fuzz;
 mod rounds;
 mod run;
+mod scenarios;
 mod settings;
 mod targets;
 mod toolchain;

@@ -11,8 +11,8 @@ use loadbench::cli::Filter;
 use loadbench::report::{ScenarioInfo, ScenarioList};
 
 use crate::build::Executable;
-use crate::dispatch::workspace::select;
 use crate::error::Error;
+use crate::scenarios::select;
 
 /// One side's part of a unit: a bench binary and the scenarios it runs in one start.
 #[derive(Debug, Clone)]

@@ -14,9 +14,9 @@ use loadbench::exit_code;
 use crate::ab::plan::{Part, Unit};
 use crate::ab::serve::Service;
 use crate::ab::side::{Side, Which};
-use crate::dispatch::workspace::{did_not_run, ran_in};
 use crate::error::Error;
 use crate::run::{self, Outcome, RunOptions};
+use crate::scenarios::{did_not_run, ran_in};
 
 /// Whether round `round` (from 0) runs the base first: when the number of ones in `round`'s
 /// binary digits is even (the Thue–Morse sequence).
