@@ -154,7 +154,9 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
 
     // SIGTERM in the middle of the rounds: the services are stopped (each wrote its count on
     // SIGTERM), the rounds so far are reported, marked interrupted, and the exit code says so.
-    let mut ab = AbRun::start(&repo.root, &["ab", &with_bench, "--serve", serve], &served_env(counts.path()));
+    let json = counts.path().join("interrupted.json");
+    let args = ["ab", &with_bench, "--serve", serve, "--json", json.to_str().expect("UTF-8")];
+    let mut ab = AbRun::start(&repo.root, &args, &served_env(counts.path()));
     assert!(ab.wait_for("[round 2 of 6]", DEADLINE), "{}", ab.stderr());
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(ab.pid() as i32), nix::sys::signal::Signal::SIGTERM)
         .expect("SIGTERM");
@@ -165,6 +167,11 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
         "both services were stopped: {out:#?}"
     );
     assert!(out.stdout.contains("| home "), "the rounds so far: {}", out.stdout);
+    let report = read_report(&json);
+    let home = &report.scenarios[0];
+    assert!(report.interrupted && home.iterations >= u64::from(COUNT), "{report:#?}");
+    let c = home.comparison.as_ref().expect("compared");
+    assert_eq!(c.verdict, Verdict::NotComparable, "a round cut short is no verdict: {c:#?}");
     assert!(leftovers(&repo).is_empty(), "no service outlives the run: {:?}", leftovers(&repo));
 
     // A run killed outright leaves its base worktree mid-checkout (git's lock on its index),

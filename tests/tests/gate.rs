@@ -793,7 +793,7 @@ fn a_slower_step_regresses_on_its_own_and_ci_screens_show_it() {
     assert_eq!(gated.code, Some(1), "a step's regression gates as a scenario's: {gated:#?}");
     assert!(
         gated.errors().iter().any(|e| e.starts_with("error: gate failed: regressed against baseline `base`: ")
-            && e.contains("stepped (step search)")),
+            && e.contains("stepped (step search: p50 ")),
         "{gated:#?}"
     );
     let report = read_report(&file("gated.json"));

@@ -63,7 +63,7 @@ pub fn run(
 ) -> Result<Measured, Error> {
     let mut measured = Measured { base: Vec::new(), head: Vec::new(), code: exit_code::OK };
     let all = (0..rounds.warmup).map(|r| (r, false)).chain((0..rounds.counted).map(|r| (r, true)));
-    'rounds: for (round, counted) in all {
+    for (round, counted) in all {
         let label = if counted {
             format!("round {} of {}", round + 1, rounds.counted)
         } else {
@@ -72,10 +72,14 @@ pub fn run(
         let order = if base_first(round) { Which::BOTH } else { [Which::Head, Which::Base] };
         let mut reports = [Results::new(SystemTime::now()), Results::new(SystemTime::now())];
         let mut headers = [false, false];
-        for (u, unit) in units.iter().enumerate() {
+        // A signal, or a binary that rejects its configuration, ends the rounds; what this round
+        // measured before it is kept (an interrupted run's partial results among it).
+        let mut stop = false;
+        'units: for (u, unit) in units.iter().enumerate() {
             for which in order {
                 if interrupt::interrupted() {
-                    break 'rounds;
+                    stop = true;
+                    break 'units;
                 }
                 let i = usize::from(which == Which::Head);
                 let part = match which {
@@ -106,7 +110,8 @@ pub fn run(
                     Ran::Rejected => {
                         eprintln!("error: {} ({side}) rejected its configuration; see above", part.exe.target);
                         measured.code = exit_code::USAGE;
-                        break 'rounds;
+                        stop = true;
+                        break 'units;
                     }
                 }
                 for (which, service) in services.iter_mut() {
@@ -120,6 +125,9 @@ pub fn run(
             let [base, head] = reports;
             measured.base.push(base);
             measured.head.push(head);
+        }
+        if stop {
+            break;
         }
     }
     Ok(measured)
