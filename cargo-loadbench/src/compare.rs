@@ -33,6 +33,16 @@ enum Pairing {
     ByRound,
 }
 
+/// How a comparison judges: against what (its name in the outputs), with which noise threshold
+/// (a fraction: 0.05 for 5 %), and how the two sides' runs relate. The same for a scenario and
+/// its rows.
+#[derive(Debug, Clone, Copy)]
+struct Judging<'a> {
+    name: &'a str,
+    noise: f64,
+    pairing: Pairing,
+}
+
 /// Bootstrap resamples per metric; criterion uses 100,000 for micro-benchmarks, but with a
 /// handful of runs per side the interval is settled long before 10,000.
 const RESAMPLES: usize = 10_000;
@@ -44,18 +54,12 @@ const SEED: u64 = 0x6c6f_6164_6265_6e63; // "loadbenc"
 ///
 /// `noise` is a fraction (0.05 for 5 %).
 pub fn compare(current: &ScenarioResult, baseline: Option<&ScenarioResult>, name: &str, noise: f64) -> Comparison {
-    compare_as(current, baseline, name, noise, Pairing::Independent)
+    compare_as(current, baseline, Judging { name, noise, pairing: Pairing::Independent })
 }
 
-/// [`compare`], with the runs related as `pairing` says.
-fn compare_as(
-    current: &ScenarioResult,
-    baseline: Option<&ScenarioResult>,
-    name: &str,
-    noise: f64,
-    pairing: Pairing,
-) -> Comparison {
-    let mut comparison = compare_metrics(current, baseline, name, noise, &ComparedMetric::ALL, pairing);
+/// [`compare`], judged as `how` says.
+fn compare_as(current: &ScenarioResult, baseline: Option<&ScenarioResult>, how: Judging) -> Comparison {
+    let mut comparison = compare_metrics(current, baseline, how, &ComparedMetric::ALL);
     // The HTML report draws the baseline's spectrum under this run's, when the two compare.
     if comparison.verdict != Verdict::NotComparable
         && let Some(latency) = baseline.and_then(|b| b.latency_us.as_ref())
@@ -69,10 +73,8 @@ fn compare_as(
 fn compare_metrics(
     current: &ScenarioResult,
     baseline: Option<&ScenarioResult>,
-    name: &str,
-    noise: f64,
+    Judging { name, noise, pairing }: Judging,
     compared: &[ComparedMetric],
-    pairing: Pairing,
 ) -> Comparison {
     let mut current_samples = samples(current);
     let mut comparison = Comparison {

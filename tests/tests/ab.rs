@@ -339,5 +339,10 @@ fn a_mistake_is_one_line_and_exit_code_2_before_anything_is_built() {
     let outside = tempfile::tempdir().expect("tempdir");
     let out = run_in(outside.path(), &["ab", "main"], &[]);
     assert_eq!(out.code, Some(2), "{out:#?}");
-    assert!(error_lines(&out).first().is_some_and(|e| e.contains("is not in a git repository")), "{out:#?}");
+    assert!(
+        error_lines(&out).first().is_some_and(
+            |e| e.starts_with("error: cannot find the git repository of ") && e.contains("not a git repository")
+        ),
+        "{out:#?}"
+    );
 }

@@ -56,7 +56,7 @@ impl Repo {
     /// The repository whose working tree holds `dir`.
     pub fn discover(dir: &Path) -> Result<Repo, Error> {
         let found = git(dir, ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"])
-            .map_err(|reason| Error::Ab(format!("{} is not in a git repository: {reason}", dir.display())))?;
+            .map_err(|reason| Error::Ab(format!("cannot find the git repository of {}: {reason}", dir.display())))?;
         let mut lines = found.lines();
         let (Some(toplevel), Some(common_dir)) = (lines.next(), lines.next()) else {
             return Err(Error::Ab(format!("{} has no working tree that git can name", dir.display())));

@@ -56,7 +56,7 @@ pub struct AbArgs {
     /// Start each side's service with CMD (`sh -c`, in the root of that side's checkout, a free
     /// port in $PORT and {port}) and send its scenarios there, such as 'python3 app.py' or 'cargo
     /// run --release -p server'
-    #[arg(long, value_name = "CMD", help_heading = "Services")]
+    #[arg(long, value_name = "CMD", value_parser = parse_command, help_heading = "Services")]
     pub serve: Option<String>,
 
     /// How long a --serve service may take to accept connections, building included [default:
@@ -101,6 +101,14 @@ pub enum ScenarioSide {
 
 /// The rounds when `--rounds` is not given.
 pub const DEFAULT_ROUNDS: u32 = 6;
+
+/// `--serve`: a command, not blanks (an unset variable in a script: `--serve "$SERVE"`).
+fn parse_command(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("the command is empty; leave --serve out when the bench binary starts the server".to_owned());
+    }
+    Ok(text.to_owned())
+}
 
 /// `--rounds`: a whole number from 1 to [`settings::MAX_RUNS`].
 fn parse_rounds(text: &str) -> Result<u32, String> {
@@ -167,6 +175,7 @@ mod tests {
             (&["ab", "main", "--scenarios", "base"], "the following required arguments were not provided"),
             (&["ab", "main", "--serve-timeout", "1m"], "the following required arguments were not provided"),
             (&["ab", "main", "--serve", "x", "--scenarios", "both"], "invalid value 'both'"),
+            (&["ab", "main", "--serve", " "], "the command is empty; leave --serve out"),
         ] {
             let Err(err) = parse(flags) else { panic!("{flags:?} was accepted") };
             assert_eq!(err.exit_code(), 2);

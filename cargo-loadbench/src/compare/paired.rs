@@ -12,13 +12,13 @@
 
 use cargo_loadbench::{Comparison, RunSample, ScenarioResult};
 
-use super::{Pairing, RESAMPLES, median, percentile};
+use super::{Judging, Pairing, RESAMPLES, median, percentile};
 
 /// `head` compared with the same scenario on the base, `base` (absent when the base had no such
 /// scenario), with its steps and named requests: their runs must be in round order, the i-th of
 /// each from the same round. `name` is the base's short commit name, `noise` a fraction.
 pub fn compare_paired(head: &ScenarioResult, base: Option<&ScenarioResult>, name: &str, noise: f64) -> Comparison {
-    let mut comparison = super::rows::with_rows(head, base, name, noise, Pairing::ByRound);
+    let mut comparison = super::rows::with_rows(head, base, Judging { name, noise, pairing: Pairing::ByRound });
     comparison.base_runs = base.map(|b| b.runs.clone()).unwrap_or_default();
     comparison
 }

@@ -10,7 +10,7 @@
 use cargo_loadbench::{ComparedMetric, Comparison, RowComparison, RowSample, RunSample, ScenarioResult, Verdict};
 use loadbench::report::{ScenarioReport, StepReport};
 
-use super::Pairing;
+use super::{Judging, Pairing};
 
 /// What a row's verdict weighs.
 const ROW_METRICS: [ComparedMetric; 3] = [ComparedMetric::P50, ComparedMetric::P99, ComparedMetric::SuccessRate];
@@ -24,22 +24,16 @@ pub fn compare_with_rows(
     name: &str,
     noise: f64,
 ) -> Comparison {
-    with_rows(current, baseline, name, noise, Pairing::Independent)
+    with_rows(current, baseline, Judging { name, noise, pairing: Pairing::Independent })
 }
 
-/// [`compare_with_rows`], the runs related as `pairing` says, for the rows as for the scenario.
-pub(super) fn with_rows(
-    current: &ScenarioResult,
-    baseline: Option<&ScenarioResult>,
-    name: &str,
-    noise: f64,
-    pairing: Pairing,
-) -> Comparison {
-    let mut comparison = super::compare_as(current, baseline, name, noise, pairing);
+/// [`compare_with_rows`], judged as `how` says, the rows as the scenario.
+pub(super) fn with_rows(current: &ScenarioResult, baseline: Option<&ScenarioResult>, how: Judging) -> Comparison {
+    let mut comparison = super::compare_as(current, baseline, how);
     let judged = matches!(comparison.verdict, Verdict::Regressed | Verdict::Improved | Verdict::NoChange);
     if let (Some(baseline), true) = (baseline, judged) {
-        comparison.steps = rows(current, baseline, (name, noise, pairing), Kind::Steps);
-        comparison.requests = rows(current, baseline, (name, noise, pairing), Kind::Requests);
+        comparison.steps = rows(current, baseline, how, Kind::Steps);
+        comparison.requests = rows(current, baseline, how, Kind::Requests);
     }
     comparison
 }
@@ -69,12 +63,7 @@ impl Kind {
 
 /// Each row of `current` of `kind` against the row of the same name in `baseline` (new when it
 /// has none).
-fn rows(
-    current: &ScenarioResult,
-    baseline: &ScenarioResult,
-    (name, noise, pairing): (&str, f64, Pairing),
-    kind: Kind,
-) -> Vec<RowComparison> {
+fn rows(current: &ScenarioResult, baseline: &ScenarioResult, how: Judging, kind: Kind) -> Vec<RowComparison> {
     kind.of(current)
         .iter()
         .map(|row| {
@@ -82,7 +71,7 @@ fn rows(
             let old = kind.of(baseline).iter().find(|r| r.name == row.name).map(|r| as_scenario(baseline, r, kind));
             RowComparison {
                 name: row.name.clone(),
-                comparison: super::compare_metrics(&new, old.as_ref(), name, noise, &ROW_METRICS, pairing),
+                comparison: super::compare_metrics(&new, old.as_ref(), how, &ROW_METRICS),
             }
         })
         .collect()

@@ -105,10 +105,12 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
     gate::check_scenarios(&args.thresholds, &selected)?;
     if !serving {
         let env = std::env::var(loadbench::cli::TARGET_ENV).ok();
-        notes.extend(one_server_warnings(&units, env.as_deref()));
-    }
-    for note in notes.iter().filter(|n| n.starts_with("warning: ")) {
-        eprintln!("{note}");
+        let warnings = one_server_warnings(&units, env.as_deref());
+        // On stderr before the run, which takes a while, and under the table after it.
+        for warning in &warnings {
+            eprintln!("{warning}");
+        }
+        notes.extend(warnings);
     }
 
     if let Err(err) = interrupt::install(false) {

@@ -8,14 +8,11 @@ use loadbench::report::units;
 use super::{Context, status};
 
 impl Context<'_> {
-    /// What the run is compared with, as the notes and the gate's line name it: ``baseline
-    /// `main` ``, ``base `1a2b3c4` ``; `None` when it is compared with nothing.
+    /// What the run is compared with, as the notes and the gate's line name it
+    /// ([`Comparison::reference`] of its comparisons): ``baseline `main` ``, ``base `1a2b3c4` ``;
+    /// `None` when no scenario was compared.
     pub fn against(&self) -> Option<String> {
-        match (self.commits, self.baseline) {
-            (Some(commits), _) => Some(format!("base `{}`", commits.base.short)),
-            (None, Some(baseline)) => Some(format!("baseline `{baseline}`")),
-            (None, None) => None,
-        }
+        self.report.scenarios.iter().find_map(|s| s.comparison.as_ref()).map(Comparison::reference)
     }
 
     /// The comparison table's title: ``Compared with baseline `main` ``, or with `cargo loadbench
@@ -35,16 +32,6 @@ impl Context<'_> {
             (None, None) => None,
         }
     }
-}
-
-/// `+12.3%`, `-4.0%`, `+10,050%`.
-pub(super) fn percent(change: f64) -> String {
-    units::change(change)
-}
-
-/// A compared metric's value as the table shows it.
-pub(super) fn compared_value(metric: ComparedMetric, value: f64) -> String {
-    metric.show(value)
 }
 
 /// The comparison table's header.
@@ -109,7 +96,7 @@ fn compared_cells(name: String, comparison: &Comparison) -> Vec<String> {
     let mut row = vec![name];
     for metric in [ComparedMetric::Rps, ComparedMetric::P50, ComparedMetric::P99] {
         match comparison.metrics.iter().find(|m| m.metric == metric) {
-            Some(m) => row.extend([compared_value(metric, m.old), compared_value(metric, m.new), percent(m.change)]),
+            Some(m) => row.extend([metric.show(m.old), metric.show(m.new), units::change(m.change)]),
             None => row.extend(["-".to_owned(), "-".to_owned(), "-".to_owned()]),
         }
     }
@@ -187,8 +174,8 @@ pub(super) fn comparison_notes(cx: &Context) -> Vec<String> {
             {
                 notes.push(format!(
                     "{label}: success rate {} → {}",
-                    compared_value(success.metric, success.old),
-                    compared_value(success.metric, success.new)
+                    success.metric.show(success.old),
+                    success.metric.show(success.new)
                 ));
             }
         }

@@ -18,8 +18,8 @@ use cargo_loadbench::{Commits, ComparedMetric, MetricChange, Results, ScenarioRe
 use loadbench::report::LatencyColumns;
 
 #[cfg(test)]
-use comparison::{COMPARISON_HEADER, comparison_row, percent};
-use comparison::{compared_value, comparison_notes, comparison_rows, noise_bands, verdict_cell};
+use comparison::{COMPARISON_HEADER, comparison_row};
+use comparison::{comparison_notes, comparison_rows, noise_bands, verdict_cell};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -259,14 +259,6 @@ pub(crate) mod tests {
         assert_eq!(spec("C:/x.json"), Ok((Format::Json, "C:/x.json".into())), "a drive letter is not a format");
         assert!(spec("results").is_err_and(|e| e.starts_with("cannot tell the format of `results`")));
         assert_eq!(spec("json:"), Err("`json:` names no file after `json:`".to_owned()));
-    }
-
-    #[test]
-    fn percentages() {
-        assert_eq!(
-            [0.123, -0.04, 0.0, 100.5, -0.9999].map(percent),
-            ["+12.3%", "-4.0%", "+0.0%", "+10,050%", "-100.0%"]
-        );
     }
 
     /// A report with three scenarios: `hello` regressed against `main` and met its threshold,

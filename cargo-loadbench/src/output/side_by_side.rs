@@ -6,7 +6,7 @@
 use cargo_loadbench::{ComparedMetric, Comparison, Method, ScenarioResult, Verdict};
 use loadbench::report::units;
 
-use super::{Context, compared_value, noise_bands};
+use super::{Context, noise_bands};
 use crate::targets;
 
 /// The side-by-side table's header.
@@ -33,7 +33,7 @@ pub fn rows(cx: &Context, reference: &str) -> Vec<Vec<String>> {
             let target = s.target_name.as_deref().unwrap_or("-");
             let mut row = vec![scenario_label(label, s), target.to_owned()];
             for metric in SHOWN {
-                let value = figure(s, metric).map_or_else(|| "-".to_owned(), |v| compared_value(metric, v));
+                let value = figure(s, metric).map_or_else(|| "-".to_owned(), |v| metric.show(v));
                 let ratio = if s.setup_error.is_some() {
                     "-".to_owned()
                 } else if s.target_name.as_deref() == Some(reference) {
@@ -146,8 +146,8 @@ pub fn notes(cx: &Context, reference: &str) -> Vec<String> {
         {
             notes.push(format!(
                 "{label}: success rate {} against {} for `{reference}`",
-                compared_value(success.metric, success.new),
-                compared_value(success.metric, success.old)
+                success.metric.show(success.new),
+                success.metric.show(success.old)
             ));
         }
     }

@@ -93,6 +93,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn changes_are_signed_percentages() {
+        assert_eq!(
+            [0.123, -0.04, 0.0, 100.5, -0.9999, f64::NAN].map(change),
+            ["+12.3%", "-4.0%", "+0.0%", "+10,050%", "-100.0%", "-"]
+        );
+    }
+
+    #[test]
     fn units() {
         assert_eq!([0.0, 7.4, 812.0, 999.4].map(micros), ["0µs", "7µs", "812µs", "999µs"]);
         assert_eq!([999.6, 1_240.0, 12_449.0, 124_000.0].map(micros), ["1.00ms", "1.24ms", "12.4ms", "124ms"]);

@@ -208,10 +208,9 @@ fn header(cx: &Context, out: &mut String) {
         out.push_str("<p class=\"banner fail\">The run was interrupted: the scenarios running then are marked, those after it are missing.</p>\n");
     }
     let mut notes: Vec<String> = Vec::new();
-    if let Some(title) = cx.comparison_title(|subject| subject.replace('`', "'"))
-        && cx.commits.is_some()
-    {
-        notes.push(format!("{title}."));
+    if cx.commits.is_some() {
+        // Backticks mark code in the notes: a subject's own would pair with the commits'.
+        notes.extend(cx.comparison_title(|subject| subject.replace('`', "'")).map(|title| format!("{title}.")));
     } else if let Some(baseline) = cx.baseline {
         let head = cx.saves_as.map_or_else(|| "This run".to_owned(), |name| format!("`{name}`"));
         notes.push(format!("{head} compared with baseline `{baseline}`."));
