@@ -451,6 +451,9 @@ mod tests {
             saturated: limit.is_some(),
             waited_for_cpu: Some(if limit.is_some() { 0.4 } else { 0.0 }),
             limit,
+            read_delay_p99_us: None,
+            read_delay_max_us: None,
+            late_reads: false,
         };
         let mut calm = scenario("hello", 100.0, 10.0, 0);
         calm.generator = Some(generator(None));

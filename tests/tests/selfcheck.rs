@@ -91,6 +91,110 @@ fn a_generator_waiting_on_a_slow_server_is_not_flagged() {
     assert!(!loadbench::report::table::render(&run).contains("saturated"));
 }
 
+/// With the server on this machine (127.0.0.1), a run's default is half the CPUs, so that the
+/// server keeps cores of its own.
+#[test]
+fn a_server_on_this_machine_keeps_half_the_cores_by_default() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = TestServer::start(Behavior::default());
+    let report = loadbench::Harness::new()
+        .target(server.url())
+        .only("waits_on_the_server")
+        .progress(false)
+        .run_report()
+        .expect("the run");
+    let generator = report.scenarios[0].generator.clone().expect("self-check figures");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // `LOADBENCH_THREADS` would set it: this test runs without it.
+    if std::env::var_os("LOADBENCH_THREADS").is_none() {
+        assert_eq!(generator.worker_threads, (cpus / 2).clamp(1, 10), "{cpus} CPUs");
+    }
+}
+
+/// A megabyte: more than a socket's receive buffer holds, so a response waits for its reader.
+fn megabyte() -> &'static str {
+    static BODY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BODY.get_or_init(|| "x".repeat(1 << 20))
+}
+
+/// A server that answers after 50 ms with a megabyte, sent as fast as the loopback takes it. The
+/// wait keeps the generator's CPU low, and a latency of 50 ms or more needs reads 10 ms late to
+/// flag a run: a worker that reads as data comes is nowhere near.
+fn large_bodies() -> TestServer {
+    TestServer::start(Behavior { delay: Duration::from_millis(50), body: megabyte(), ..Behavior::default() })
+}
+
+/// Four users on one thread fetch a megabyte each; user 0's body then blocks the thread for 80 ms
+/// (`std::thread::sleep`), while the other users' responses arrive and wait, unread.
+#[loadbench::scenario(concurrency = 4, count = 24)]
+async fn blocks_while_bodies_arrive(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let response = ctx.get("/").send().await?.expect_status(200)?;
+    assert_eq!(response.bytes().len(), 1 << 20);
+    if ctx.user() == 0 {
+        std::thread::sleep(Duration::from_millis(80));
+    }
+    Ok(())
+}
+
+/// The same load without the block.
+#[loadbench::scenario(concurrency = 4, count = 40)]
+async fn reads_bodies_as_they_arrive(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let response = ctx.get("/").send().await?.expect_status(200)?;
+    assert_eq!(response.bytes().len(), 1 << 20);
+    Ok(())
+}
+
+/// What the table says of a scenario's report.
+fn table_of(report: ScenarioReport) -> String {
+    let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
+    run.scenarios.push(report);
+    loadbench::report::table::render(&run)
+}
+
+/// A short run in which a body blocks the worker while responses arrive: the
+/// responses waited in the generator's sockets, and the self-check says so, naming the reads.
+#[test]
+#[cfg(target_os = "linux")]
+fn responses_left_unread_by_a_blocked_worker_are_flagged() {
+    let server = large_bodies();
+    let report = run("blocks_while_bodies_arrive", &server.url());
+
+    // Under a second here (user 0 blocks 6 times): a timer probe every 10 ms has few samples.
+    assert_eq!(report.ok, 24);
+    let generator = report.generator.clone().expect("self-check figures");
+    assert!(generator.saturated, "{generator:?}");
+    assert!(generator.late_reads, "{generator:?}");
+    // The block is the generator's own, unless the machine was so busy that it mostly waited.
+    match generator.limit {
+        Some(GeneratorLimit::GeneratorStalled | GeneratorLimit::GeneratorCpu) => {}
+        Some(GeneratorLimit::MachineBusy) => assert!(generator.waited_for_cpu >= Some(0.05), "{generator:?}"),
+        other => panic!("a blocked worker is the generator's limit, not {other:?}: {generator:?}"),
+    }
+    let table = table_of(report);
+    assert!(table.contains("blocks_while_bodies_arrive: warning: "), "{table}");
+    assert!(table.contains("before it was read"), "{table}");
+}
+
+/// The same server and load, nothing blocking: reads keep up with the responses, and nothing is
+/// flagged (but what a machine busy enough to make the thread wait for a CPU is entitled to).
+#[test]
+#[cfg(target_os = "linux")]
+fn responses_read_as_they_arrive_are_not_flagged() {
+    let server = large_bodies();
+    let report = run("reads_bodies_as_they_arrive", &server.url());
+
+    assert_eq!(report.ok, 40);
+    let generator = report.generator.clone().expect("self-check figures");
+    assert!(generator.read_delay_p99_us.is_some(), "reads were sampled: {generator:?}");
+    if generator.waited_for_cpu < Some(0.05) {
+        assert!(!generator.late_reads, "{generator:?}");
+        assert!(!generator.saturated, "{generator:?}");
+        assert!(!table_of(report).contains("warning"));
+    } else {
+        assert_ne!(generator.limit, Some(GeneratorLimit::GeneratorStalled), "{generator:?}");
+    }
+}
+
 /// Two users on one thread, an easy load: whatever limits it is not the generator.
 #[loadbench::scenario(concurrency = 2, duration = "1500ms")]
 async fn on_a_busy_machine(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {

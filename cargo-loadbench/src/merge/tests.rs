@@ -66,6 +66,9 @@ fn shard(index: u32, count: u32, ok: u64, start_ms: u64) -> Shard {
         saturated: index == 1,
         waited_for_cpu: None,
         limit: None,
+        read_delay_p99_us: None,
+        read_delay_max_us: None,
+        late_reads: false,
     });
     s.watched = vec![WatchReport {
         name: "app".into(),

@@ -31,7 +31,7 @@ use super::worker::{WorkSource, Worker, WorkerSetup};
 use crate::config::{Load, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::feed::FeedCursor;
-use crate::http::{Ctx, Lane, Recorder, SessionOptions, Target};
+use crate::http::{Ctx, Lane, Recorder, SessionOptions, Target, read_delay};
 use crate::report::GeneratorReport;
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
@@ -176,10 +176,11 @@ pub(crate) fn execute(
     // The measured part: from its start (for a closed-model warmup count, the first measured
     // iteration's) to the end of the last iteration.
     let measured_from = if warmup.ends_with_its_iterations() { first_measured.unwrap_or(start) } else { origin };
+    let latency_p99_us = (!merged.latency_ns.is_empty()).then(|| merged.latency_ns.value_at_quantile(0.99) / 1_000);
     Ok(Executed {
         stats: merged,
         // The workers' CPU time is counted from the start, warmup included: so is the time here.
-        generator: selfcheck::assess(&loads, last_end.saturating_duration_since(start)),
+        generator: selfcheck::assess(&loads, last_end.saturating_duration_since(start), latency_p99_us),
         wall: last_end.saturating_duration_since(measured_from),
         started,
         interrupted: stop.any(),
@@ -259,8 +260,10 @@ impl WorkerThread {
             if let Some(deadline) = worker.borrow().deadline() {
                 halt.cancel_by(deadline + grace);
             }
-            // The self-check weighs CPU time against the run's time, which setups are not part of.
+            // The self-check weighs CPU time against the run's time, which setups are not part of;
+            // nor are the reads they made.
             let times_at_start = selfcheck::thread_times();
+            let _ = read_delay::take();
             if let Some(arrivals) = &mut arrivals {
                 arrivals.start = start;
             }
@@ -351,6 +354,7 @@ impl WorkerThread {
             cpu: used.map(|u| u.cpu),
             waited: used.and_then(|u| u.waited),
             lag_us: lag.replace(selfcheck::lag_histogram()),
+            read_delay_us: read_delay::take(),
         };
         // Connection tasks still parked in the LocalSet hold no measurements; drop them with it.
         drop(local);

@@ -1,19 +1,25 @@
 //! The generator watching itself: how busy its worker threads were and how late their event
 //! loops ran, so that a run limited by loadbench is not mistaken for one limited by the server.
 //!
-//! Two signals, both per worker thread:
+//! Three signals, all per worker thread:
 //! - CPU: the thread's own run time (from `/proc/thread-self/schedstat`, nanoseconds) over the
 //!   wall time. A worker near 100 % had no spare capacity to send more.
 //! - Scheduling lag: a probe task asks to wake every [`PROBE_INTERVAL`] and records how late it
 //!   woke. If the virtual users keep the thread busy (an expensive body, too many users per
 //!   thread) or the OS does not give the thread a CPU, timers fire late, and so would the
 //!   generator's own sends and timestamps.
+//! - Read delay: how long what the server had sent waited in the worker's sockets before it was
+//!   read (`http::read_delay`, sampled reads). That part of a latency is the generator's. When it
+//!   is a large share of the latencies reported ([`LATE_READ_SHARE`] of the p99), the figures
+//!   are about the generator as much as the server, however the timers did: this is what catches
+//!   a run shorter than a second, or a worker that falls behind its sockets without being late
+//!   for a timer.
 
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::report::{GeneratorLimit, GeneratorReport};
+use crate::report::{GeneratorLimit, GeneratorReport, SATURATED_LAG};
 
 /// How often the lag probe asks to wake.
 pub(crate) const PROBE_INTERVAL: Duration = Duration::from_millis(10);
@@ -22,11 +28,6 @@ pub(crate) const PROBE_INTERVAL: Duration = Duration::from_millis(10);
 /// generator counts as saturated.
 pub(crate) const SATURATED_CPU: f64 = 0.90;
 
-/// 99th-percentile wake-up lag from which the generator counts as saturated: well above timer
-/// granularity (about 1 ms) and the noise of a busy shared machine, well below the latencies a
-/// stalled generator adds.
-pub(crate) const SATURATED_LAG: Duration = Duration::from_millis(20);
-
 /// Share of the run's time the worker threads waited for a CPU (ready to run, but another thread
 /// or process had it) from which timer lag is put down to a busy machine rather than to the
 /// generator's own event loop. An idle machine wakes a thread within microseconds: well below.
@@ -34,6 +35,18 @@ pub(crate) const MACHINE_BUSY_WAIT: f64 = 0.05;
 
 /// Below this CPU use, late timers cannot be the generator's own work keeping its threads busy.
 const STALLED_BELOW_CPU: f64 = 0.5;
+
+/// Share of the latency p99 from which the p99 of read delay flags a run: the generator's own
+/// wait is then a fifth or more of the tail it reports. A worker that keeps up reads within tens
+/// of microseconds, and a millisecond or two when it copies megabytes for several users; one
+/// that shares its cores with the server, a blocking body or too many busy sockets reaches
+/// several (bench/RESULTS.md § "Tail latency on a shared machine"). A tenth flagged runs with
+/// 1 MB bodies that did nothing wrong.
+pub(crate) const LATE_READ_SHARE: f64 = 0.2;
+
+/// Read delay below this never flags a run, whatever the latencies: a fast server's sub-
+/// millisecond latencies are not the generator's because a read took 200 µs to come round.
+pub(crate) const LATE_READ_FLOOR: Duration = Duration::from_millis(1);
 
 /// What the calling thread has used so far: CPU time and, where the kernel keeps scheduler
 /// statistics, the time it was ready to run but waited for a CPU.
@@ -85,6 +98,8 @@ pub(crate) struct WorkerLoad {
     pub(crate) waited: Option<Duration>,
     /// How late the probe woke, in microseconds.
     pub(crate) lag_us: Histogram<u64>,
+    /// How long sampled reads found data waiting, in microseconds (none where not measured).
+    pub(crate) read_delay_us: Option<Histogram<u64>>,
 }
 
 pub(crate) fn lag_histogram() -> Histogram<u64> {
@@ -107,14 +122,19 @@ pub(crate) async fn probe_lag(lag_us: std::rc::Rc<std::cell::RefCell<Histogram<u
     }
 }
 
-/// Sums the workers' observations over a run of `wall` into the report's verdict.
-pub(crate) fn assess(workers: &[WorkerLoad], wall: Duration) -> GeneratorReport {
+/// Sums the workers' observations over a run of `wall`, whose iterations' latency p99 was
+/// `latency_p99_us`, into the report's verdict.
+pub(crate) fn assess(workers: &[WorkerLoad], wall: Duration, latency_p99_us: Option<u64>) -> GeneratorReport {
     let threads = workers.len();
     let cpu: Option<Duration> = workers.iter().map(|w| w.cpu).sum();
     let waited: Option<Duration> = workers.iter().map(|w| w.waited).sum();
     let mut lag = lag_histogram();
+    let mut reads = lag_histogram();
     for w in workers {
         let _ = lag.add(&w.lag_us);
+        if let Some(delays) = &w.read_delay_us {
+            let _ = reads.add(delays);
+        }
     }
     let share = |time: Option<Duration>| match time {
         Some(time) if !wall.is_zero() && threads > 0 => {
@@ -126,7 +146,11 @@ pub(crate) fn assess(workers: &[WorkerLoad], wall: Duration) -> GeneratorReport 
     let waited_for_cpu = share(waited);
     let lag_p99 = (!lag.is_empty()).then(|| lag.value_at_quantile(0.99));
     let lag_max = (!lag.is_empty()).then(|| lag.max());
-    let limit = classify(utilization, waited_for_cpu, lag_p99);
+    let read_delay_p99 = (!reads.is_empty()).then(|| reads.value_at_quantile(0.99));
+    let late_reads = reads_late(read_delay_p99, latency_p99_us);
+    // Late reads count as late timers do: the same causes, told apart the same way.
+    let late_timers = lag_p99.is_some_and(|us| us >= SATURATED_LAG.as_micros() as u64);
+    let limit = classify(utilization, waited_for_cpu, late_timers || late_reads);
     let round = |u: f64| (u * 1_000.0).round() / 1_000.0;
     GeneratorReport {
         worker_threads: threads,
@@ -137,20 +161,34 @@ pub(crate) fn assess(workers: &[WorkerLoad], wall: Duration) -> GeneratorReport 
         saturated: limit.is_some(),
         waited_for_cpu: waited_for_cpu.map(round),
         limit,
+        read_delay_p99_us: read_delay_p99,
+        read_delay_max_us: (!reads.is_empty()).then(|| reads.max()),
+        late_reads,
     }
 }
 
-/// What limited the run, from the worker threads' CPU use, their wait for a CPU and their timer
-/// lag (p99, µs); `None` when nothing did.
+/// Whether reads came late enough to flag the run: a read-delay p99 of at least
+/// [`LATE_READ_FLOOR`] and [`LATE_READ_SHARE`] of the latency p99.
+fn reads_late(read_delay_p99_us: Option<u64>, latency_p99_us: Option<u64>) -> bool {
+    match (read_delay_p99_us, latency_p99_us) {
+        (Some(delay), Some(latency)) => {
+            delay >= LATE_READ_FLOOR.as_micros() as u64 && delay as f64 >= LATE_READ_SHARE * latency as f64
+        }
+        _ => false,
+    }
+}
+
+/// What limited the run, from the worker threads' CPU use, their wait for a CPU and whether
+/// their timers fired or their reads came `late`; `None` when nothing did.
 ///
-/// Busy threads are the generator's own limit. Late timers with idle threads are the machine's
-/// when the threads waited for a CPU (or the platform does not say); when they did not wait, the
+/// Busy threads are the generator's own limit. Lateness with idle threads is the machine's when
+/// the threads waited for a CPU (or the platform does not say); when they did not wait, the
 /// event loop was held up by the generator itself: a blocking call, or long work without a yield.
-fn classify(cpu: Option<f64>, waited: Option<f64>, lag_p99_us: Option<u64>) -> Option<GeneratorLimit> {
+fn classify(cpu: Option<f64>, waited: Option<f64>, late: bool) -> Option<GeneratorLimit> {
     if cpu.is_some_and(|u| u >= SATURATED_CPU) {
         return Some(GeneratorLimit::GeneratorCpu);
     }
-    if lag_p99_us.is_none_or(|us| us < SATURATED_LAG.as_micros() as u64) {
+    if !late {
         return None;
     }
     Some(match waited {
@@ -173,6 +211,7 @@ mod tests {
             cpu: Some(Duration::from_millis(cpu_ms)),
             waited: waited_ms.map(Duration::from_millis),
             lag_us: lag_histogram(),
+            read_delay_us: None,
         };
         for &l in lags_us {
             w.lag_us.record(l).unwrap();
@@ -187,8 +226,11 @@ mod tests {
 
     #[test]
     fn an_idle_generator_is_not_saturated() {
-        let r =
-            assess(&[worker(100, Some(1), &[50, 80, 120]), worker(150, Some(1), &[60, 90])], Duration::from_secs(1));
+        let r = assess(
+            &[worker(100, Some(1), &[50, 80, 120]), worker(150, Some(1), &[60, 90])],
+            Duration::from_secs(1),
+            None,
+        );
         assert_eq!(r.worker_threads, 2);
         assert_eq!(r.cpu_utilization, Some(0.125));
         assert_eq!(r.waited_for_cpu, Some(0.001));
@@ -198,33 +240,80 @@ mod tests {
 
     #[test]
     fn a_busy_cpu_is_the_generators_limit() {
-        let busy = assess(&[worker(960, Some(10), &[100])], Duration::from_secs(1));
+        let busy = assess(&[worker(960, Some(10), &[100])], Duration::from_secs(1), None);
         assert!(busy.saturated, "{busy:?}");
         assert_eq!(busy.limit, Some(GeneratorLimit::GeneratorCpu));
         // Late timers with a busy (if not full) CPU and no wait: its own work held the loop up.
-        let late = assess(&[worker(700, Some(5), &lags(40_000))], Duration::from_secs(1));
+        let late = assess(&[worker(700, Some(5), &lags(40_000))], Duration::from_secs(1), None);
         assert_eq!(late.limit, Some(GeneratorLimit::GeneratorCpu), "{late:?}");
         assert!(late.lag_p99_us.is_some_and(|l| l >= 39_000), "{late:?}");
     }
 
     #[test]
     fn late_timers_with_idle_threads_that_waited_for_a_cpu_are_a_busy_machine() {
-        let r = assess(&[worker(20, Some(400), &lags(31_000)), worker(20, Some(300), &[100])], Duration::from_secs(1));
+        let r = assess(
+            &[worker(20, Some(400), &lags(31_000)), worker(20, Some(300), &[100])],
+            Duration::from_secs(1),
+            None,
+        );
         assert!(r.saturated, "{r:?}");
         assert_eq!(r.limit, Some(GeneratorLimit::MachineBusy), "{r:?}");
         assert_eq!(r.cpu_utilization, Some(0.02));
         assert_eq!(r.waited_for_cpu, Some(0.35));
         // Where the platform does not say whether they waited, the machine is the likely cause.
-        let unknown = assess(&[worker(20, None, &lags(31_000))], Duration::from_secs(1));
+        let unknown = assess(&[worker(20, None, &lags(31_000))], Duration::from_secs(1), None);
         assert_eq!(unknown.limit, Some(GeneratorLimit::MachineBusy), "{unknown:?}");
         assert_eq!(unknown.waited_for_cpu, None);
     }
 
     #[test]
     fn late_timers_with_idle_threads_that_never_waited_are_a_stalled_generator() {
-        let r = assess(&[worker(30, Some(2), &lags(52_000))], Duration::from_secs(1));
+        let r = assess(&[worker(30, Some(2), &lags(52_000))], Duration::from_secs(1), None);
         assert_eq!(r.limit, Some(GeneratorLimit::GeneratorStalled), "{r:?}");
         assert!(r.saturated);
+    }
+
+    /// A worker whose sampled reads found data waiting `delays_us`.
+    fn reading(cpu_ms: u64, waited_ms: Option<u64>, delays_us: &[u64]) -> WorkerLoad {
+        let mut w = worker(cpu_ms, waited_ms, &[100]);
+        let mut reads = lag_histogram();
+        for &d in delays_us {
+            reads.record(d).unwrap();
+        }
+        w.read_delay_us = Some(reads);
+        w
+    }
+
+    #[test]
+    fn reads_late_against_the_latency_flag_the_run_with_on_time_timers() {
+        // 1 % of reads waited 6 ms against a latency p99 of 10 ms: the generator's own wait is
+        // most of the tail, though no timer was late.
+        let r = assess(&[reading(30, Some(2), &lags(6_000))], Duration::from_secs(1), Some(10_000));
+        assert!(r.saturated, "{r:?}");
+        assert!(r.late_reads, "{r:?}");
+        assert_eq!(r.limit, Some(GeneratorLimit::GeneratorStalled), "{r:?}");
+        assert!(r.read_delay_p99_us.is_some_and(|d| (5_900..=6_100).contains(&d)), "{r:?}");
+        assert!(r.read_delay_max_us >= r.read_delay_p99_us, "{r:?}");
+        // The same wait with threads that waited for a CPU: the machine's.
+        let busy = assess(&[reading(300, Some(200), &lags(6_000))], Duration::from_secs(1), Some(10_000));
+        assert_eq!(busy.limit, Some(GeneratorLimit::MachineBusy), "{busy:?}");
+        assert!(busy.late_reads);
+    }
+
+    #[test]
+    fn reads_late_by_a_small_share_of_the_latency_do_not() {
+        // The same 6 ms against a slow server's 40 ms: 15 % of its latency.
+        let slow_server = assess(&[reading(300, Some(2), &lags(6_000))], Duration::from_secs(1), Some(40_000));
+        assert!(!slow_server.saturated, "{slow_server:?}");
+        assert!(!slow_server.late_reads);
+        assert!(slow_server.read_delay_p99_us.is_some_and(|d| (5_900..=6_100).contains(&d)), "{slow_server:?}");
+        // Below the floor, whatever the share: a 300 µs latency is not the generator's for a
+        // read that took 200 µs to come round.
+        let fast = assess(&[reading(300, Some(2), &lags(200))], Duration::from_secs(1), Some(300));
+        assert!(!fast.saturated && !fast.late_reads, "{fast:?}");
+        // No samples (not Linux, or no read): no verdict from reads.
+        let unmeasured = assess(&[worker(300, Some(2), &[100])], Duration::from_secs(1), Some(300));
+        assert_eq!((unmeasured.read_delay_p99_us, unmeasured.late_reads), (None, false));
     }
 
     #[test]

@@ -289,13 +289,53 @@ impl Recorder for RefCell<Worker> {
     }
 }
 
-/// The number of worker threads for `concurrency` users: one per CPU, never more than users.
-/// `LOADBENCH_THREADS` overrides it (for pinning the generator to fewer cores than it has).
-pub(crate) fn worker_threads(concurrency: u32) -> usize {
-    let cpus = std::env::var("LOADBENCH_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    cpus.min(concurrency.max(1) as usize)
+/// The number of worker threads for `sockets` connections (or users) to a server that is on
+/// this machine (`same_machine`: a loopback address) or not. `LOADBENCH_THREADS` overrides it
+/// (for pinning the generator to fewer cores than it has).
+pub(crate) fn worker_threads(sockets: u32, same_machine: bool) -> usize {
+    let overridden = std::env::var("LOADBENCH_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    threads_for(cpus, overridden, sockets, same_machine)
+}
+
+/// One thread per CPU; half the CPUs (at least one) when the server shares them; never more
+/// threads than sockets.
+///
+/// A server on the same machine needs cores of its own. With as many worker threads as CPUs,
+/// the workers take the cores the server's event loop runs on; its passes get longer, and a
+/// server that accepts one connection per pass (nginx by default) keeps the late connections
+/// waiting while the early ones take the whole count: p99s of 10× what it delivers to a
+/// single-threaded generator (bench/RESULTS.md § "Tail latency on a shared machine").
+fn threads_for(cpus: usize, overridden: Option<usize>, sockets: u32, same_machine: bool) -> usize {
+    let threads = match overridden {
+        Some(n) => n,
+        None if same_machine => (cpus / 2).max(1),
+        None => cpus,
+    };
+    threads.min(sockets.max(1) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threads_for;
+
+    #[test]
+    fn a_server_on_this_machine_keeps_half_the_cores() {
+        assert_eq!(threads_for(2, None, 200, true), 1);
+        assert_eq!(threads_for(8, None, 200, true), 4);
+        assert_eq!(threads_for(1, None, 200, true), 1);
+        assert_eq!(threads_for(3, None, 200, true), 1);
+        // A remote server gets them all.
+        assert_eq!(threads_for(2, None, 200, false), 2);
+        assert_eq!(threads_for(8, None, 200, false), 8);
+    }
+
+    #[test]
+    fn an_override_wins_and_sockets_bound_the_count() {
+        assert_eq!(threads_for(2, Some(2), 200, true), 2);
+        assert_eq!(threads_for(8, Some(3), 200, false), 3);
+        assert_eq!(threads_for(8, None, 3, false), 3);
+        assert_eq!(threads_for(8, Some(6), 2, true), 2);
+        assert_eq!(threads_for(8, None, 0, true), 1);
+    }
 }

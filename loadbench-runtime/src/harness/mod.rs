@@ -263,7 +263,8 @@ impl Harness {
     }
 
     /// Runs the virtual users on this many worker threads (never more than there are users)
-    /// instead of one per CPU, as `LOADBENCH_THREADS` does.
+    /// instead of one per CPU (half of them for a server on this machine), as
+    /// `LOADBENCH_THREADS` does.
     pub fn worker_threads(mut self, threads: usize) -> Harness {
         self.worker_threads = Some(threads.max(1));
         self

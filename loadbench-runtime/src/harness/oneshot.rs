@@ -335,7 +335,8 @@ impl OneShot {
         self
     }
 
-    /// Runs the virtual users on this many worker threads instead of one per CPU.
+    /// Runs the virtual users on this many worker threads instead of one per CPU (half of them
+    /// for a server on this machine).
     pub fn worker_threads(mut self, threads: usize) -> OneShot {
         self.worker_threads = Some(threads.max(1));
         self

@@ -110,17 +110,6 @@ impl RunSettings {
             }
             None => plan,
         };
-        // Shared connections are spread over the worker threads, at least one on each.
-        let sockets = plan.transport.connections.unwrap_or(plan.concurrency);
-        let threads = match self.worker_threads {
-            Some(n) => n.min(sockets.max(1) as usize),
-            None => engine::worker_threads(sockets),
-        };
-        let server_here = self.server_here.as_deref() == Some(url);
-        if let Err(needed) = limits::check_concurrency(sockets, threads, server_here, self.file_limit) {
-            report.setup_error = Some(needed);
-            return report;
-        }
         let connections = &self.connections;
         let target = match Target::resolve_with(url, &connections.options.connect_to, connections.tls.as_ref()) {
             Ok(target) => target,
@@ -129,6 +118,17 @@ impl RunSettings {
                 return report;
             }
         };
+        // Shared connections are spread over the worker threads, at least one on each.
+        let sockets = plan.transport.connections.unwrap_or(plan.concurrency);
+        let threads = match self.worker_threads {
+            Some(n) => n.min(sockets.max(1) as usize),
+            None => engine::worker_threads(sockets, target.addr().ip().is_loopback()),
+        };
+        let server_here = self.server_here.as_deref() == Some(url);
+        if let Err(needed) = limits::check_concurrency(sockets, threads, server_here, self.file_limit) {
+            report.setup_error = Some(needed);
+            return report;
+        }
         report.config.connect_to = target.redirected_to().map(|addr| addr.to_string());
         let https = target.tls().is_some();
         if https {

@@ -35,6 +35,7 @@ mod h1;
 mod json;
 mod last_request;
 mod names;
+pub(crate) mod read_delay;
 mod recorder;
 mod redirects;
 pub(crate) mod request_timer;

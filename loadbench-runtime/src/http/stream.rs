@@ -12,10 +12,25 @@ use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio_rustls::client::TlsStream;
 
+use super::read_delay;
 use super::tls::{self, Cause, Handshake};
+
+/// The receive buffer of a connection to a server on this machine, fixed rather than left to
+/// the kernel's autotuning.
+///
+/// Autotuning grows a socket's window with what its reader takes per round trip, so on loopback
+/// the connections a worker happened to drain in large gulps got windows of megabytes while the
+/// others kept 64 KiB; a server then sends whole large bodies down the first and a slice per
+/// pass down the rest, and those wait: the generator's doing, in the server's latency
+/// (bench/RESULTS.md § "Tail latency on a shared machine"). One size for all keeps the server's
+/// passes fair. 256 KiB (the kernel doubles it for its bookkeeping, and caps it at
+/// `net.core.rmem_max`) holds a 108 KB body whole, is many times loopback's bandwidth-delay
+/// product, and measured best of 64, 128 and 256 KiB. A remote server keeps autotuning, which a
+/// long round trip needs.
+pub(crate) const SAME_MACHINE_RECV_BUFFER: u32 = 256 * 1024;
 
 /// An open connection's byte stream.
 #[derive(Debug)]
@@ -51,9 +66,15 @@ impl Stream {
         tls: Option<(&Arc<ClientConfig>, &ServerName<'static>)>,
     ) -> Result<(Stream, Opened), OpenError> {
         let start = Instant::now();
-        let tcp = TcpStream::connect(addr).await.map_err(OpenError::Connect)?;
+        let socket =
+            if addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }.map_err(OpenError::Connect)?;
+        if addr.ip().is_loopback() {
+            socket.set_recv_buffer_size(SAME_MACHINE_RECV_BUFFER).map_err(OpenError::Connect)?;
+        }
+        let tcp = socket.connect(addr).await.map_err(OpenError::Connect)?;
         // Requests are small and latency-bound; Nagle would hold them back.
         tcp.set_nodelay(true).map_err(OpenError::Connect)?;
+        read_delay::watch(&tcp);
         let connect = start.elapsed();
         match tls {
             None => Ok((Stream::Plain(tcp), Opened { connect, tls: None })),
@@ -105,8 +126,15 @@ impl Stream {
 impl AsyncRead for Stream {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
+            Stream::Plain(tcp) => match read_delay::sample(tcp, cx) {
+                // The peek met the socket's error first: the read returns it, as it would have.
+                Some(error) => Poll::Ready(Err(error)),
+                None => Pin::new(tcp).poll_read(cx, buf),
+            },
+            Stream::Tls(tls) => match read_delay::sample(tls.get_ref().0, cx) {
+                Some(error) => Poll::Ready(Err(error)),
+                None => Pin::new(tls.as_mut()).poll_read(cx, buf),
+            },
         }
     }
 }
@@ -133,5 +161,51 @@ impl AsyncWrite for Stream {
             Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
             Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::io::Write as _;
+
+    use nix::sys::socket::{getsockopt, sockopt};
+    use tokio::io::AsyncReadExt as _;
+
+    use super::*;
+
+    /// A connection to this machine keeps the receive buffer it was given however fast data comes:
+    /// the kernel's autotuning, which would grow it, is off.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_connection_to_this_machine_keeps_a_fixed_receive_buffer() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().expect("accept");
+            let chunk = vec![7u8; 1 << 20];
+            for _ in 0..32 {
+                conn.write_all(&chunk).expect("write");
+            }
+        });
+        let (mut stream, _) = Stream::open(addr, None).await.expect("open");
+        let Stream::Plain(tcp) = &stream else { panic!("plain TCP") };
+        let given = getsockopt(tcp, sockopt::RcvBuf).expect("SO_RCVBUF");
+        // The kernel doubles what was asked, within `net.core.rmem_max`.
+        let max = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(usize::MAX);
+        assert_eq!(given, 2 * (SAME_MACHINE_RECV_BUFFER as usize).min(max));
+        let mut received = 0;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match stream.read(&mut buf).await.expect("read") {
+                0 => break,
+                n => received += n,
+            }
+        }
+        server.join().expect("the server thread");
+        assert_eq!(received, 32 << 20);
+        let Stream::Plain(tcp) = &stream else { panic!("plain TCP") };
+        assert_eq!(getsockopt(tcp, sockopt::RcvBuf).expect("SO_RCVBUF"), given, "autotuning moved it");
     }
 }

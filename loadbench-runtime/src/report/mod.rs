@@ -37,6 +37,7 @@ pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};
 pub use json::{check_writable, write_atomic, write_json_atomic};
 pub use saturation::GeneratorLimit;
+pub(crate) use saturation::SATURATED_LAG;
 pub use scenario::{
     CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, LatencyReport, RateReport, ScenarioReport,
     ShareReport, SpectrumPoint, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, WatchSample, rfc3339,

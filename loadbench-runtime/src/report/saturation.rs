@@ -5,10 +5,18 @@
 //! The line is written from the JSON's figures alone, so the bench binary's table, `cargo
 //! loadbench`'s and a merged `--runs` summary say the same.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use super::GeneratorReport;
 use super::units::micros;
+
+/// 99th-percentile wake-up lag from which the generator counts as saturated: well above timer
+/// granularity (about 1 ms) and the noise of a busy shared machine, well below the latencies a
+/// stalled generator adds. Here, with the line that names it, rather than in the self-check
+/// that applies it, so that the line can tell from a file's figures whether the timers were late.
+pub(crate) const SATURATED_LAG: Duration = Duration::from_millis(20);
 
 /// What limited a run whose generator was saturated ([`GeneratorReport::limit`]).
 ///
@@ -44,6 +52,9 @@ pub enum GeneratorLimit {
 /// - `warning: generator stalled: timers fired 31.0ms late (p99) while its worker threads used 2%
 ///   CPU and hardly waited for one; a scenario body blocks its thread (std::thread::sleep,
 ///   blocking I/O, a lock) or runs long without yielding; latencies include that wait`
+///
+/// When the reads flagged the run ([`GeneratorReport::late_reads`]), the lateness named is
+/// theirs: `what the server sent waited 6.10ms (p99) before it was read while …`.
 pub(crate) fn line(g: &GeneratorReport) -> Option<String> {
     if !g.saturated {
         return None;
@@ -52,7 +63,20 @@ pub(crate) fn line(g: &GeneratorReport) -> Option<String> {
     let threads = |noun: &str| {
         if g.worker_threads == 1 { format!("1 {noun}thread") } else { format!("{} {noun}threads", g.worker_threads) }
     };
-    let late = g.lag_p99_us.map_or_else(|| "late".to_owned(), |us| format!("{} late (p99)", micros(us as f64)));
+    // What was late: the timers unless only the reads flagged the run, and the reads when they did.
+    let timers_late = g.lag_p99_us.is_none_or(|us| us >= SATURATED_LAG.as_micros() as u64);
+    let reads = g.read_delay_p99_us.filter(|_| g.late_reads);
+    let mut late = Vec::new();
+    if timers_late || reads.is_none() {
+        late.push(format!(
+            "timers fired {}",
+            g.lag_p99_us.map_or_else(|| "late".to_owned(), |us| format!("{} late (p99)", micros(us as f64)))
+        ));
+    }
+    if let Some(us) = reads {
+        late.push(format!("what the server sent waited {} (p99) before it was read", micros(us as f64)));
+    }
+    let late = late.join(" and ");
     let waited = g.waited_for_cpu.map(|w| format!(" and waited for a CPU {:.0}% of the time", w * 100.0));
     Some(match g.limit {
         Some(GeneratorLimit::GeneratorCpu) => format!(
@@ -61,13 +85,13 @@ pub(crate) fn line(g: &GeneratorReport) -> Option<String> {
             threads("")
         ),
         Some(GeneratorLimit::MachineBusy) => format!(
-            "warning: machine busy: timers fired {late} while the generator used {cpu} CPU ({}){}; another process \
+            "warning: machine busy: {late} while the generator used {cpu} CPU ({}){}; another process \
              (or the server, on the same cores) took the CPU; latencies may include that wait",
             threads("worker "),
             waited.unwrap_or_default()
         ),
         Some(GeneratorLimit::GeneratorStalled) => format!(
-            "warning: generator stalled: timers fired {late} while its worker threads used {cpu} CPU and hardly \
+            "warning: generator stalled: {late} while its worker threads used {cpu} CPU and hardly \
              waited for one{}; a scenario body blocks its thread (std::thread::sleep, blocking I/O, a lock) or runs \
              long without yielding; latencies include that wait",
             g.waited_for_cpu.map(|w| format!(" ({:.0}% of the time)", w * 100.0)).unwrap_or_default()
@@ -103,6 +127,9 @@ mod tests {
             saturated: true,
             waited_for_cpu: waited,
             limit,
+            read_delay_p99_us: None,
+            read_delay_max_us: None,
+            late_reads: false,
         }
     }
 
@@ -140,6 +167,40 @@ mod tests {
         assert!(line.contains("used 3% CPU and hardly waited for one (0% of the time)"), "{line}");
         assert!(line.contains("std::thread::sleep"), "{line}");
         assert!(!line.contains("another process"), "{line}");
+    }
+
+    #[test]
+    fn late_reads_are_named_as_what_was_late() {
+        let late = |limit| GeneratorReport {
+            read_delay_p99_us: Some(6_100),
+            read_delay_max_us: Some(9_000),
+            late_reads: true,
+            ..report(Some(limit), 0.03, 1_200, Some(0.001))
+        };
+        let stalled = line(&late(GeneratorLimit::GeneratorStalled)).unwrap_or_default();
+        assert!(
+            stalled.starts_with(
+                "warning: generator stalled: what the server sent waited 6.10ms (p99) before it was read while its \
+                 worker threads used 3% CPU"
+            ),
+            "{stalled}"
+        );
+        assert!(!stalled.contains("timers fired"), "{stalled}");
+        let busy = line(&late(GeneratorLimit::MachineBusy)).unwrap_or_default();
+        assert!(busy.starts_with("warning: machine busy: what the server sent waited 6.10ms (p99) before it was read while the generator used 3% CPU"), "{busy}");
+        // Measured but not what flagged the run: the timers are named, as before.
+        let timers = GeneratorReport { late_reads: false, ..late(GeneratorLimit::GeneratorStalled) };
+        assert!(line(&timers).unwrap_or_default().contains("timers fired 1.20ms late (p99) while"));
+        // Both late: both named.
+        let both = GeneratorReport { lag_p99_us: Some(31_000), ..late(GeneratorLimit::MachineBusy) };
+        assert!(
+            line(&both).unwrap_or_default().starts_with(
+                "warning: machine busy: timers fired 31.0ms late (p99) and what the server sent waited 6.10ms (p99) \
+                 before it was read while the generator used 3% CPU"
+            ),
+            "{:?}",
+            line(&both)
+        );
     }
 
     #[test]

@@ -338,8 +338,9 @@ pub struct GeneratorReport {
     pub lag_p99_us: Option<u64>,
     /// The latest such wake-up, in microseconds.
     pub lag_max_us: Option<u64>,
-    /// True when the workers were busy (CPU at 90 % or more) or late (lag p99 of 20 ms or more):
-    /// the figures may then show the generator's limit rather than the server's.
+    /// True when the workers were busy (CPU at 90 % or more) or late (lag p99 of 20 ms or more,
+    /// or `late_reads`): the figures may then show the generator's limit rather than the
+    /// server's.
     pub saturated: bool,
     /// Share of the run's time the worker threads were ready to run but waited for a CPU (which
     /// another thread or process had), averaged over them, where the platform tells (Linux's
@@ -351,6 +352,18 @@ pub struct GeneratorReport {
     /// files written before it was recorded).
     #[serde(default)]
     pub limit: Option<GeneratorLimit>,
+    /// 99th percentile of how long what the server had sent waited in the workers' sockets before
+    /// they read it, in microseconds, over sampled reads; `None` where not measured (not Linux,
+    /// no read, or a file written before it was).
+    #[serde(default)]
+    pub read_delay_p99_us: Option<u64>,
+    /// The longest such wait sampled, in microseconds.
+    #[serde(default)]
+    pub read_delay_max_us: Option<u64>,
+    /// True when that wait flagged the run: a p99 of 1 ms or more and a fifth or more of the
+    /// iterations' latency p99, so that the tail reported is largely the generator's own wait.
+    #[serde(default)]
+    pub late_reads: bool,
 }
 
 /// The load a scenario was configured with, after overrides.

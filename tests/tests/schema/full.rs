@@ -169,6 +169,9 @@ pub fn scenario_report() -> ScenarioReport {
             saturated: true,
             waited_for_cpu: Some(0.4),
             limit: Some(GeneratorLimit::MachineBusy),
+            read_delay_p99_us: Some(3_100),
+            read_delay_max_us: Some(5_200),
+            late_reads: true,
         }),
         watched: vec![WatchReport {
             name: "server".into(),

@@ -143,7 +143,8 @@ fn flags(s: &ScenarioResult, out: &mut String) {
     }
 }
 
-/// The saturation warning: what limited the generator, its CPU and timer lag.
+/// The saturation warning: what limited the generator, its CPU, timer lag and, when they flagged
+/// the run, its late reads.
 fn saturation(g: &GeneratorReport) -> String {
     let limit = match g.limit {
         Some(GeneratorLimit::GeneratorCpu) => "the generator was busy (its own CPU)",
@@ -162,6 +163,12 @@ fn saturation(g: &GeneratorReport) -> String {
     }
     if let Some(lag) = g.lag_p99_us {
         out.push_str(&format!("; timer lag p99 {}", units::micros(lag as f64)));
+    }
+    if let Some(delay) = g.read_delay_p99_us.filter(|_| g.late_reads) {
+        out.push_str(&format!(
+            "; what the server sent waited {} (p99) before it was read",
+            units::micros(delay as f64)
+        ));
     }
     if let Some(waited) = g.waited_for_cpu {
         out.push_str(&format!("; waited for a CPU {:.0}% of the time", waited * 100.0));

@@ -137,6 +137,9 @@ fn full_report(seconds: u64) -> Results {
         saturated: true,
         waited_for_cpu: Some(0.01),
         limit: Some(GeneratorLimit::GeneratorCpu),
+        read_delay_p99_us: Some(900),
+        read_delay_max_us: Some(2_100),
+        late_reads: false,
     });
     report
 }
@@ -344,4 +347,15 @@ fn charts_without_data_leave_a_note() {
     assert!(html.contains("no timeline: the run was shorter than a second"), "{html}");
     assert!(html.contains("no spectrum"));
     assert!(charts(&html).is_empty());
+}
+
+#[test]
+fn late_reads_are_in_the_saturation_banner() {
+    let mut report = full_report(5);
+    // Measured but not what flagged the run: not named.
+    assert!(!page(&report).contains("before it was read"));
+    let generator = report.scenarios[0].generator.as_mut().expect("the full report's self-check");
+    generator.late_reads = true;
+    generator.read_delay_p99_us = Some(6_100);
+    assert!(page(&report).contains("; what the server sent waited 6.10ms (p99) before it was read"));
 }
