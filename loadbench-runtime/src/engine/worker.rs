@@ -303,9 +303,9 @@ pub(crate) fn worker_threads(sockets: u32, same_machine: bool) -> usize {
 ///
 /// A server on the same machine needs cores of its own. With as many worker threads as CPUs,
 /// the workers take the cores the server's event loop runs on; its passes get longer, and a
-/// server that accepts one connection per pass (nginx by default) keeps the late connections
-/// waiting while the early ones take the whole count: p99s of 10× what it delivers to a
-/// single-threaded generator (bench/RESULTS.md § "Tail latency on a shared machine").
+/// server that comes to new connections last (nginx did) keeps the late ones waiting while the
+/// early ones take the whole count: a tail far above what it gives a single-threaded generator
+/// (bench/RESULTS.md § "Tail latency on a shared machine").
 fn threads_for(cpus: usize, overridden: Option<usize>, sockets: u32, same_machine: bool) -> usize {
     let threads = match overridden {
         Some(n) => n,

@@ -53,8 +53,9 @@ pub enum GeneratorLimit {
 ///   CPU and hardly waited for one; a scenario body blocks its thread (std::thread::sleep,
 ///   blocking I/O, a lock) or runs long without yielding; latencies include that wait`
 ///
-/// When the reads flagged the run ([`GeneratorReport::late_reads`]), the lateness named is
-/// theirs: `what the server sent waited 6.10ms (p99) before it was read while …`.
+/// When the reads flagged the run ([`GeneratorReport::late_reads`]), their lateness is named
+/// too, or alone when the timers were on time: `what the server sent waited 6.10ms (p99) before
+/// it was read while …`.
 pub(crate) fn line(g: &GeneratorReport) -> Option<String> {
     if !g.saturated {
         return None;
