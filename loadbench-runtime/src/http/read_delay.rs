@@ -10,9 +10,9 @@
 //! the oldest byte still queued, and the time since then is how long it waited.
 //!
 //! Sampled, not measured on every read: the peek is a system call of its own. One read in
-//! [`EVERY`] keeps the whole cost (the kernel's stamps included) at 2 % of a request's CPU on the
-//! peer benchmark's shape (bench/RESULTS.md § "Tail latency on a shared machine"), while a run of
-//! a few thousand reads still gives a hundred samples. A long wait is rare, though, and comes
+//! [`EVERY`] keeps the whole cost, the kernel's stamps included, small against a request's
+//! (bench/RESULTS.md § "Tail latency on a shared machine", Cost), while a run of a few thousand
+//! reads still gives a hundred samples. A long wait is rare, though, and comes
 //! where a count would miss it: in the first reads after the worker was away (a blocking body,
 //! another thread holding the CPU). So the [`AFTER_AWAY`] reads that follow a gap of [`AWAY`] or
 //! more between two reads of a thread are all sampled. Only a socket the runtime says is
