@@ -19,6 +19,22 @@ pub struct Executable {
     pub path: PathBuf,
 }
 
+#[cfg(test)]
+impl Executable {
+    /// A made-up built binary of bench target `bench` in package `shop`, for tests of what runs
+    /// it.
+    pub(crate) fn example(bench: &str) -> Executable {
+        let target = BenchTarget {
+            package: "shop".into(),
+            package_id: cargo_metadata::PackageId { repr: format!("shop {bench}") },
+            bench: bench.into(),
+            package_root: PathBuf::from("/shop"),
+            source: PathBuf::from(format!("/shop/benches/{bench}.rs")),
+        };
+        Executable { target, path: PathBuf::from(format!("/bin/{bench}")) }
+    }
+}
+
 /// Builds `targets` in one `cargo bench --no-run` and returns their executables, in the order of
 /// `targets`.
 ///

@@ -65,20 +65,10 @@ pub fn did_not_run(info: &ScenarioInfo, options: &RunOptions, reason: &str) -> S
 // A failed expectation is a failed test; `expect` says which.
 #[allow(clippy::expect_used)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
-    use crate::discover::BenchTarget;
     use loadbench::report::ConfigReport;
 
     fn exe(bench: &str, scenarios: &[&str]) -> (Executable, ScenarioList) {
-        let target = BenchTarget {
-            package: "shop".into(),
-            package_id: cargo_metadata::PackageId { repr: "shop".into() },
-            bench: bench.into(),
-            package_root: PathBuf::from("/shop"),
-            source: PathBuf::from(format!("/shop/benches/{bench}.rs")),
-        };
         let config = ConfigReport { concurrency: 2, count: Some(10), timeout_ms: 1_000, ..ConfigReport::default() };
         let scenarios = scenarios
             .iter()
@@ -90,10 +80,7 @@ mod tests {
                 config: config.clone(),
             })
             .collect();
-        (
-            Executable { target, path: PathBuf::from(format!("/bin/{bench}")) },
-            ScenarioList { schema_version: 1, scenarios },
-        )
+        (Executable::example(bench), ScenarioList { schema_version: 1, scenarios })
     }
 
     fn names(plan: &[(&Executable, Vec<&ScenarioInfo>)]) -> Vec<String> {

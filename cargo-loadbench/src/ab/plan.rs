@@ -87,17 +87,9 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::discover::BenchTarget;
     use loadbench::report::ConfigReport;
 
     fn listed(bench: &str, scenarios: &[(&str, Option<&str>)]) -> (Executable, ScenarioList) {
-        let target = BenchTarget {
-            package: "shop".into(),
-            package_id: cargo_metadata::PackageId { repr: format!("shop {bench}") },
-            bench: bench.into(),
-            package_root: PathBuf::from("/shop"),
-            source: PathBuf::from(format!("/shop/benches/{bench}.rs")),
-        };
         let scenarios = scenarios
             .iter()
             .map(|(name, group)| ScenarioInfo {
@@ -108,10 +100,7 @@ mod tests {
                 config: ConfigReport { group: group.map(str::to_owned), ..ConfigReport::default() },
             })
             .collect();
-        (
-            Executable { target, path: PathBuf::from(format!("/bin/{bench}")) },
-            ScenarioList { schema_version: 1, scenarios },
-        )
+        (Executable::example(bench), ScenarioList { schema_version: 1, scenarios })
     }
 
     fn shape(units: &[Unit]) -> Vec<(Vec<String>, Option<Vec<String>>)> {

@@ -295,11 +295,8 @@ fn verdict(base: Vec<Results>, head: Vec<Results>, commits: &Commits, noise: f64
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
     use crate::build::Executable;
-    use crate::discover::BenchTarget;
     use loadbench::report::{ConfigReport, ScenarioInfo};
 
     #[test]
@@ -311,16 +308,7 @@ mod tests {
             line: 1,
             config: ConfigReport { target: target.map(str::to_owned), ..ConfigReport::default() },
         };
-        let exe = Executable {
-            target: BenchTarget {
-                package: "shop".into(),
-                package_id: cargo_metadata::PackageId { repr: "shop".into() },
-                bench: "api".into(),
-                package_root: PathBuf::from("/shop"),
-                source: PathBuf::from("/shop/benches/api.rs"),
-            },
-            path: PathBuf::from("/bin/api"),
-        };
+        let exe = Executable::example("api");
         let (fixed, own) = (info("fixed", Some("http://127.0.0.1:8080")), info("own", None));
         let part = |name: &str| crate::ab::plan::Part { exe: &exe, names: vec![name.to_owned()] };
         let units = [
