@@ -159,7 +159,7 @@ fn responses_left_unread_by_a_blocked_worker_are_flagged() {
     let server = large_bodies();
     let report = run("blocks_while_bodies_arrive", &server.url());
 
-    // Under a second here (user 0 blocks 6 times): a timer probe every 10 ms has few samples.
+    // A short run (user 0 blocks 6 times), in which the timer probe has few samples.
     assert_eq!(report.ok, 24);
     let generator = report.generator.clone().expect("self-check figures");
     assert!(generator.saturated, "{generator:?}");

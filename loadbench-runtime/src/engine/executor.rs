@@ -240,7 +240,7 @@ impl WorkerThread {
             start_line,
         } = self;
         let local = tokio::task::LocalSet::new();
-        let lag = Rc::new(RefCell::new(selfcheck::lag_histogram()));
+        let lag = Rc::new(RefCell::new(selfcheck::micros_histogram()));
         let probe_lag = Rc::clone(&lag);
         let shared = Rc::new(RefCell::new(worker));
         let target = Rc::new(target);
@@ -263,7 +263,7 @@ impl WorkerThread {
             // The self-check weighs CPU time against the run's time, which setups are not part of;
             // nor are the reads they made.
             let times_at_start = selfcheck::thread_times();
-            let _ = read_delay::take();
+            read_delay::begin(selfcheck::micros_histogram());
             if let Some(arrivals) = &mut arrivals {
                 arrivals.start = start;
             }
@@ -353,8 +353,8 @@ impl WorkerThread {
         let load = WorkerLoad {
             cpu: used.map(|u| u.cpu),
             waited: used.and_then(|u| u.waited),
-            lag_us: lag.replace(selfcheck::lag_histogram()),
-            read_delay_us: read_delay::take(),
+            lag_us: lag.replace(selfcheck::micros_histogram()),
+            read_delay_us: read_delay::end(),
         };
         // Connection tasks still parked in the LocalSet hold no measurements; drop them with it.
         drop(local);

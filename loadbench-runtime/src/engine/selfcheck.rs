@@ -37,16 +37,14 @@ pub(crate) const MACHINE_BUSY_WAIT: f64 = 0.05;
 const STALLED_BELOW_CPU: f64 = 0.5;
 
 /// Share of the latency p99 from which the p99 of read delay flags a run: the generator's own
-/// wait is then a fifth or more of the tail it reports. A worker that keeps up reads within tens
-/// of microseconds, and a millisecond or two when it copies megabytes for several users; one
-/// that shares its cores with the server, a blocking body or too many busy sockets reaches
-/// several (bench/RESULTS.md § "Tail latency on a shared machine"). A tenth flagged runs with
-/// 1 MB bodies that did nothing wrong.
-pub(crate) const LATE_READ_SHARE: f64 = 0.2;
+/// wait is then a fifth or more of the tail it reports. A tenth flagged runs with megabyte
+/// bodies that did nothing wrong (bench/RESULTS.md § "Tail latency on a shared machine").
+const LATE_READ_SHARE: f64 = 0.2;
 
-/// Read delay below this never flags a run, whatever the latencies: a fast server's sub-
-/// millisecond latencies are not the generator's because a read took 200 µs to come round.
-pub(crate) const LATE_READ_FLOOR: Duration = Duration::from_millis(1);
+/// Read delay below this never flags a run, whatever the latencies: against a fast server, the
+/// time a read takes to come round in a busy event loop is a large share of a small latency
+/// without being a stall.
+const LATE_READ_FLOOR: Duration = Duration::from_millis(1);
 
 /// What the calling thread has used so far: CPU time and, where the kernel keeps scheduler
 /// statistics, the time it was ready to run but waited for a CPU.
@@ -102,8 +100,9 @@ pub(crate) struct WorkerLoad {
     pub(crate) read_delay_us: Option<Histogram<u64>>,
 }
 
-pub(crate) fn lag_histogram() -> Histogram<u64> {
-    // 2 significant digits are plenty for a warning; auto-resize covers any lag.
+/// A histogram of the self-check's microseconds (timer lag, read delay): 2 significant digits
+/// are plenty for a warning, and auto-resizing takes any value.
+pub(crate) fn micros_histogram() -> Histogram<u64> {
     match Histogram::new(2) {
         Ok(h) => h,
         Err(_) => unreachable!("2 significant figures is valid"),
@@ -128,8 +127,8 @@ pub(crate) fn assess(workers: &[WorkerLoad], wall: Duration, latency_p99_us: Opt
     let threads = workers.len();
     let cpu: Option<Duration> = workers.iter().map(|w| w.cpu).sum();
     let waited: Option<Duration> = workers.iter().map(|w| w.waited).sum();
-    let mut lag = lag_histogram();
-    let mut reads = lag_histogram();
+    let mut lag = micros_histogram();
+    let mut reads = micros_histogram();
     for w in workers {
         let _ = lag.add(&w.lag_us);
         if let Some(delays) = &w.read_delay_us {
@@ -210,7 +209,7 @@ mod tests {
         let mut w = WorkerLoad {
             cpu: Some(Duration::from_millis(cpu_ms)),
             waited: waited_ms.map(Duration::from_millis),
-            lag_us: lag_histogram(),
+            lag_us: micros_histogram(),
             read_delay_us: None,
         };
         for &l in lags_us {
@@ -276,7 +275,7 @@ mod tests {
     /// A worker whose sampled reads found data waiting `delays_us`.
     fn reading(cpu_ms: u64, waited_ms: Option<u64>, delays_us: &[u64]) -> WorkerLoad {
         let mut w = worker(cpu_ms, waited_ms, &[100]);
-        let mut reads = lag_histogram();
+        let mut reads = micros_histogram();
         for &d in delays_us {
             reads.record(d).unwrap();
         }
@@ -293,7 +292,6 @@ mod tests {
         assert!(r.late_reads, "{r:?}");
         assert_eq!(r.limit, Some(GeneratorLimit::GeneratorStalled), "{r:?}");
         assert!(r.read_delay_p99_us.is_some_and(|d| (5_900..=6_100).contains(&d)), "{r:?}");
-        assert!(r.read_delay_max_us >= r.read_delay_p99_us, "{r:?}");
         // The same wait with threads that waited for a CPU: the machine's.
         let busy = assess(&[reading(300, Some(200), &lags(6_000))], Duration::from_secs(1), Some(10_000));
         assert_eq!(busy.limit, Some(GeneratorLimit::MachineBusy), "{busy:?}");
@@ -307,8 +305,8 @@ mod tests {
         assert!(!slow_server.saturated, "{slow_server:?}");
         assert!(!slow_server.late_reads);
         assert!(slow_server.read_delay_p99_us.is_some_and(|d| (5_900..=6_100).contains(&d)), "{slow_server:?}");
-        // Below the floor, whatever the share: a 300 µs latency is not the generator's for a
-        // read that took 200 µs to come round.
+        // Below the floor, whatever the share: a read that came round late against a fast
+        // server's small latency is not a stall.
         let fast = assess(&[reading(300, Some(2), &lags(200))], Duration::from_secs(1), Some(300));
         assert!(!fast.saturated && !fast.late_reads, "{fast:?}");
         // No samples (not Linux, or no read): no verdict from reads.

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 /// One read in this many, per worker thread, is preceded by a peek at the queue's age.
-pub(crate) const EVERY: u32 = 32;
+const EVERY: u32 = 32;
 
 /// A gap between two reads of a worker thread from which it counts as having been away.
 const AWAY: Duration = Duration::from_millis(1);
@@ -42,55 +42,52 @@ thread_local! {
     static BURST: Cell<u32> = const { Cell::new(0) };
     /// When this thread last read.
     static LAST_READ: Cell<Option<Instant>> = const { Cell::new(None) };
-    /// This thread's samples, in microseconds; created on the first.
+    /// Where this thread's samples go, in microseconds, between [`begin`] and [`end`]; reads
+    /// outside them (a user's setup, a thread that is not a worker) are not sampled.
     static DELAYS: RefCell<Option<Histogram<u64>>> = const { RefCell::new(None) };
 }
 
-/// The samples recorded on this thread since the last call, and a fresh start.
-pub(crate) fn take() -> Option<Histogram<u64>> {
-    DELAYS.with(|d| d.borrow_mut().take())
+/// Starts sampling this thread's reads into `into`: a worker, when its measured run starts.
+pub(crate) fn begin(into: Histogram<u64>) {
+    DELAYS.set(Some(into));
+}
+
+/// Stops sampling this thread's reads, and returns what was sampled since [`begin`].
+pub(crate) fn end() -> Option<Histogram<u64>> {
+    DELAYS.take()
 }
 
 /// Whether the next read on this thread is one to sample: one in [`EVERY`], and the
-/// [`AFTER_AWAY`] after a gap of [`AWAY`].
+/// [`AFTER_AWAY`] after a gap of [`AWAY`], while sampling.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[inline]
 fn due() -> bool {
+    if DELAYS.with_borrow(Option::is_none) {
+        return false;
+    }
     let now = Instant::now();
     if LAST_READ.replace(Some(now)).is_some_and(|last| now.saturating_duration_since(last) >= AWAY) {
         BURST.set(AFTER_AWAY);
     }
-    let burst = BURST.get();
-    if burst > 0 {
-        BURST.set(burst - 1);
-        return true;
+    match (BURST.get(), COUNTDOWN.get()) {
+        (0, 0) => COUNTDOWN.set(EVERY - 1),
+        (0, n) => {
+            COUNTDOWN.set(n - 1);
+            return false;
+        }
+        (burst, _) => BURST.set(burst - 1),
     }
-    COUNTDOWN.with(|c| match c.get() {
-        0 => {
-            c.set(EVERY - 1);
-            true
-        }
-        n => {
-            c.set(n - 1);
-            false
-        }
-    })
+    true
 }
 
 /// Records one sample: data waited `us` microseconds.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn record(us: u64) {
-    DELAYS.with(|d| {
-        let mut d = d.borrow_mut();
-        let histogram = match d.as_mut() {
-            Some(h) => h,
-            // 2 significant digits and auto-resize, as the timer-lag histogram.
-            None => match Histogram::new(2) {
-                Ok(h) => d.insert(h),
-                Err(_) => return,
-            },
-        };
-        let _ = histogram.record(us);
+    DELAYS.with_borrow_mut(|d| {
+        if let Some(histogram) = d {
+            // An auto-resizing histogram takes any value.
+            let _ = histogram.record(us);
+        }
     });
 }
 
@@ -198,7 +195,7 @@ mod tests {
         // first socket asks: what arrives before then has no stamp. So send until one is stamped.
         let mut waited = None;
         for _ in 0..20 {
-            take();
+            begin(Histogram::new(2).expect("a histogram"));
             server.write_all(b"response").expect("write");
             std::thread::sleep(Duration::from_millis(30));
             tcp.readable().await.expect("readable");
@@ -210,7 +207,7 @@ mod tests {
             let mut buf = Vec::new();
             tcp.read_buf(&mut buf).await.expect("read");
             assert_eq!(buf, b"response");
-            if let Some(samples) = take() {
+            if let Some(samples) = end().filter(|s| !s.is_empty()) {
                 waited = Some(samples.max());
                 break;
             }
@@ -233,6 +230,7 @@ mod tests {
         nix::sys::socket::setsockopt(&server, nix::sys::socket::sockopt::Linger, &linger).expect("SO_LINGER");
         drop(server);
         tcp.readable().await.expect("readable");
+        begin(Histogram::new(2).expect("a histogram"));
         let mut error = None;
         for _ in 0..EVERY {
             error = error.or(std::future::poll_fn(|cx| std::task::Poll::Ready(sample(&tcp, cx))).await);

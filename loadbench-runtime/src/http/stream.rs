@@ -23,14 +23,14 @@ use super::tls::{self, Cause, Handshake};
 ///
 /// Autotuning grows a socket's window with what its reader takes per round trip, so on loopback
 /// the connections a worker happened to drain in large gulps got windows of megabytes while the
-/// others kept 64 KiB; a server then sends whole large bodies down the first and a slice per
+/// others stayed small; a server then sends whole large bodies down the first and a slice per
 /// pass down the rest, and those wait: the generator's doing, in the server's latency
 /// (bench/RESULTS.md § "Tail latency on a shared machine"). One size for all keeps the server's
 /// passes fair. 256 KiB (the kernel doubles it for its bookkeeping, and caps it at
 /// `net.core.rmem_max`) holds a 108 KB body whole, is many times loopback's bandwidth-delay
 /// product, and measured best of 64, 128 and 256 KiB. A remote server keeps autotuning, which a
 /// long round trip needs.
-pub(crate) const SAME_MACHINE_RECV_BUFFER: u32 = 256 * 1024;
+const SAME_MACHINE_RECV_BUFFER: u32 = 256 * 1024;
 
 /// An open connection's byte stream.
 #[derive(Debug)]
