@@ -51,16 +51,31 @@ http {{
 """
 
 
+class Failed(Exception):
+    """A step that did not do its job, said in one line."""
+
+
+def call(argv, env=None):
+    """Runs `argv` and returns its standard output; Failed, with its last line of error, if it
+    cannot start or exits with an error."""
+    try:
+        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    except OSError as e:
+        raise Failed(f"cannot run {argv[0]}: {e}") from None
+    if done.returncode != 0:
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        raise Failed(f"{os.path.basename(argv[0])} exited with {done.returncode}: {said[-1] if said else 'no message'}")
+    return done.stdout
+
+
 def run(tool, url, cargo_loadbench, scratch):
     """Returns (p50 ms, p99 ms, max ms, flagged) for one run of `tool` against `url`."""
     if tool == "ab":
-        out = subprocess.run(["ab", "-n", str(REQUESTS), "-c", str(CONCURRENCY), "-k", url],
-                             capture_output=True, text=True, check=True).stdout
+        out = call(["ab", "-n", str(REQUESTS), "-c", str(CONCURRENCY), "-k", url])
         pct = lambda p: float(re.search(r"^\s*%s%%\s+(\d+)" % p, out, re.M).group(1))
         return pct(50), pct(99), pct(100), None
     if tool == "oha":
-        out = subprocess.run(["oha", "-n", str(REQUESTS), "-c", str(CONCURRENCY), "--no-tui",
-                              "--output-format", "json", url], capture_output=True, text=True, check=True).stdout
+        out = call(["oha", "-n", str(REQUESTS), "-c", str(CONCURRENCY), "--no-tui", "--output-format", "json", url])
         o = json.loads(out)
         lp = o["latencyPercentiles"]
         return lp["p50"] * 1e3, lp["p99"] * 1e3, o["summary"]["slowest"] * 1e3, None
@@ -71,12 +86,13 @@ def run(tool, url, cargo_loadbench, scratch):
     elif tool == "loadbench, all CPUs":
         env["LOADBENCH_THREADS"] = str(os.cpu_count() or 1)
     out = os.path.join(scratch, "run.json")
-    subprocess.run([cargo_loadbench, "loadbench", "url", url, "-n", str(REQUESTS), "-c", str(CONCURRENCY),
-                    "--quiet", "--json", out], env=env, capture_output=True, check=True)
+    call([cargo_loadbench, "loadbench", "url", url, "-n", str(REQUESTS), "-c", str(CONCURRENCY), "--quiet",
+          "--json", out], env=env)
     with open(out) as f:
         s = json.load(f)["scenarios"][0]
     lat = s["latency_us"]
-    assert s["ok"] == REQUESTS, f"{tool}: {s['ok']} of {REQUESTS} succeeded"
+    if s["ok"] != REQUESTS:
+        raise Failed(f"{tool}: {s['ok']} of {REQUESTS} requests succeeded against {url}")
     return lat["p50"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3, s["generator"]
 
 
@@ -98,8 +114,8 @@ def main():
     with open(os.path.join(scratch, "nginx.conf"), "w") as f:
         f.write(NGINX_CONF.format(dir=scratch, port=port))
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    subprocess.run([nginx, "-c", os.path.join(scratch, "nginx.conf"), "-p", scratch], check=True)
     try:
+        call([nginx, "-c", os.path.join(scratch, "nginx.conf"), "-p", scratch])
         wait_listening(port)
         version = subprocess.run([nginx, "-v"], capture_output=True, text=True).stderr.strip()
         print(f"# {version}, 1 worker; {os.cpu_count()} CPUs shared by server and generator; "
@@ -113,6 +129,8 @@ def main():
                 results[shape][tool].append(run(tool, url, args.cargo_loadbench, scratch))
             print(f"round {r + 1} of {args.rounds} done", file=sys.stderr)
         report(results, args.rounds)
+    except Failed as e:
+        sys.exit(f"error: {e}")
     finally:
         subprocess.run([nginx, "-c", os.path.join(scratch, "nginx.conf"), "-p", scratch, "-s", "stop"],
                        stderr=subprocess.DEVNULL)
