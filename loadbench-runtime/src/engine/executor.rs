@@ -261,9 +261,10 @@ impl WorkerThread {
                 halt.cancel_by(deadline + grace);
             }
             // The self-check weighs CPU time against the run's time, which setups are not part of;
-            // nor are the reads they made.
-            let times_at_start = selfcheck::thread_times();
+            // nor are the reads they made. Sampling starts first, so that making its histogram is
+            // not counted as the run's CPU (a one-iteration run lasts microseconds).
             read_delay::begin(selfcheck::micros_histogram());
+            let times_at_start = selfcheck::thread_times();
             if let Some(arrivals) = &mut arrivals {
                 arrivals.start = start;
             }

@@ -149,7 +149,10 @@ pub(crate) fn assess(workers: &[WorkerLoad], wall: Duration, latency_p99_us: Opt
     let late_reads = reads_late(read_delay_p99, latency_p99_us);
     // Late reads count as late timers do: the same causes, told apart the same way.
     let late_timers = lag_p99.is_some_and(|us| us >= SATURATED_LAG.as_micros() as u64);
-    let limit = classify(utilization, waited_for_cpu, late_timers || late_reads);
+    // A run shorter than a probe interval (a smoke run's one iteration) is outweighed by the
+    // worker's own start and end: its CPU share says nothing of the load.
+    let judged_cpu = utilization.filter(|_| wall >= PROBE_INTERVAL);
+    let limit = classify(judged_cpu, waited_for_cpu, late_timers || late_reads);
     let round = |u: f64| (u * 1_000.0).round() / 1_000.0;
     GeneratorReport {
         worker_threads: threads,
@@ -246,6 +249,18 @@ mod tests {
         let late = assess(&[worker(700, Some(5), &lags(40_000))], Duration::from_secs(1), None);
         assert_eq!(late.limit, Some(GeneratorLimit::GeneratorCpu), "{late:?}");
         assert!(late.lag_p99_us.is_some_and(|l| l >= 39_000), "{late:?}");
+    }
+
+    #[test]
+    fn a_run_shorter_than_a_probe_interval_is_not_judged_by_its_cpu() {
+        // More CPU than wall time over a run of microseconds: its start and end, not a load.
+        let blip = WorkerLoad { cpu: Some(Duration::from_micros(30)), ..worker(0, Some(0), &[]) };
+        let blip = assess(&[blip], Duration::from_micros(20), None);
+        assert!(!blip.saturated, "{blip:?}");
+        assert_eq!(blip.cpu_utilization, Some(1.5), "the figure is kept");
+        // The same share over a whole interval is a busy generator.
+        let busy = WorkerLoad { cpu: Some(PROBE_INTERVAL * 3 / 2), ..worker(0, Some(0), &[]) };
+        assert_eq!(assess(&[busy], PROBE_INTERVAL, None).limit, Some(GeneratorLimit::GeneratorCpu));
     }
 
     #[test]
