@@ -179,6 +179,6 @@ mod tests {
 
         std::fs::write(&path, r#"{"schema_version": 7}"#).expect("write");
         let err = baselines.load("main").expect_err("future schema");
-        assert!(err.to_string().ends_with(": it has result schema 7, this cargo-loadbench reads schema 1; save the baseline again with this version"), "{err}");
+        assert!(err.to_string().ends_with(": it has result schema 7, this cargo-loadbench reads schemas 1 to 2; save the baseline again with this version"), "{err}");
     }
 }

@@ -201,6 +201,17 @@ pub struct Args {
     #[arg(long, help_heading = "Gating", global = true)]
     pub no_gate: bool,
 
+    /// Exit with code 0, not 4, when the run is inconclusive: the generator was saturated, dropped
+    /// more than 1% of the arrivals, or reached more than 5% below the asked rate (the run is
+    /// still marked inconclusive in every output)
+    #[arg(long, help_heading = "Gating", global = true)]
+    pub allow_inconclusive: bool,
+
+    /// Exit with code 0, not 1, when a scenario had no successful iteration, for a chaos test (it
+    /// is still marked failed in every output)
+    #[arg(long, help_heading = "Gating", global = true)]
+    pub allow_failures: bool,
+
     /// A workspace with no bench target using loadbench, or no scenario selected, is not an
     /// error: exit 0 with a note, and save an empty baseline with --save-baseline (the base of
     /// the pull request that introduces loadbench)

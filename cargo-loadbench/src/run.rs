@@ -10,7 +10,7 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use loadbench::cli::interrupt;
 use loadbench::exit_code;
-use loadbench::report::{RunReport, SCHEMA_VERSION, ScenarioList};
+use loadbench::report::{OLDEST_READABLE_VERSION, RunReport, SCHEMA_VERSION, ScenarioList};
 use loadbench::threshold::Percentile;
 use serde::de::DeserializeOwned;
 
@@ -133,10 +133,12 @@ fn outcome(status: ExitStatus, output: &Path) -> Outcome {
     match code {
         Some(exit_code::USAGE) => Outcome::UsageError,
         // After a signal the binary stops early, writes its partial results and exits 130 (SIGINT)
-        // or 143 (SIGTERM); a missed attribute threshold is 1. Either way the results are there.
+        // or 143 (SIGTERM); a missed attribute threshold is 1, an inconclusive run 4. Either way the
+        // results are there, and the verdict is made again from them.
         Some(
             exit_code::OK
             | exit_code::GATE_FAILED
+            | exit_code::INCONCLUSIVE
             | exit_code::SCENARIO_FAILED
             | exit_code::INTERRUPTED
             | exit_code::TERMINATED,
@@ -170,7 +172,8 @@ fn sep(text: &str) -> &'static str {
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
     versioned::read(path).map_err(|err| match err {
         ReadError::Version(v) => format!(
-            "it writes result schema {v}, this cargo-loadbench reads schema {SCHEMA_VERSION}; \
+            "it writes result schema {v}, this cargo-loadbench reads schemas {OLDEST_READABLE_VERSION} to \
+             {SCHEMA_VERSION}; \
              use the cargo-loadbench version that matches loadbench-runtime"
         ),
         other => other.to_string(),

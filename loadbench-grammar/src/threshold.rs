@@ -33,6 +33,15 @@ pub enum Metric {
     /// Passed checks (`ctx.check`) as a fraction of all checks made, from 0 to 1; higher is
     /// better.
     Checks,
+    /// Open model: arrivals dropped (every virtual user busy) as a fraction of those due, from 0
+    /// to 1. A condition on the generator: failing it makes the run inconclusive, not failed.
+    Dropped,
+    /// Open model: the achieved arrival rate as a fraction of the rate asked for (`rate >= 95%`).
+    /// A condition on the generator.
+    Rate,
+    /// 1 when the generator's self-check found it saturated, else 0 (`saturated < 1`). A
+    /// condition on the generator.
+    Saturated,
 }
 
 /// What kind of value a [`Metric`] takes, which decides how limits on it are written.
@@ -62,7 +71,7 @@ impl Metric {
 
     /// The metrics with names of their own, in the order messages list them; any other
     /// percentile (`p75`, `p99_99`) is a metric too.
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 14] = [
         Metric::P50,
         Metric::P90,
         Metric::P95,
@@ -74,6 +83,9 @@ impl Metric {
         Metric::Rps,
         Metric::Failed,
         Metric::Checks,
+        Metric::Dropped,
+        Metric::Rate,
+        Metric::Saturated,
     ];
 
     /// The name written in the attribute, on the command line and in JSON (`p99`, `p99_9`,
@@ -93,6 +105,9 @@ impl Metric {
             Metric::Rps => "rps",
             Metric::Failed => "failed",
             Metric::Checks => "checks",
+            Metric::Dropped => "dropped",
+            Metric::Rate => "rate",
+            Metric::Saturated => "saturated",
         })
     }
 
@@ -108,15 +123,28 @@ impl Metric {
     pub fn kind(self) -> MetricKind {
         match self {
             Metric::Percentile(_) | Metric::Max | Metric::Mean => MetricKind::Latency,
-            Metric::ErrorRate | Metric::Checks => MetricKind::Fraction,
+            Metric::ErrorRate | Metric::Checks | Metric::Dropped | Metric::Rate => MetricKind::Fraction,
             Metric::Rps => MetricKind::Rate,
-            Metric::Failed => MetricKind::Count,
+            Metric::Failed | Metric::Saturated => MetricKind::Count,
         }
     }
 
+    /// Whether this metric is a condition on the generator rather than on the server (`dropped`,
+    /// `rate`, `saturated`): when one fails, the figures are not the server's, and the run is
+    /// inconclusive rather than failed.
+    ///
+    /// ```
+    /// use loadbench_grammar::Metric;
+    /// assert!(Metric::Dropped.is_generator());
+    /// assert!(!Metric::P99.is_generator());
+    /// ```
+    pub fn is_generator(self) -> bool {
+        matches!(self, Metric::Dropped | Metric::Rate | Metric::Saturated)
+    }
+
     /// Parses a limit on this metric, in the unit of [`Threshold::value`]: microseconds for a
-    /// latency (`50ms`), a fraction for `error_rate` and `checks` (`0.01` or `1%`), per second for
-    /// `rps`, a count for `failed`.
+    /// latency (`50ms`), a fraction for `error_rate`, `checks`, `dropped` and `rate` (`0.01` or `1%`), per
+    /// second for `rps`, a count for `failed` and `saturated`.
     ///
     /// ```
     /// use loadbench_grammar::Metric;
@@ -278,7 +306,8 @@ pub struct Threshold {
     /// How it is compared with [`Threshold::value`].
     pub op: Op,
     /// The limit, in the unit of the metric's JSON field: microseconds for latencies, a fraction
-    /// for `error_rate` and `checks`, per second for `rps`, a count for `failed`.
+    /// for `error_rate`, `checks`, `dropped` and `rate`, per second for `rps`, a count for
+    /// `failed` and `saturated`.
     pub value: f64,
 }
 
@@ -449,7 +478,7 @@ mod tests {
         assert_eq!(
             error("p100<50ms"),
             "unknown metric `p100`; expected one of: p50, p90, p95, p99, p99_9, max, mean, error_rate, rps, failed, \
-             checks, or another percentile such as p75 or p99_99 (above p0, below p100)"
+             checks, dropped, rate, saturated, or another percentile such as p75 or p99_99 (above p0, below p100)"
         );
         assert!(error("p0<50ms").starts_with("unknown metric `p0`;"));
         assert!(error("p9x<50ms").starts_with("unknown metric `p9x`;"));

@@ -2,7 +2,8 @@
 
 /// The run completed. Request errors are counted and reported, not fatal.
 pub const OK: u8 = 0;
-/// A gate failed: a threshold or a regression against a baseline; or, with `--fail-on-warning`, a
+/// A gate failed: a threshold or a regression against a baseline; a scenario none of whose
+/// iterations succeeded (unless `--allow-failures`); or, with `--fail-on-warning`, a
 /// scenario measured nothing (no HTTP exchange, or iterations faster than a round trip). A run
 /// that measured nothing ran, so it is not [`SCENARIO_FAILED`]; its figures cannot be trusted,
 /// as a missed threshold's cannot, and CI scripts already read 1 as "ran but did not pass".
@@ -11,6 +12,12 @@ pub const GATE_FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 /// A scenario could not run: its binary crashed or its setup failed.
 pub const SCENARIO_FAILED: u8 = 3;
+/// The run was inconclusive: its figures are the generator's, not the server's. The generator was
+/// saturated (its self-check's rule), dropped more than 1 % of the open model's arrivals, or
+/// reached more than 5 % below the asked rate (or a scenario's own threshold on `saturated`,
+/// `dropped` or `rate` failed). `--allow-inconclusive` makes it 0. A gate that failed in the same
+/// run still makes it [`GATE_FAILED`].
+pub const INCONCLUSIVE: u8 = 4;
 /// Stopped by Ctrl-C (128 + SIGINT, as shells expect); the partial results were still reported,
 /// with `interrupted: true`, so `cargo loadbench && deploy` does not go on after a stopped run.
 pub const INTERRUPTED: u8 = 130;

@@ -622,7 +622,7 @@ fn missing_corrupt_and_unknown_baselines_are_usage_errors() {
     assert_eq!(
         out.errors(),
         [format!(
-            "error: cannot read baseline `future` from {}: it has result schema 99, this cargo-loadbench reads schema 1; \
+            "error: cannot read baseline `future` from {}: it has result schema 99, this cargo-loadbench reads schemas 1 to 2; \
              save the baseline again with this version",
             future.display()
         )]

@@ -59,6 +59,8 @@ fn refused_flag(args: &Args, grace: bool) -> Option<&'static str> {
         ("--fail-on-regression", args.fail_on_regression),
         ("--no-fail-on-regression", args.no_fail_on_regression),
         ("--no-gate", args.no_gate),
+        ("--allow-inconclusive", args.allow_inconclusive),
+        ("--allow-failures", args.allow_failures),
         ("--format", args.format != Format::Table),
         ("--output", !args.outputs.is_empty()),
         ("--percentiles", args.percentiles.is_some()),

@@ -50,6 +50,13 @@ pub(super) struct BenchArgs {
     /// than a network round trip (a body that forgot `.send().await`)
     #[arg(long)]
     pub(super) fail_on_warning: bool,
+    /// Exit with code 0, not 4, when a run is inconclusive: the generator was saturated, dropped
+    /// more than 1% of the arrivals, or reached more than 5% below the asked rate
+    #[arg(long)]
+    pub(super) allow_inconclusive: bool,
+    /// Exit with code 0, not 1, when a scenario had no successful iteration (a chaos test)
+    #[arg(long)]
+    pub(super) allow_failures: bool,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub(super) json: Option<PathBuf>,

@@ -127,6 +127,8 @@ pub struct Harness {
     columns: LatencyColumns,
     /// `--fail-on-warning`.
     fail_on_warning: bool,
+    /// `--allow-inconclusive` and `--allow-failures`.
+    allow: outcome::Allow,
     /// Feeds given with [`Harness::feed`], by scenario name.
     feeds: Vec<(String, FeedSource)>,
     /// `--shard I/N`: this process runs part I of N of every scenario's load.
@@ -180,6 +182,7 @@ impl Harness {
             client: ClientOptions::default(),
             columns: LatencyColumns::default(),
             fail_on_warning: false,
+            allow: outcome::Allow::default(),
             feeds: Vec::new(),
             shard: None,
             start_at: None,
@@ -348,6 +351,7 @@ impl Harness {
             self.columns = LatencyColumns::new(percentiles);
         }
         self.fail_on_warning = args.fail_on_warning;
+        self.allow = outcome::Allow { inconclusive: args.allow_inconclusive, failures: args.allow_failures };
         if args.distributed.shard.is_some() {
             self.shard = args.distributed.shard;
         }
@@ -381,7 +385,7 @@ impl Harness {
             Err(err) => eprintln!("warning: {err}; a stopped run will show no results"),
         }
         let smoke = self.smoke;
-        let (columns, fail_on_warning) = (self.columns.clone(), self.fail_on_warning);
+        let (columns, fail_on_warning, allow) = (self.columns.clone(), self.fail_on_warning, self.allow);
         let report = match self.run_report() {
             Ok(report) => report,
             Err(err) => {
@@ -402,6 +406,12 @@ impl Harness {
             if !failed.is_empty() {
                 eprintln!("error: thresholds failed: {} (see above)", failed.join(", "));
             }
+            // With an output file (as `cargo loadbench` runs it), the reader of the file says it.
+            if !smoke {
+                for line in outcome::verdict_lines(&report, allow) {
+                    eprintln!("{line}");
+                }
+            }
         }
         for hint in report::hints(&report.scenarios) {
             eprintln!("{hint}");
@@ -410,7 +420,7 @@ impl Harness {
             eprintln!("error: {failure}");
             return ExitCode::from(exit_code::GATE_FAILED);
         }
-        let code = outcome::exit_code(&report);
+        let code = outcome::exit_code(&report, allow);
         if fail_on_warning
             && code == exit_code::OK
             && let Some(line) = outcome::warning_failure(&report)
@@ -521,7 +531,7 @@ impl Harness {
                 }
                 // A smoke run (one iteration, one user) says nothing about latency or throughput.
                 if !self.smoke {
-                    report.thresholds = check::evaluate(&report);
+                    check::judge(&mut report);
                 }
                 if let Some(err) = &report.setup_error {
                     eprintln!("error: scenario `{}` could not run: {err}", entry.name);

@@ -466,7 +466,7 @@ impl OneShot {
         let mut report = settings.run(&workload, &config, &self.request.origin, Position { index: 1, of: 1 });
         report.config.target = Some(self.request.url.clone());
         report.config.thresholds = self.thresholds.clone();
-        report.thresholds = check::evaluate(&report);
+        check::judge(&mut report);
         report
     }
 }

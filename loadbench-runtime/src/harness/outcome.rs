@@ -5,20 +5,64 @@ use crate::cli::interrupt;
 use crate::exit_code;
 use crate::report::{RunReport, check};
 
+/// What a run may be and still exit 0: `--allow-inconclusive`, `--allow-failures`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Allow {
+    /// Figures that are the generator's rather than the server's.
+    pub(super) inconclusive: bool,
+    /// A scenario none of whose iterations succeeded.
+    pub(super) failures: bool,
+}
+
 /// The exit code a finished run earns: 130 if it was interrupted (143 by SIGTERM), 3 if any
-/// scenario could not run, 1 if a threshold failed, else 0.
-pub(super) fn exit_code(report: &RunReport) -> u8 {
+/// scenario could not run, 1 if a threshold failed or a scenario measured nothing (unless
+/// allowed), 4 if it was inconclusive (unless allowed), else 0.
+pub(super) fn exit_code(report: &RunReport, allow: Allow) -> u8 {
     if let Some(code) = interrupt::exit_code() {
         code
     } else if report.scenarios.iter().any(|s| s.interrupted) {
         exit_code::INTERRUPTED
     } else if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
         exit_code::SCENARIO_FAILED
-    } else if report.scenarios.iter().any(check::any_failed) {
+    } else if report.scenarios.iter().any(check::any_failed)
+        || (!allow.failures && report.scenarios.iter().any(check::measured_nothing))
+    {
         exit_code::GATE_FAILED
+    } else if !allow.inconclusive && report.scenarios.iter().any(|s| !s.inconclusive.is_empty()) {
+        exit_code::INCONCLUSIVE
     } else {
         exit_code::OK
     }
+}
+
+/// The `error:` (or, when allowed, `note:`) lines that close a run that measured nothing or was
+/// inconclusive: one per scenario that measured nothing, one naming the inconclusive ones.
+pub(super) fn verdict_lines(report: &RunReport, allow: Allow) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in report.scenarios.iter().filter(|s| check::measured_nothing(s)) {
+        let line = format!("{}: {}", s.name, check::measured_nothing_line(s));
+        lines.push(if allow.failures {
+            format!("note: {line} (--allow-failures)")
+        } else {
+            format!("error: {line}; add --allow-failures to pass such a run")
+        });
+    }
+    let inconclusive: Vec<&str> =
+        report.scenarios.iter().filter(|s| !s.inconclusive.is_empty()).map(|s| s.name.as_str()).collect();
+    if !inconclusive.is_empty() {
+        let names = inconclusive.join(", ");
+        lines.push(if allow.inconclusive {
+            format!(
+                "note: inconclusive: {names}: the figures are the generator's, not the server's (--allow-inconclusive)"
+            )
+        } else {
+            format!(
+                "error: inconclusive: {names}: the figures are the generator's, not the server's (see above); \
+                 add --allow-inconclusive to pass such a run"
+            )
+        });
+    }
+    lines
 }
 
 /// A smoke run (without `--bench`, as under `cargo test --benches`) is a test: each scenario must

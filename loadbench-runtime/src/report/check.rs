@@ -2,8 +2,17 @@
 //! whether a scenario met them. A bench binary run on its own and `cargo loadbench` both call
 //! [`evaluate`], so they can never disagree. (How a threshold is written is the shared grammar's,
 //! re-exported as [`crate::threshold`].)
+//!
+//! Conditions on the generator (`dropped`, `rate`, `saturated`) are judged here too, by
+//! [`inconclusive`]: when one fails, the figures are the generator's and the run is inconclusive,
+//! not failed. Each has a default, which a threshold of the scenario's own on that metric
+//! replaces.
 
-use loadbench_grammar::{Metric, Threshold};
+use std::fmt::Write as _;
+
+use loadbench_grammar::{Metric, Op, Threshold};
+
+use super::units::thousands;
 
 use super::{ScenarioReport, ThresholdOutcome};
 
@@ -31,16 +40,38 @@ pub fn measure(metric: Metric, scenario: &ScenarioReport) -> Option<f64> {
             let made = passes + scenario.checks.iter().map(|c| c.fails).sum::<u64>();
             (made > 0).then(|| passes as f64 / made as f64)
         }
+        // Open model only: of the arrivals due, the share no free user could take.
+        Metric::Dropped => scenario.rate.map(|_| {
+            let due = scenario.iterations + scenario.dropped;
+            if due == 0 { 0.0 } else { scenario.dropped as f64 / due as f64 }
+        }),
+        Metric::Rate => scenario.rate.filter(|r| r.requested > 0.0).map(|r| r.achieved / r.requested),
+        Metric::Saturated => scenario.generator.as_ref().map(|g| if g.saturated { 1.0 } else { 0.0 }),
         // The grammar's list is non-exhaustive; a metric this runtime cannot measure fails.
         _ => None,
     }
 }
 
+/// The conditions on the generator that hold unless a scenario sets its own on the same metric:
+/// at most 1 % of the open model's arrivals dropped, at least 95 % of the asked rate reached, and
+/// the self-check not saturated.
+pub const GENERATOR_DEFAULTS: [Threshold; 3] = [
+    Threshold { metric: Metric::Dropped, op: Op::Le, value: 0.01 },
+    Threshold { metric: Metric::Rate, op: Op::Ge, value: 0.95 },
+    Threshold { metric: Metric::Saturated, op: Op::Lt, value: 1.0 },
+];
+
 /// Whether `scenario` meets `threshold`, with the measured value.
 pub fn check(threshold: &Threshold, scenario: &ScenarioReport) -> ThresholdOutcome {
     let actual = measure(threshold.metric, scenario);
-    // An unmeasured figure fails: "p99 < 50ms" is not met by a run where nothing succeeded.
-    let passed = actual.is_some_and(|a| threshold.op.holds(a, threshold.value));
+    let passed = match actual {
+        Some(a) => threshold.op.holds(a, threshold.value),
+        // A condition on the generator judges it where it applies: `rate` and `dropped` in the
+        // open model, `saturated` once the self-check ran.
+        None if threshold.metric.is_generator() => true,
+        // An unmeasured figure fails: "p99 < 50ms" is not met by a run where nothing succeeded.
+        None => false,
+    };
     ThresholdOutcome { threshold: *threshold, actual, passed }
 }
 
@@ -55,9 +86,51 @@ pub fn evaluate(scenario: &ScenarioReport) -> Vec<ThresholdOutcome> {
     scenario.config.thresholds.iter().map(|t| check(t, scenario)).collect()
 }
 
-/// Whether any threshold outcome recorded in `scenario` failed.
+/// The conditions on the generator that `scenario` failed: its own thresholds on `dropped`,
+/// `rate` and `saturated`, and [`GENERATOR_DEFAULTS`] on the metrics it has none on. Empty for a
+/// scenario that did not run.
+pub fn inconclusive(scenario: &ScenarioReport) -> Vec<ThresholdOutcome> {
+    if scenario.setup_error.is_some() {
+        return Vec::new();
+    }
+    let own = scenario.config.thresholds.iter().filter(|t| t.metric.is_generator());
+    let defaults =
+        GENERATOR_DEFAULTS.iter().filter(|d| !scenario.config.thresholds.iter().any(|t| t.metric == d.metric));
+    own.chain(defaults).map(|t| check(t, scenario)).filter(|o| !o.passed).collect()
+}
+
+/// Judges a finished scenario: its [`ScenarioReport::thresholds`] ([`evaluate`]) and its
+/// [`ScenarioReport::inconclusive`] conditions ([`inconclusive`]).
+pub fn judge(scenario: &mut ScenarioReport) {
+    scenario.thresholds = evaluate(scenario);
+    scenario.inconclusive = inconclusive(scenario);
+}
+
+/// Whether any threshold on the server recorded in `scenario` failed (one on the generator makes
+/// the scenario inconclusive instead: [`ScenarioReport::inconclusive`]).
 pub fn any_failed(scenario: &ScenarioReport) -> bool {
-    scenario.thresholds.iter().any(|o| !o.passed)
+    scenario.thresholds.iter().any(|o| !o.passed && !o.threshold.metric.is_generator())
+}
+
+/// Whether `scenario` ran and measured nothing of the server: not one iteration succeeded. Such a
+/// run fails (unless `--allow-failures`): its figures say only that the server never answered as
+/// the scenario expected. A scenario that could not run or was interrupted is judged as such.
+pub fn measured_nothing(scenario: &ScenarioReport) -> bool {
+    scenario.setup_error.is_none() && !scenario.interrupted && scenario.ok == 0
+}
+
+/// The line that says why a scenario [measured nothing](measured_nothing): `no iteration
+/// succeeded (1,000 of 1,000 failed, most often 1,000 × status: GET /: status 404)`.
+pub fn measured_nothing_line(scenario: &ScenarioReport) -> String {
+    let mut line = "no iteration succeeded".to_owned();
+    if scenario.failed > 0 {
+        let _ = write!(line, " ({} of {} failed", thousands(scenario.failed), thousands(scenario.iterations));
+        if let Some(top) = scenario.causes.top.first() {
+            let _ = write!(line, ", most often {} × {}: {}", thousands(top.count), top.kind, top.message);
+        }
+        line.push(')');
+    }
+    line
 }
 
 #[cfg(test)]

@@ -12,7 +12,12 @@ use super::scenario::{ConfigReport, ScenarioReport, rfc3339};
 ///
 /// Bumped on any change that an older reader would misread; readers should refuse a version they
 /// do not know rather than guess.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest [`SCHEMA_VERSION`] this build still reads. Version 2 only added fields (each with a
+/// default) and the meaning of none changed, so a version 1 file (a baseline saved before) reads
+/// as a version 2 one whose new fields are absent.
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 
 /// Everything one run produced: one entry per scenario, plus where and when it ran.
 ///

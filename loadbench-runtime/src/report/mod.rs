@@ -31,7 +31,8 @@ pub use causes::{Causes, ErrorCause, LISTED_CAUSES};
 pub use columns::LatencyColumns;
 pub use connections::hints;
 pub use document::{
-    MachineInfo, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ShardReport, StartReport, ToolInfo,
+    MachineInfo, OLDEST_READABLE_VERSION, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ShardReport,
+    StartReport, ToolInfo,
 };
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};

@@ -75,9 +75,17 @@ pub struct ScenarioReport {
     #[serde(default)]
     pub watched: Vec<WatchReport>,
     /// Whether each of [`ConfigReport::thresholds`] held, in the same order; empty when the
-    /// scenario has none, did not run, or ran as a smoke test.
+    /// scenario has none, did not run, or ran as a smoke test. A failed condition on the
+    /// generator (`dropped`, `rate`, `saturated`) does not fail the scenario: it is also in
+    /// [`ScenarioReport::inconclusive`].
     #[serde(default)]
     pub thresholds: Vec<ThresholdOutcome>,
+    /// The conditions on the generator that failed, which make the scenario's figures
+    /// inconclusive: its own thresholds on `dropped`, `rate` and `saturated`, and for each of
+    /// those it has none on, the default (`dropped <= 1%`, `rate >= 95%`, `saturated < 1`). Empty
+    /// when the figures are the server's, or when nothing was judged (a smoke run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inconclusive: Vec<ThresholdOutcome>,
     /// Open model: arrivals that found every virtual user busy and were not run (k6's
     /// `dropped_iterations`). Always 0 in the closed model.
     #[serde(default)]
@@ -90,6 +98,11 @@ pub struct ScenarioReport {
     /// Iterations run during the warmup: they reached the server but are in no other figure.
     #[serde(default)]
     pub warmup_iterations: u64,
+    /// Iterations asked for that were never started because every attempt so far had found
+    /// nothing listening at the target (connection refused), and the run stopped early rather
+    /// than hammer a closed port: not sent, so in no other count.
+    #[serde(default)]
+    pub not_started: u64,
     /// Open model: the requested and the achieved arrival rate.
     #[serde(default)]
     pub rate: Option<RateReport>,
@@ -305,9 +318,11 @@ impl ScenarioReport {
             generator: None,
             watched: Vec::new(),
             thresholds: Vec::new(),
+            inconclusive: Vec::new(),
             dropped: 0,
             cancelled: 0,
             warmup_iterations: 0,
+            not_started: 0,
             rate: None,
             timeline: Vec::new(),
             steps: Vec::new(),
