@@ -265,4 +265,58 @@ impl MetricChange {
             units::change(self.change)
         )
     }
+
+    /// [`MetricChange::summary`] with what made it count, for a failure's message: its 95 %
+    /// confidence interval when there is one, and the noise threshold (`noise`, a fraction) it
+    /// lies beyond.
+    ///
+    /// ```
+    /// # use cargo_loadbench::{ComparedMetric, MetricChange, Verdict};
+    /// let p99 = MetricChange { metric: ComparedMetric::P99, old: 5_000.0, new: 6_000.0, change: 0.2,
+    ///     confidence_interval: Some([0.15, 0.26]), verdict: Verdict::Regressed };
+    /// assert_eq!(p99.summary_with_interval(0.05), "p99 5.00ms → 6.00ms (+20.0%, 95% CI +15.0% to +26.0%, beyond ±5%)");
+    /// ```
+    pub fn summary_with_interval(&self, noise: f64) -> String {
+        let interval = self
+            .confidence_interval
+            .map(|[low, high]| format!(", 95% CI {} to {}", units::change(low), units::change(high)))
+            .unwrap_or_default();
+        format!(
+            "{} {} → {} ({}{interval}, beyond ±{}%)",
+            self.metric.label(),
+            self.metric.show(self.old),
+            self.metric.show(self.new),
+            units::change(self.change),
+            format_percent(noise)
+        )
+    }
+}
+
+/// `5`, `2.5`: a fraction as a percentage without trailing zeros.
+fn format_percent(fraction: f64) -> String {
+    let p = (fraction * 1000.0).round() / 10.0;
+    if p.fract() == 0.0 { format!("{p:.0}") } else { format!("{p}") }
+}
+
+impl Comparison {
+    /// The metrics that regressed, the success rate first, as the verdict weighs it.
+    fn regressed_metrics(&self) -> Vec<&MetricChange> {
+        let mut regressed: Vec<&MetricChange> =
+            self.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).collect();
+        regressed.sort_by_key(|m| m.metric != ComparedMetric::SuccessRate);
+        regressed
+    }
+
+    /// What regressed, old → new ([`MetricChange::summary`]): `p50 5.21ms → 10.4ms (+99.6%),
+    /// req/s 761 → 382 (-49.8%)`; empty when nothing regressed.
+    pub fn regressed_summary(&self) -> String {
+        self.regressed_metrics().iter().map(|m| m.summary()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// [`Comparison::regressed_summary`] with each change's interval and the noise threshold
+    /// ([`MetricChange::summary_with_interval`]), for a failure's message.
+    pub fn regressed_figures(&self) -> String {
+        let metrics = self.regressed_metrics();
+        metrics.iter().map(|m| m.summary_with_interval(self.noise_threshold)).collect::<Vec<_>>().join(", ")
+    }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cargo_loadbench::Results;
 use loadbench::cli::interrupt;
 use loadbench::exit_code;
-use loadbench::report::{LatencyColumns, MachineInfo};
+use loadbench::report::{GateReport, LatencyColumns, MachineInfo, check};
 
 use crate::baseline::{Baseline, Baselines};
 use crate::cli::Args;
@@ -34,6 +34,16 @@ pub struct Gating {
     fail_on_regression: bool,
     /// Where baselines are read and saved.
     pub baselines: Baselines,
+    /// `--baseline NAME`, or for saved results the baseline they were compared with.
+    pub baseline_name: Option<String>,
+    /// `--fail-on-warning`.
+    pub fail_on_warning: bool,
+    /// `--allow-inconclusive`.
+    pub allow_inconclusive: bool,
+    /// `--allow-failures`.
+    pub allow_failures: bool,
+    /// `--no-gate`.
+    pub no_gate: bool,
 }
 
 impl Gating {
@@ -49,6 +59,40 @@ impl Gating {
                 _ => settings.fail_on_regression.unwrap_or(false),
             },
             baselines: Baselines::new(dir),
+            baseline_name: args.baseline.clone(),
+            fail_on_warning: args.fail_on_warning,
+            allow_inconclusive: args.allow_inconclusive,
+            allow_failures: args.allow_failures,
+            no_gate: args.no_gate,
+        }
+    }
+
+    /// For saved results (`cargo loadbench report`): the settings their verdict was made with,
+    /// where the command line does not say otherwise, so that a failed run renders failed again.
+    pub fn saved(mut self, args: &Args, saved: Option<&GateReport>) -> Gating {
+        let Some(saved) = saved else { return self };
+        if !args.fail_on_regression && !args.no_fail_on_regression {
+            self.fail_on_regression = saved.fail_on_regression;
+        }
+        if self.baseline_name.is_none() {
+            self.baseline_name.clone_from(&saved.baseline);
+        }
+        self.fail_on_warning |= saved.fail_on_warning;
+        self.allow_inconclusive |= saved.allow_inconclusive;
+        self.allow_failures |= saved.allow_failures;
+        self.no_gate |= saved.no_gate;
+        self
+    }
+
+    /// The settings as the results record them ([`Results::gate`]).
+    fn report(&self) -> GateReport {
+        GateReport {
+            baseline: self.baseline_name.clone(),
+            fail_on_regression: self.fail_on_regression,
+            fail_on_warning: self.fail_on_warning,
+            allow_inconclusive: self.allow_inconclusive,
+            allow_failures: self.allow_failures,
+            no_gate: self.no_gate,
         }
     }
 
@@ -157,10 +201,16 @@ fn tail(
     // Saved results keep their mark in every output, but only this process's signal counts here.
     let interrupted = interrupt::interrupted() || (marked && !how.saved);
 
-    let mut cx = Context::new(&report, gating.runs, args.baseline.as_deref(), gating.fail_on_regression);
+    report.gate = Some(gating.report());
+    let verdicts = {
+        let cx = context(&report, gating, args);
+        output::verdicts(&cx)
+    };
+    for (scenario, verdict) in report.scenarios.iter_mut().zip(verdicts) {
+        scenario.verdict = Some(verdict);
+    }
+    let mut cx = context(&report, gating, args);
     cx.notes = notes;
-    cx.columns = LatencyColumns::new(args.percentiles.clone().unwrap_or_default());
-    cx.fail_on_warning = args.fail_on_warning;
     cx.saves_as = args.save_baseline.as_deref();
     cx.html_reports = args.outputs.iter().filter(|o| o.format == Format::Html).map(|o| o.path.clone()).collect();
     code = code.max(write_outputs(args, &cx, print));
@@ -194,7 +244,7 @@ fn tail(
 
     let gate = GateResult::of(&report, &cx.labels);
     let against = cx.against();
-    if gate.failed(gating.fail_on_regression) && args.no_gate {
+    if gate.failed(gating.fail_on_regression) && gating.no_gate {
         eprintln!(
             "note: {}; not failing the run (--no-gate)",
             gate.describe(gating.fail_on_regression, against.as_deref())
@@ -217,7 +267,7 @@ fn tail(
         .map(|(_, l)| l.as_str())
         .collect();
     if !warned.is_empty() {
-        if args.fail_on_warning && !args.no_gate {
+        if gating.fail_on_warning && !gating.no_gate {
             eprintln!("error: --fail-on-warning: {} measured nothing (see the warnings)", warned.join(", "));
             code = code.max(exit_code::GATE_FAILED);
         } else {
@@ -227,13 +277,75 @@ fn tail(
             );
         }
     }
+    code = code.max(measured_nothing(&report, &cx.labels, gating));
     if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
         code = code.max(exit_code::SCENARIO_FAILED);
+    }
+    // Inconclusive only when nothing worse: a regression in the same run still exits 1.
+    if inconclusive(&report, &cx.labels, gating) && code == exit_code::OK {
+        code = exit_code::INCONCLUSIVE;
     }
     if interrupted {
         code = interrupt::exit_code().unwrap_or(exit_code::INTERRUPTED);
     }
     code
+}
+
+/// The outputs' context of `report` under `gating`.
+fn context<'a>(report: &'a Results, gating: &'a Gating, args: &Args) -> Context<'a> {
+    let mut cx = Context::new(report, gating.runs, gating.baseline_name.as_deref(), gating.fail_on_regression);
+    cx.columns = LatencyColumns::new(args.percentiles.clone().unwrap_or_default());
+    cx.fail_on_warning = gating.fail_on_warning;
+    cx.allow_failures = gating.allow_failures;
+    cx.allow_inconclusive = gating.allow_inconclusive;
+    cx
+}
+
+/// One line per scenario that ran and had no successful iteration: an `error:` that makes the
+/// exit code [`exit_code::GATE_FAILED`] (returned), or a `note:` under `--allow-failures` or
+/// `--no-gate`.
+fn measured_nothing(report: &Results, labels: &[String], gating: &Gating) -> u8 {
+    let mut code = exit_code::OK;
+    for (scenario, label) in report.scenarios.iter().zip(labels).filter(|(s, _)| check::measured_nothing(s)) {
+        let line = format!("{label}: {}", check::measured_nothing_line(scenario));
+        if gating.allow_failures || gating.no_gate {
+            let why = if gating.no_gate { "--no-gate" } else { "--allow-failures" };
+            eprintln!("note: {line}; not failing the run ({why})");
+        } else {
+            eprintln!("error: {line}; add --allow-failures to pass such a run");
+            code = exit_code::GATE_FAILED;
+        }
+    }
+    code
+}
+
+/// Says which scenarios were inconclusive, with why; whether that sets the exit code (not under
+/// `--allow-inconclusive` or `--no-gate`).
+fn inconclusive(report: &Results, labels: &[String], gating: &Gating) -> bool {
+    let names: Vec<&str> = report
+        .scenarios
+        .iter()
+        .zip(labels)
+        .filter(|(s, _)| !s.inconclusive.is_empty())
+        .map(|(_, l)| l.as_str())
+        .collect();
+    if names.is_empty() {
+        return false;
+    }
+    let names = names.join(", ");
+    if gating.allow_inconclusive || gating.no_gate {
+        let why = if gating.no_gate { "--no-gate" } else { "--allow-inconclusive" };
+        eprintln!(
+            "note: inconclusive: {names}: the figures are the generator's, not the server's; not failing the run ({why})"
+        );
+        false
+    } else {
+        eprintln!(
+            "error: inconclusive: {names}: the figures are the generator's, not the server's (see `inconclusive:` \
+             above); exit code 4; add --allow-inconclusive to pass such a run"
+        );
+        true
+    }
 }
 
 /// Whether this run appends its Markdown to `GITHUB_STEP_SUMMARY`, so that a pull request's

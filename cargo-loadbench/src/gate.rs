@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use cargo_loadbench::{ComparedMetric, Comparison, MetricChange, Results, ScenarioResult, Verdict};
+use cargo_loadbench::{Comparison, Results, ScenarioResult, Verdict};
 use loadbench::report::check;
 use loadbench::threshold::{Op, Threshold, ThresholdError};
 
@@ -96,16 +96,16 @@ impl GateResult {
     pub fn of(report: &Results, labels: &[String]) -> GateResult {
         let mut result = GateResult::default();
         for (scenario, label) in report.scenarios.iter().zip(labels) {
-            for outcome in scenario.thresholds.iter().filter(|o| !o.passed) {
+            for outcome in scenario.thresholds.iter().filter(|o| !o.passed && !o.threshold.metric.is_generator()) {
                 result.failed_thresholds.push(format!("{label}: {outcome}"));
             }
             if let Some(c) = scenario.comparison.as_ref().filter(|c| c.verdict == Verdict::Regressed) {
-                result.regressions.push(format!("{label} ({})", regressed_figures(c)));
+                result.regressions.push(format!("{label} ({})", c.regressed_summary()));
             }
             // A step's or named request's regression gates as its scenario's does.
             result
                 .regressions
-                .extend(regressed_rows(scenario).map(|(row, c)| format!("{label} ({row}: {})", regressed_figures(c))));
+                .extend(regressed_rows(scenario).map(|(row, c)| format!("{label} ({row}: {})", c.regressed_summary())));
         }
         result
     }
@@ -147,15 +147,6 @@ pub fn regressed_rows(scenario: &ScenarioResult) -> impl Iterator<Item = (String
     });
     rows.filter(|(_, row)| row.comparison.verdict == Verdict::Regressed)
         .map(|(kind, row)| (format!("{kind} {}", row.name), &row.comparison))
-}
-
-/// What regressed in `comparison`, old → new: `p50 5.21ms → 10.4ms (+99.6%), req/s 761 → 382
-/// (-49.8%)`, the success rate first as the verdict weighs it.
-fn regressed_figures(comparison: &Comparison) -> String {
-    let mut regressed: Vec<&MetricChange> =
-        comparison.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).collect();
-    regressed.sort_by_key(|m| m.metric != ComparedMetric::SuccessRate);
-    regressed.iter().map(|m| m.summary()).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether `scenario` or any of its steps or named requests regressed against the baseline.

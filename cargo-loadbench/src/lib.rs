@@ -24,5 +24,5 @@ mod results;
 mod runs;
 
 pub use comparison::{Commit, Commits, ComparedMetric, Comparison, Method, MetricChange, RowComparison, Verdict};
-pub use results::{Results, ScenarioResult};
+pub use results::{Results, ScenarioResult, ScenarioVerdict, VerdictStatus};
 pub use runs::{RowSample, RunSample};

@@ -45,6 +45,46 @@ pub struct ScenarioResult {
     /// first target itself and in every other run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub side_by_side: Option<Comparison>,
+    /// How `cargo loadbench` judged this scenario, as every output marks it; absent in a bench
+    /// binary's document and in files from before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<ScenarioVerdict>,
+}
+
+/// A scenario's verdict: its mark and the phrases that explain it, as the Markdown, JUnit and HTML
+/// say them.
+///
+/// ```
+/// # use cargo_loadbench::{ScenarioVerdict, VerdictStatus};
+/// let json = r#"{"status":"inconclusive","reasons":["reached 812/s of the 1,000/s asked, 81.2% (limit: at least 95%)"]}"#;
+/// let verdict: ScenarioVerdict = serde_json::from_str(json).unwrap();
+/// assert_eq!(verdict.status, VerdictStatus::Inconclusive);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioVerdict {
+    /// Passed, a warning, inconclusive or failed.
+    pub status: VerdictStatus,
+    /// Why: the failures when it failed, the conditions on the generator that failed when
+    /// inconclusive, the warnings when it passed with some; empty when it simply passed.
+    #[serde(default)]
+    pub reasons: Vec<String>,
+}
+
+/// What a scenario's figures earned ([`ScenarioVerdict::status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictStatus {
+    /// Nothing to look at.
+    Passed,
+    /// Passed, with something worth a look (a regression or warning that does not gate, failed
+    /// iterations no threshold judged).
+    Warning,
+    /// The figures are the generator's, not the server's (exit code 4 unless
+    /// `--allow-inconclusive`).
+    Inconclusive,
+    /// A threshold, a gating regression, no successful iteration, not run or interrupted (exit
+    /// code 1, 3 or 130).
+    Failed,
 }
 
 impl ScenarioResult {
@@ -59,6 +99,7 @@ impl ScenarioResult {
             runs: Vec::new(),
             comparison: None,
             side_by_side: None,
+            verdict: None,
         }
     }
 

@@ -32,7 +32,7 @@ pub fn run(args: &Args, report: &ReportArgs) -> Result<u8, Error> {
     crate::gate::check_scenarios(&args.thresholds, &names)?;
 
     let (target_dir, settings) = super::url::workspace_defaults()?;
-    let mut gating = Gating::resolve(args, &target_dir, &settings);
+    let mut gating = Gating::resolve(args, &target_dir, &settings).saved(args, results.gate.as_ref());
     // The runs the files hold, not `--runs` (refused): the notes under the table say how many.
     gating.runs = results.scenarios.iter().map(|s| s.runs.len()).max().unwrap_or(0).max(1) as u32;
     finish::check_outputs(args, &gating)?;

@@ -104,6 +104,27 @@ fn compared_cells(name: String, comparison: &Comparison) -> Vec<String> {
     row
 }
 
+/// The reviewer's rows of the comparison for `scenario`: its own, then its compared steps and
+/// named requests, each with req/s, p50 and p99 as `761 → 382 (-49.8%)` (`-` where not compared)
+/// and the verdict; none when it was not compared. Markdown's first table, where a reviewer looks.
+pub(super) fn old_to_new_rows(scenario: &ScenarioResult, label: &str) -> Vec<Vec<String>> {
+    comparison_rows(scenario, label)
+        .into_iter()
+        .map(|row| {
+            // [name, then (old, new, change) × 3, verdict]
+            let mut cells = vec![row[0].clone()];
+            for triple in row[1..10].chunks(3) {
+                cells.push(match triple {
+                    [old, new, change] if old != "-" => format!("{old} → {new} ({change})"),
+                    _ => "-".to_owned(),
+                });
+            }
+            cells.push(row[10].clone());
+            cells
+        })
+        .collect()
+}
+
 /// `regressed (p99, req/s)`, `improved (p50)`, `no change`, `new`, `not comparable`. The
 /// success rate is named first, as the verdict weighs it first.
 pub(super) fn verdict_cell(comparison: &Comparison) -> String {
@@ -256,7 +277,7 @@ mod tests {
                 .unwrap_or_default()
         };
         assert_eq!(property("loadbench.base"), format!("{} Add a <cache> | fast", "1a2b3c4d".repeat(8)));
-        assert!(junit.contains("base `1a2b3c4`: regressed (req/s)"), "{junit}");
+        assert!(junit.contains("base `1a2b3c4`: regressed: req/s "), "{junit}");
 
         let html = render(Format::Html, &cx).unwrap_or_default();
         assert!(html.contains("Head <code>5e6f7a8</code> (Drop the cache, with uncommitted changes) compared with base <code>1a2b3c4</code> (Add a &lt;cache&gt; | fast), in 3 paired rounds."), "{html}");

@@ -71,7 +71,11 @@ fn baseline_line(comparison: &Comparison) -> String {
 fn regression_note(comparison: &Comparison) -> TestCaseStatus {
     let mut status = TestCaseStatus::skipped();
     status
-        .set_message(format!("regression (not gated, add --fail-on-regression): {}", baseline_line(comparison)))
+        .set_message(format!(
+            "regression (not gated, add --fail-on-regression): {}: regressed: {}",
+            comparison.reference(),
+            comparison.regressed_figures()
+        ))
         .set_type("regression");
     status
 }
@@ -95,8 +99,12 @@ fn failure(kind: String, reasons: &[String], causes: &loadbench::report::Causes)
 
 /// The scenario's own test case.
 fn scenario_case(cx: &Context, scenario: &ScenarioResult, name: &str, classname: &str) -> TestCase {
-    let mut failures: Vec<String> =
-        scenario.thresholds.iter().filter(|o| !o.passed).map(|o| format!("threshold failed: {o}")).collect();
+    let mut failures: Vec<String> = scenario
+        .thresholds
+        .iter()
+        .filter(|o| !o.passed && !o.threshold.metric.is_generator())
+        .map(|o| format!("threshold failed: {o}"))
+        .collect();
     let mut out = Vec::new();
     let gated_rows: Vec<String> =
         if cx.fail_on_regression { regressed_rows(scenario).map(|(row, _)| row).collect() } else { Vec::new() };
@@ -104,12 +112,22 @@ fn scenario_case(cx: &Context, scenario: &ScenarioResult, name: &str, classname:
     if let Some(comparison) = &scenario.comparison {
         let line = baseline_line(comparison);
         if regressed(scenario) && cx.fail_on_regression {
-            failures.push(line);
+            // The failure's message carries the figures: old → new, the change and its interval.
+            failures.push(format!("{}: regressed: {}", comparison.reference(), comparison.regressed_figures()));
         } else {
             out.push(line);
         }
     }
-    failures.extend(gated_rows.iter().map(|row| format!("{row} regressed against {against}")));
+    failures.extend(
+        regressed_rows(scenario)
+            .filter(|_| cx.fail_on_regression)
+            .map(|(row, c)| format!("{row} regressed against {against}: {}", c.regressed_figures())),
+    );
+    let nothing = loadbench::report::check::measured_nothing(scenario) && !cx.allow_failures;
+    if nothing {
+        failures.push(loadbench::report::check::measured_nothing_line(scenario));
+    }
+    let inconclusive = loadbench::report::inconclusive::reasons(scenario);
     if let Some(line) = loadbench::report::named::checks_line(scenario) {
         out.push(line);
     }
@@ -134,12 +152,26 @@ fn scenario_case(cx: &Context, scenario: &ScenarioResult, name: &str, classname:
         status
     } else if !failures.is_empty() {
         let kinds = [
-            ("threshold", scenario.thresholds.iter().any(|o| !o.passed)),
+            ("threshold", loadbench::report::check::any_failed(scenario)),
             ("regression", (regressed(scenario) || !gated_rows.is_empty()) && cx.fail_on_regression),
             ("warning", !scenario.warnings.is_empty() && cx.fail_on_warning),
+            ("no success", nothing),
         ];
         let kind = kinds.iter().filter(|(_, yes)| *yes).map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
+        out.extend(inconclusive.iter().map(|r| format!("inconclusive: {r}")));
         failure(kind, &failures, &scenario.causes)
+    } else if !inconclusive.is_empty() && !cx.allow_inconclusive {
+        // Neither passed nor failed: the figures are the generator's. An error, as CI screens show
+        // a test that could not be judged, not a failure of the server.
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status
+            .set_message(format!("inconclusive: {}", inconclusive.join("; ")))
+            .set_type("inconclusive")
+            .set_description(inconclusive.join("\n"));
+        status
+    } else if !inconclusive.is_empty() {
+        out.extend(inconclusive.iter().map(|r| format!("inconclusive (--allow-inconclusive): {r}")));
+        TestCaseStatus::success()
     } else {
         match scenario.comparison.as_ref().filter(|c| c.verdict == Verdict::Regressed) {
             Some(c) => regression_note(c),
@@ -244,8 +276,12 @@ mod tests {
         );
         assert!(gating.contains(r#"<testsuite name="shop/api: hello" tests="1""#), "a suite per scenario: {gating}");
         assert!(gating.contains(r#"<testcase name="hello" classname="shop/api""#), "{gating}");
+        // The failure's message carries the numbers, old → new, and what made the change count.
+        let figures = "req/s 1,000 → 245 (-75.5%, 95% CI -75.5% to -75.5%, beyond ±5%), p50 200µs → 20.3ms (+10,050%, \
+                       95% CI +10,050% to +10,050%, beyond ±5%), p99 400µs → 40.6ms (+10,050%, 95% CI +10,050% to \
+                       +10,050%, beyond ±5%)";
         assert!(
-            gating.contains(r#"<failure message="baseline `main`: regressed (req/s, p50, p99)" type="regression">"#),
+            gating.contains(&format!(r#"<failure message="baseline `main`: regressed: {figures}" type="regression">"#)),
             "{gating}"
         );
         assert!(
@@ -258,7 +294,7 @@ mod tests {
         assert!(informative.contains(r#"failures="1""#), "{informative}");
         assert!(
             informative.contains(
-                r#"<skipped message="regression (not gated, add --fail-on-regression): baseline `main`: regressed (req/s, p50, p99)" type="regression"/>"#
+                r#"<skipped message="regression (not gated, add --fail-on-regression): baseline `main`: regressed: req/s 1,000 → 245"#
             ),
             "a regression without the gate is a visible note: {informative}"
         );

@@ -10,7 +10,7 @@ use comfy_table::{Table, presets};
 use loadbench::report::{named, table, units};
 
 use super::status::{self, Mark};
-use super::{Context, comparison_notes, comparison_rows, runs_note, side_by_side, thresholds_cell};
+use super::{Context, comparison_notes, old_to_new_rows, runs_note, side_by_side, thresholds_cell};
 
 /// The results table's headers: the mark, then those of the terminal's, with thresholds for
 /// bytes.
@@ -39,33 +39,11 @@ pub fn heading(cx: &Context) -> String {
 }
 
 /// The one-line verdict: `✅ loadbench: 5 scenarios passed`, `⚠️ loadbench: 5 scenarios passed,
-/// 1 with warnings: hello (…)`, `❌ loadbench: 1 of 5 failed: checkout (p99 < 50ms (was 61.0ms))`.
+/// 1 with warnings: hello (…)`, `❓ loadbench: 1 of 5 inconclusive, …`, `❌ loadbench: 1 of 5
+/// failed: checkout (p99 < 50ms (was 61.0ms))`.
 pub fn verdict_line(cx: &Context) -> String {
-    let statuses: Vec<(status::Status, &str)> = cx.scenarios().map(|(s, l)| (status::scenario(cx, s), l)).collect();
-    let n = statuses.len();
-    let listed = |mark: Mark| {
-        statuses
-            .iter()
-            .filter(|(st, _)| st.mark == mark)
-            .map(|(st, label)| format!("{} ({})", escape(label), escape(&st.why.join(", "))))
-            .collect::<Vec<_>>()
-    };
-    let (failed, warned) = (listed(Mark::Fail), listed(Mark::Warn));
-    let scenarios = if n == 1 { "1 scenario".to_owned() } else { format!("{n} scenarios") };
-    if !failed.is_empty() {
-        format!("{} loadbench: {} of {n} failed: {}", Mark::Fail.emoji(), failed.len(), failed.join("; "))
-    } else if n == 0 {
-        format!("{} loadbench: no scenario ran", Mark::Warn.emoji())
-    } else if !warned.is_empty() {
-        format!(
-            "{} loadbench: {scenarios} passed, {} with warnings: {}",
-            Mark::Warn.emoji(),
-            warned.len(),
-            warned.join("; ")
-        )
-    } else {
-        format!("{} loadbench: {scenarios} passed", Mark::Pass.emoji())
-    }
+    let (mark, text) = status::run(cx, |t| escape(t).to_string());
+    format!("{} loadbench: {text}", mark.emoji())
 }
 
 /// `  └ login` with its leading spaces non-breaking, which a Markdown table keeps.
@@ -74,9 +52,48 @@ fn indented(cell: &str) -> String {
     format!("{}{rest}", "\u{a0}".repeat(2 * (cell.len() - rest.len())))
 }
 
-/// The Markdown document.
+/// The columns of [`old_to_new`]: the mark, the scenario, req/s, p50, p99 and the verdict.
+const OLD_TO_NEW_COLUMNS: usize = 6;
+
+/// The first table when the run was compared (with a baseline, or base and head): each scenario
+/// and its compared rows, old → new for req/s, p50 and p99 with the change, and the verdict, so
+/// that a reviewer sees the numbers before the details; empty otherwise.
+fn old_to_new(cx: &Context) -> String {
+    let rows: Vec<Vec<String>> = cx
+        .scenarios()
+        .flat_map(|(s, label)| {
+            let mark = status::scenario(cx, s).mark.emoji();
+            let mut rows = old_to_new_rows(s, label);
+            for (i, row) in rows.iter_mut().enumerate() {
+                row[0] = indented(&row[0]);
+                // The scenario's own mark on its row, its steps' verdicts in their last cell.
+                row.insert(0, if i == 0 { mark.to_owned() } else { String::new() });
+            }
+            rows
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let (old, new) = if cx.commits.is_some() { ("base", "head") } else { ("old", "new") };
+    let header = [
+        "".to_owned(),
+        "scenario".to_owned(),
+        format!("req/s {old} → {new}"),
+        format!("p50 {old} → {new}"),
+        format!("p99 {old} → {new}"),
+        "verdict".to_owned(),
+    ];
+    let mut out = markdown_table(&header, rows.into_iter());
+    out.push('\n');
+    out
+}
+
+/// The Markdown document: the heading, the verdict, the old → new table when compared, the
+/// results table, then the details.
 pub fn render(cx: &Context) -> String {
     let mut out = format!("### {}\n\n{}\n\n", heading(cx), verdict_line(cx));
+    out.push_str(&old_to_new(cx));
     let header = header(cx);
     let rows = cx.scenarios().flat_map(|(s, label)| {
         let mark = status::scenario(cx, s).mark.emoji().to_owned();
@@ -176,25 +193,14 @@ fn details(cx: &Context) -> String {
     if let Some(note) = runs_note(cx) {
         out.push_str(&format!("\n_{note}_\n"));
     }
-    let comparisons: Vec<Vec<String>> = cx
-        .scenarios()
-        .flat_map(|(s, label)| comparison_rows(s, label))
-        .map(|mut row| {
-            row[0] = indented(&row[0]);
-            row
-        })
-        .collect();
+    // The comparison's numbers are the first table; how its verdicts were reached is here.
+    let compared = cx.scenarios().any(|(s, _)| s.comparison.is_some());
     if let Some(title) = cx.comparison_title(escape)
-        && !comparisons.is_empty()
+        && compared
     {
         out.push_str(&format!("\n#### {title}\n\n"));
-        out.push_str(&markdown_table(cx.comparison_header(), comparisons.into_iter()));
-        let notes = comparison_notes(cx);
-        if !notes.is_empty() {
-            out.push('\n');
-            for note in notes {
-                out.push_str(&format!("- {}\n", escape(&note)));
-            }
+        for note in comparison_notes(cx) {
+            out.push_str(&format!("- {}\n", escape(&note)));
         }
     }
     if let Some(reference) = side_by_side::reference(cx) {
@@ -240,6 +246,15 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::super::tests::{sample_report, two_targets_report};
     use super::*;
+
+    /// The rows of the results table (header and separator first), after the old → new table.
+    fn results_table(out: &str) -> Vec<Vec<&str>> {
+        out.lines()
+            .skip_while(|l| !(l.starts_with('|') && l.contains("thresholds")))
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+            .collect()
+    }
 
     #[test]
     fn several_targets_get_a_side_by_side_table() {
@@ -292,8 +307,7 @@ mod tests {
         for line in out.lines().filter(|l| l.starts_with('|')) {
             let cells = line.replace("\\|", "").matches('|').count() - 1;
             assert!(
-                cells == header(&Context::new(&report, 1, None, false)).len()
-                    || cells == super::super::COMPARISON_HEADER.len(),
+                cells == header(&Context::new(&report, 1, None, false)).len() || cells == OLD_TO_NEW_COLUMNS,
                 "{line}"
             );
         }
@@ -318,11 +332,7 @@ mod tests {
         let out = render(&Context::new(&report, 1, None, false));
         // Escaped pipes (`guarded\|pipe`) are inside a cell, not between cells.
         let unescaped = out.replace("\\|", "");
-        let rows: Vec<Vec<&str>> = unescaped
-            .lines()
-            .filter(|l| l.starts_with('|'))
-            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
-            .collect();
+        let rows = results_table(&unescaped);
         let at = |name: &str| rows.iter().position(|r| r[1] == name).unwrap_or_else(|| panic!("{name}: {out}"));
         assert_eq!(at("└ login"), at(&first) + 1, "{out}");
         assert_eq!(at("└ query"), at(&first) + 2, "{out}");
@@ -345,7 +355,7 @@ mod tests {
             loadbench::report::LatencyColumns::new(loadbench::cli::parse_percentiles("90,99.9").unwrap_or_default());
         let out = render(&cx);
         let cells = |text: &str| -> Vec<String> {
-            let line = text.lines().find(|l| l.contains("| scenario")).unwrap_or_default();
+            let line = text.lines().find(|l| l.contains("| scenario") && l.contains("thresholds")).unwrap_or_default();
             line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect()
         };
         assert_eq!(cells(&out), ["", "scenario", "requests", "failed", "req/s", "p90", "p99.9", "max", "thresholds"]);
@@ -371,11 +381,7 @@ mod tests {
         report.scenarios[0].checks =
             vec![loadbench::report::CheckReport { name: "has_id".into(), passes: 992, fails: 8 }];
         let out = render(&Context::new(&report, 1, None, false));
-        let rows: Vec<Vec<&str>> = out
-            .lines()
-            .filter(|l| l.starts_with('|'))
-            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
-            .collect();
+        let rows = results_table(&out);
         assert_eq!(rows[2][1..4], ["hello", "300", "0"], "{out}");
         assert_eq!(rows[3][1..4], ["↳ GET /items/{id}", "30", "2"], "{out}");
         assert!(rows.iter().all(|r| r.len() == header(&Context::new(&report, 1, None, false)).len()), "{out}");
@@ -464,22 +470,13 @@ mod tests {
         let row =
             out.lines().find(|l| l.contains("└ search") && l.contains("regressed")).unwrap_or_else(|| panic!("{out}"));
         let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        // The first table a reviewer sees: old → new for each compared row, then the verdict.
         assert_eq!(
             cells,
-            [
-                "└ search",
-                "-",
-                "-",
-                "-",
-                "1.00ms",
-                "9.00ms",
-                "+800.0%",
-                "1.00ms",
-                "9.00ms",
-                "+800.0%",
-                "regressed (p50, p99)"
-            ]
+            ["", "└ search", "-", "1.00ms → 9.00ms (+800.0%)", "1.00ms → 9.00ms (+800.0%)", "regressed (p50, p99)"]
         );
+        let first_table = out.find("| scenario ").unwrap_or(usize::MAX);
+        assert!(first_table < out.find("thresholds").unwrap_or(0), "old → new before the results: {out}");
         assert!(out.contains("| ⚠️ | \u{a0}\u{a0}\u{a0}\u{a0}└ search "), "{out}");
     }
 }

@@ -14,12 +14,12 @@ mod text;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use cargo_loadbench::{Commits, ComparedMetric, MetricChange, Results, ScenarioResult};
+use cargo_loadbench::{Commits, ComparedMetric, MetricChange, Results, ScenarioResult, ScenarioVerdict};
 use loadbench::report::LatencyColumns;
 
 #[cfg(test)]
 use comparison::{COMPARISON_HEADER, comparison_row};
-use comparison::{comparison_notes, comparison_rows, noise_bands, verdict_cell};
+use comparison::{comparison_notes, comparison_rows, noise_bands, old_to_new_rows, verdict_cell};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -101,6 +101,18 @@ impl OutputSpec {
     }
 }
 
+/// Each scenario's verdict as every output marks it ([`status::scenario`]), for the JSON.
+pub fn verdicts(cx: &Context) -> Vec<ScenarioVerdict> {
+    cx.report
+        .scenarios
+        .iter()
+        .map(|s| {
+            let st = status::scenario(cx, s);
+            ScenarioVerdict { status: st.mark.status(), reasons: st.why }
+        })
+        .collect()
+}
+
 /// What every format needs besides the report.
 #[derive(Debug)]
 pub struct Context<'a> {
@@ -120,6 +132,11 @@ pub struct Context<'a> {
     pub columns: LatencyColumns,
     /// Whether a warning that a scenario measured nothing fails the run (`--fail-on-warning`).
     pub fail_on_warning: bool,
+    /// `--allow-failures`: a scenario with no successful iteration is a warning, not a failure.
+    pub allow_failures: bool,
+    /// `--allow-inconclusive`: an inconclusive scenario is still marked so, but does not fail the
+    /// run (JUnit then notes it rather than reporting an error).
+    pub allow_inconclusive: bool,
     /// `--save-baseline NAME`: the name this run is saved as, which names it in the Markdown
     /// heading when it is compared with another baseline.
     pub saves_as: Option<&'a str>,
@@ -145,6 +162,8 @@ impl<'a> Context<'a> {
             notes: Vec::new(),
             columns: LatencyColumns::default(),
             fail_on_warning: false,
+            allow_failures: false,
+            allow_inconclusive: false,
             saves_as: None,
             html_reports: Vec::new(),
             commits,

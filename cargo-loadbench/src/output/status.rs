@@ -1,37 +1,54 @@
-//! What a CI screen marks on each row: passed, a warning, or failed, and why, in short phrases
-//! that Markdown (✅/⚠️/❌ and the verdict line) and JUnit (failures, skipped notes) share.
+//! What a CI screen marks on each row: passed, a warning, inconclusive, or failed, and why, in
+//! short phrases that Markdown (✅/⚠️/❓/❌ and the verdict line), JUnit (failures, errors, notes)
+//! and HTML share.
 //!
 //! A scenario fails what fails the run: a threshold, a regression against the baseline with
-//! `--fail-on-regression` (its own or one of its steps' or named requests'), a warning with
-//! `--fail-on-warning`, not running, an interruption. It is a warning when it passed with
-//! something worth a look: a regression that does not gate, a warning that does not, a saturated
-//! generator, or failed iterations that no threshold judged. A step or named request fails when
-//! some of its runs failed (the table's `failed` column) or its regression gates, and is a
-//! warning when its regression does not.
+//! `--fail-on-regression` (its own or one of its steps' or named requests'), no successful
+//! iteration (unless `--allow-failures`), a warning with `--fail-on-warning`, not running, an
+//! interruption. It is inconclusive when a condition on the generator failed (its figures are
+//! the generator's: [`loadbench::report::inconclusive`]), whether or not `--allow-inconclusive`
+//! lets the run exit 0. It is a warning when it passed with something worth a look: a regression
+//! that does not gate, a warning that does not, a saturated generator that a scenario's own
+//! `saturated` threshold allowed, or failed iterations that no threshold judged. A step or named
+//! request fails when its regression gates, and is a warning when some of its runs failed or its
+//! regression does not gate.
 
-use cargo_loadbench::{Comparison, RowComparison, ScenarioResult, Verdict};
-use loadbench::report::{Causes, StepReport, units};
+use cargo_loadbench::{Comparison, RowComparison, ScenarioResult, Verdict, VerdictStatus};
+use loadbench::report::{Causes, StepReport, check, inconclusive, units};
 
 use super::{Context, verdict_cell};
 
-/// A row's mark.
+/// A row's mark, from best to worst.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mark {
     /// Nothing to look at.
     Pass,
     /// Passed, with something worth a look.
     Warn,
+    /// The figures are the generator's, not the server's: neither passed nor failed.
+    Inconclusive,
     /// Failed.
     Fail,
 }
 
 impl Mark {
-    /// `✅`, `⚠️`, `❌`.
+    /// `✅`, `⚠️`, `❓`, `❌`.
     pub fn emoji(self) -> &'static str {
         match self {
             Mark::Pass => "✅",
             Mark::Warn => "⚠️",
+            Mark::Inconclusive => "❓",
             Mark::Fail => "❌",
+        }
+    }
+
+    /// The mark as the JSON's `verdict.status` says it.
+    pub fn status(self) -> VerdictStatus {
+        match self {
+            Mark::Pass => VerdictStatus::Passed,
+            Mark::Warn => VerdictStatus::Warning,
+            Mark::Inconclusive => VerdictStatus::Inconclusive,
+            Mark::Fail => VerdictStatus::Failed,
         }
     }
 }
@@ -61,7 +78,9 @@ pub fn scenario(cx: &Context, scenario: &ScenarioResult) -> Status {
     if scenario.interrupted {
         failures.push("interrupted".to_owned());
     }
-    failures.extend(scenario.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string));
+    failures.extend(
+        scenario.thresholds.iter().filter(|o| !o.passed && !o.threshold.metric.is_generator()).map(ToString::to_string),
+    );
     let gate = if cx.fail_on_regression { &mut failures } else { &mut warnings };
     if let Some(c) = scenario.comparison.as_ref() {
         let against = c.reference();
@@ -74,15 +93,34 @@ pub fn scenario(cx: &Context, scenario: &ScenarioResult) -> Status {
     }
     let gate = if cx.fail_on_warning { &mut failures } else { &mut warnings };
     gate.extend(scenario.warnings.iter().map(|w| format!("warning: {w}")));
-    if scenario.generator.as_ref().is_some_and(|g| g.saturated) {
+    if check::measured_nothing(scenario) {
+        let line = check::measured_nothing_line(scenario);
+        if cx.allow_failures {
+            warnings.push(format!("{line} (--allow-failures)"));
+        } else {
+            failures.push(line);
+        }
+    }
+    let inconclusive = inconclusive::reasons(scenario);
+    let judged_saturated =
+        scenario.inconclusive.iter().any(|o| o.threshold.metric == loadbench::threshold::Metric::Saturated);
+    if scenario.generator.as_ref().is_some_and(|g| g.saturated) && !judged_saturated {
         warnings.push("the load generator was saturated".to_owned());
     }
-    if failures.is_empty() && scenario.failed > 0 {
+    if failures.is_empty() && scenario.failed > 0 && !check::measured_nothing(scenario) {
         warnings.push(format!(
             "{} of {} iterations failed",
             units::thousands(scenario.failed),
             units::thousands(scenario.iterations)
         ));
+    }
+    // A failure with inconclusive figures beside it: both said, failures first.
+    if !failures.is_empty() {
+        failures.extend(inconclusive.into_iter().map(|r| format!("inconclusive: {r}")));
+        return Status { mark: Mark::Fail, why: failures };
+    }
+    if !inconclusive.is_empty() {
+        return Status { mark: Mark::Inconclusive, why: inconclusive };
     }
     Status::of(failures, warnings)
 }
@@ -98,6 +136,45 @@ impl Status {
         } else {
             Status { mark: Mark::Pass, why: Vec::new() }
         }
+    }
+}
+
+/// The run's verdict, one mark and its words, as Markdown's first line and the HTML headline say
+/// it: `1 of 5 failed: checkout (p99 < 50ms (was 61.0ms))`, `1 of 5 inconclusive: hello
+/// (generator busy: …)`, `5 scenarios passed, 1 with warnings: …`, `5 scenarios passed`. `quote`
+/// escapes a label or reason for the format.
+pub fn run(cx: &Context, quote: impl Fn(&str) -> String) -> (Mark, String) {
+    let statuses: Vec<(Status, &str)> = cx.scenarios().map(|(s, l)| (scenario(cx, s), l)).collect();
+    let n = statuses.len();
+    let listed = |mark: Mark| {
+        statuses
+            .iter()
+            .filter(|(st, _)| st.mark == mark)
+            .map(|(st, label)| format!("{} ({})", quote(label), quote(&st.why.join(", "))))
+            .collect::<Vec<_>>()
+    };
+    let (failed, inconclusive, warned) = (listed(Mark::Fail), listed(Mark::Inconclusive), listed(Mark::Warn));
+    let scenarios = if n == 1 { "1 scenario".to_owned() } else { format!("{n} scenarios") };
+    let also = if inconclusive.is_empty() {
+        String::new()
+    } else {
+        format!("; {} inconclusive: {}", inconclusive.len(), inconclusive.join("; "))
+    };
+    if !failed.is_empty() {
+        (Mark::Fail, format!("{} of {n} failed: {}{also}", failed.len(), failed.join("; ")))
+    } else if !inconclusive.is_empty() {
+        let text = format!(
+            "{} of {n} inconclusive, the generator's figures rather than the server's: {}",
+            inconclusive.len(),
+            inconclusive.join("; ")
+        );
+        (Mark::Inconclusive, text)
+    } else if n == 0 {
+        (Mark::Warn, "no scenario ran".to_owned())
+    } else if !warned.is_empty() {
+        (Mark::Warn, format!("{scenarios} passed, {} with warnings: {}", warned.len(), warned.join("; ")))
+    } else {
+        (Mark::Pass, format!("{scenarios} passed"))
     }
 }
 

@@ -232,9 +232,53 @@ mod tests {
 
     #[test]
     fn every_metric_of_the_grammar_is_measured() {
+        // An open-model run whose self-check ran: every condition on the generator applies.
+        let mut s = scenario();
+        s.rate = Some(crate::report::RateReport { requested: 1_000.0, achieved: 990.0 });
+        s.generator = Some(crate::report::GeneratorReport {
+            worker_threads: 1,
+            cpu_seconds: None,
+            cpu_utilization: None,
+            lag_p99_us: None,
+            lag_max_us: None,
+            saturated: false,
+            waited_for_cpu: None,
+            limit: None,
+            read_delay_p99_us: None,
+            read_delay_max_us: None,
+            late_reads: false,
+        });
         for metric in Metric::ALL {
-            assert!(measure(metric, &scenario()).is_some(), "{metric} is not measured");
+            assert!(measure(metric, &s).is_some(), "{metric} is not measured");
         }
+        assert_eq!(measure(Metric::Rate, &s), Some(0.99));
+        assert_eq!(measure(Metric::Saturated, &s), Some(0.0));
+    }
+
+    #[test]
+    fn conditions_on_the_generator_judge_only_where_they_apply() {
+        // Closed model, self-check not run: neither `rate` nor `dropped` nor `saturated` applies.
+        let mut s = scenario();
+        s.config.thresholds = ["rate >= 95%", "dropped <= 1%", "saturated < 1"].map(parse).to_vec();
+        judge(&mut s);
+        assert!(s.thresholds.iter().all(|o| o.passed && o.actual.is_none()), "{:?}", s.thresholds);
+        assert!(s.inconclusive.is_empty());
+    }
+
+    #[test]
+    fn a_scenario_with_no_success_measured_nothing() {
+        let mut s = scenario();
+        assert!(!measured_nothing(&s));
+        s.ok = 0;
+        s.failed = 100;
+        s.causes = crate::report::Causes::from_counts([(("status".to_owned(), "GET /: status 404".to_owned()), 100)]);
+        assert!(measured_nothing(&s));
+        assert_eq!(
+            measured_nothing_line(&s),
+            "no iteration succeeded (100 of 100 failed, most often 100 × status: GET /: status 404)"
+        );
+        s.setup_error = Some("no target".to_owned());
+        assert!(!measured_nothing(&s), "did not run: judged as such");
     }
 
     #[test]

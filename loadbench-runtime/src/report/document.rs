@@ -53,8 +53,32 @@ pub struct RunReport<S = ScenarioReport> {
     /// With `--start-at TIME`: the instant the run waited for, and how late it started after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartReport>,
+    /// How `cargo loadbench` judged the run: the settings its verdict was made with, so that
+    /// `cargo loadbench report` renders the same verdict from the file; absent in a bench
+    /// binary's document and in files from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateReport>,
     /// One entry per scenario, in the order they ran.
     pub scenarios: Vec<S>,
+}
+
+/// The settings a run's verdict was made with ([`RunReport::gate`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateReport {
+    /// What the run was compared with: the baseline's name (`--baseline NAME`); absent when it was
+    /// compared with nothing or, under `cargo loadbench ab`, with a commit (the comparisons name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Whether a regression failed the run.
+    pub fail_on_regression: bool,
+    /// Whether a scenario that measured nothing by the warnings' rules failed it (`--fail-on-warning`).
+    pub fail_on_warning: bool,
+    /// Whether an inconclusive run exited 0 (`--allow-inconclusive`).
+    pub allow_inconclusive: bool,
+    /// Whether a scenario with no successful iteration was allowed (`--allow-failures`).
+    pub allow_failures: bool,
+    /// Whether nothing failed the run (`--no-gate`).
+    pub no_gate: bool,
 }
 
 /// Which part of a distributed run a document holds (`--shard I/N`): shard `index` (from 0) of
@@ -87,6 +111,7 @@ impl<S> RunReport<S> {
             interrupted: false,
             shard: None,
             start: None,
+            gate: None,
             scenarios: Vec::new(),
         }
     }
@@ -101,6 +126,7 @@ impl<S> RunReport<S> {
             interrupted: self.interrupted,
             shard: self.shard,
             start: self.start,
+            gate: self.gate,
             scenarios,
         }
     }

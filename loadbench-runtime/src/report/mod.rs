@@ -17,6 +17,7 @@ mod document;
 mod feed;
 pub mod histogram;
 mod http;
+pub mod inconclusive;
 mod json;
 pub mod named;
 mod notes;
@@ -31,8 +32,8 @@ pub use causes::{Causes, ErrorCause, LISTED_CAUSES};
 pub use columns::LatencyColumns;
 pub use connections::hints;
 pub use document::{
-    MachineInfo, OLDEST_READABLE_VERSION, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList, ShardReport,
-    StartReport, ToolInfo,
+    GateReport, MachineInfo, OLDEST_READABLE_VERSION, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList,
+    ShardReport, StartReport, ToolInfo,
 };
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};

@@ -87,18 +87,28 @@ pub(super) fn watch_line(w: &WatchReport) -> String {
 }
 
 /// `warning: generator busy: …`, `machine busy: …` or `generator stalled: …` when loadbench
-/// itself may have been the limit (`saturation`).
+/// itself may have been the limit (`saturation`), unless that made the scenario inconclusive:
+/// the `inconclusive:` line says it then.
 pub(super) fn saturation_line(s: &ScenarioReport) -> Option<String> {
+    if s.inconclusive.iter().any(|o| o.threshold.metric == loadbench_grammar::Metric::Saturated) {
+        return None;
+    }
     s.generator.as_ref().and_then(super::saturation::line)
 }
 
-/// `thresholds failed: p99 < 50ms (was 61.2ms)` when any threshold failed, `thresholds met: …`
-/// when all held, `None` when none was checked.
+/// `thresholds failed: p99 < 50ms (was 61.2ms)` when any threshold on the server failed,
+/// `thresholds met: …` when all held, `None` when none was checked. A failed condition on the
+/// generator is not among the failed: its `inconclusive:` line says it.
 pub(super) fn threshold_line(s: &ScenarioReport) -> Option<String> {
     if s.thresholds.is_empty() {
         return None;
     }
-    let failed: Vec<String> = s.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
+    let failed: Vec<String> = s
+        .thresholds
+        .iter()
+        .filter(|o| !o.passed && !o.threshold.metric.is_generator())
+        .map(ToString::to_string)
+        .collect();
     if failed.is_empty() {
         let met: Vec<String> = s.thresholds.iter().map(|o| o.threshold.to_string()).collect();
         return Some(format!("thresholds met: {}", met.join(", ")));

@@ -103,6 +103,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(line) = notes::threshold_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        for reason in super::inconclusive::reasons(scenario) {
+            let _ = writeln!(out, "{label}: inconclusive: {reason}");
+        }
         for (what, hook) in [("setup", &scenario.user_setup), ("teardown", &scenario.user_teardown)] {
             if let Some(hook) = hook.as_ref().filter(|h| h.failed > 0) {
                 let why = hook.first_error.as_deref().unwrap_or("no message");
@@ -306,6 +309,7 @@ mod tests {
             interrupted: false,
             shard: None,
             start: None,
+            gate: None,
             scenarios,
         }
     }

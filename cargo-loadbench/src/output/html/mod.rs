@@ -139,6 +139,7 @@ fn glyph(mark: Mark) -> &'static str {
     match mark {
         Mark::Pass => "✓",
         Mark::Warn => "!",
+        Mark::Inconclusive => "?",
         Mark::Fail => "✗",
     }
 }
@@ -148,42 +149,25 @@ fn mark_span(mark: Mark) -> String {
     let title = match mark {
         Mark::Pass => "passed",
         Mark::Warn => "warning",
+        Mark::Inconclusive => "inconclusive",
         Mark::Fail => "failed",
     };
     format!("<span class=\"mark {}\" title=\"{title}\">{}</span>", mark_class(mark), glyph(mark))
 }
 
-/// The class of a mark: `pass`, `warn`, `fail`.
+/// The class of a mark: `pass`, `warn`, `inconclusive`, `fail`.
 fn mark_class(mark: Mark) -> &'static str {
     match mark {
         Mark::Pass => "pass",
         Mark::Warn => "warn",
+        Mark::Inconclusive => "inconclusive",
         Mark::Fail => "fail",
     }
 }
 
 /// The verdict of the run, as the Markdown output's line says it (unescaped: the caller escapes).
 fn verdict(cx: &Context) -> (Mark, String) {
-    let statuses: Vec<(status::Status, &str)> = cx.scenarios().map(|(s, l)| (status::scenario(cx, s), l)).collect();
-    let n = statuses.len();
-    let listed = |mark: Mark| -> Vec<String> {
-        statuses
-            .iter()
-            .filter(|(st, _)| st.mark == mark)
-            .map(|(st, label)| format!("{label} ({})", st.why.join(", ")))
-            .collect()
-    };
-    let (failed, warned) = (listed(Mark::Fail), listed(Mark::Warn));
-    let scenarios = if n == 1 { "1 scenario".to_owned() } else { format!("{n} scenarios") };
-    if !failed.is_empty() {
-        (Mark::Fail, format!("{} of {n} failed: {}", failed.len(), failed.join("; ")))
-    } else if n == 0 {
-        (Mark::Warn, "no scenario ran".to_owned())
-    } else if !warned.is_empty() {
-        (Mark::Warn, format!("{scenarios} passed, {} with warnings: {}", warned.len(), warned.join("; ")))
-    } else {
-        (Mark::Pass, format!("{scenarios} passed"))
-    }
+    status::run(cx, str::to_owned)
 }
 
 /// The page's header: title, run, verdict, notes.

@@ -80,6 +80,7 @@ fn summary(cx: &Context, entry: &Entry, out: &mut String) {
     let verdict = match st.mark {
         Mark::Pass => "passed",
         Mark::Warn => "passed, with warnings",
+        Mark::Inconclusive => "inconclusive: the generator's figures, not the server's",
         Mark::Fail => "failed",
     };
     out.push_str(&format!("<div class=\"status {}\"><p>{} {verdict}</p>", mark_class(st.mark), mark_span(st.mark)));
