@@ -30,7 +30,7 @@ pub fn checks_line(s: &ScenarioReport) -> Option<String> {
 }
 
 /// `part` of `whole` as a percentage to one decimal, rounded down: `99.9%`, `100.0%`.
-fn percent(part: u64, whole: u64) -> String {
+pub fn percent(part: u64, whole: u64) -> String {
     if whole == 0 {
         return "-".to_owned();
     }

@@ -10,6 +10,7 @@ use super::escape::Esc;
 use super::grid::{Grid, How, gathered, timeline_end};
 use super::plots::{self, Panel};
 use super::svg::{self, Chart, Dash, Series};
+use super::timeline;
 use crate::output::status;
 
 /// One of a second's latencies.
@@ -69,6 +70,38 @@ fn drawn(series: Vec<Series>) -> Vec<Series> {
     series.into_iter().filter(|s| s.points.iter().any(Option::is_some)).collect()
 }
 
+/// A count of each second of `timeline` as a rate per second, over the seconds its load ran in
+/// (see [`timeline`]).
+fn rates(
+    grid: &Grid,
+    covered: &timeline::Covered,
+    timeline: &[TimelineSecond],
+    count: fn(&TimelineSecond) -> u64,
+) -> Vec<Option<(f64, f64)>> {
+    let ran = timeline.iter().filter(|s| s.second < covered.load_end);
+    grid.points(covered.load_end, ran.map(|s| (s.second, Some(count(s) as f64), 1.0)), How::Rate(covered.span))
+}
+
+/// The run each entry's timeline is of under `--runs N`, as a line above the charts over time
+/// (unescaped); `None` for a single run.
+pub fn timeline_run(group: &Group) -> Option<String> {
+    let runs: Vec<(Option<&str>, (usize, usize))> =
+        group.entries.iter().filter_map(|e| Some((e.target, timeline::of(e.result).run?))).collect();
+    let (_, first) = *runs.first()?;
+    let why = "seconds of different runs do not line up, so they are not merged; the figures above are \
+               the medians across runs";
+    if runs.len() == group.entries.len() && runs.iter().all(|(_, run)| *run == first) {
+        let each = if runs.len() > 1 { "each target's " } else { "" };
+        let which = if first.0 == 1 { ", the first" } else { "" };
+        return Some(format!("Over time: {each}{}{which} ({why}).", timeline::run_name(first)));
+    }
+    let each: Vec<String> = runs
+        .iter()
+        .map(|(t, run)| format!("{}{}", t.map_or_else(String::new, |t| format!("{t}: ")), timeline::run_name(*run)))
+        .collect();
+    Some(format!("Over time: {} ({why}).", each.join(", ")))
+}
+
 /// The charts over time: throughput and latency, from the timelines.
 pub fn over_time(group: &Group) -> String {
     let end = group.entries.iter().map(|e| timeline_end(&e.result.timeline)).max().unwrap_or(0);
@@ -92,14 +125,14 @@ pub fn over_time(group: &Group) -> String {
         Unit::Micros,
         "latency",
     );
+    let mut drained = Vec::new();
     for (i, e) in group.entries.iter().enumerate() {
         let (t, own_end) = (&e.result.timeline, timeline_end(&e.result.timeline));
-        let span = e.result.duration_us as f64 / 1e6;
-        let rate = |f: fn(&TimelineSecond) -> u64| {
-            grid.points(own_end, t.iter().map(move |s| (s.second, Some(f(s) as f64), 1.0)), How::Rate(span))
-        };
+        let covered = timeline::of(e.result);
+        let rate = |f: fn(&TimelineSecond) -> u64| rates(&grid, &covered, t, f);
         throughput.series.push(series(group, i, THROUGHPUT[0], rate(|s| s.requests)));
         throughput.series.push(series(group, i, THROUGHPUT[1], rate(|s| s.errors)));
+        drained.extend(covered.drained.map(|d| timeline::drained_note(e.target, &d)));
         let weight = |s: &TimelineSecond| (s.requests.saturating_sub(s.errors)).max(1) as f64;
         let figures: [(Figure, How); 3] =
             [(|s| s.p50_us, How::Mean), (|s| s.p90_us, How::Mean), (|s| s.p99_us, How::Max)];
@@ -110,6 +143,9 @@ pub fn over_time(group: &Group) -> String {
     }
     let mut out =
         gathered(plots::time_chart(&throughput, grid.end as f64, &grid.columns), &grid, "their mean per second");
+    for line in drained {
+        out.push_str(&format!("<p class=\"chart-note\">{}</p>\n", Esc(&line)));
+    }
     latency.series = drawn(latency.series);
     if latency.series.is_empty() {
         out.push_str(&note("Latency over time", "no second had a successful iteration"));
@@ -183,9 +219,10 @@ pub fn steps_spectrum(group: &Group) -> Option<String> {
     (!chart.series.is_empty()).then(|| plots::spectrum_chart(&chart))
 }
 
-/// Each run of `--runs N`: req/s, p50 and p99 as dots, one per run; `None` for a single run.
+/// Each run of `--runs N`: req/s, p50 and p99 as dots, one per run; `None` for a single run
+/// (whose results hold that run as their one entry of `runs`).
 pub fn runs(group: &Group) -> Option<String> {
-    let n = group.entries.iter().map(|e| e.result.runs.len()).max().filter(|&n| n > 0)?;
+    let n = group.entries.iter().map(|e| e.result.runs.len()).max().filter(|&n| n > 1)?;
     let mut chart =
         chart(group, "runs", "Runs", format!("req/s, p50 and p99 of each of {n} runs"), Unit::PerSecond, "req/s");
     let several = group.entries.len() > 1;
@@ -311,10 +348,9 @@ pub fn rate(group: &Group) -> Option<String> {
     for (i, e) in group.entries.iter().enumerate().filter(|(_, e)| open(e)) {
         let (t, own_end) = (&e.result.timeline, timeline_end(&e.result.timeline));
         let requested = requested(&e.result.config, e.result.rate.map(|r| r.requested), own_end as f64);
-        let span = e.result.duration_us as f64 / 1e6;
-        let achieved =
-            grid.points(own_end, t.iter().map(|s| (s.second, Some(s.requests as f64), 1.0)), How::Rate(span));
-        let dropped = grid.points(own_end, t.iter().map(|s| (s.second, Some(s.dropped as f64), 1.0)), How::Rate(span));
+        let covered = timeline::of(e.result);
+        let achieved = rates(&grid, &covered, t, |s| s.requests);
+        let dropped = rates(&grid, &covered, t, |s| s.dropped);
         for (metric, points) in ARRIVALS.into_iter().zip([requested, achieved, dropped]) {
             chart.series.push(series(group, i, metric, points));
         }

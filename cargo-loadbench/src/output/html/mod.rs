@@ -27,6 +27,7 @@ mod svg;
 mod tables;
 #[cfg(test)]
 mod tests;
+mod timeline;
 
 use base64::Engine as _;
 use cargo_loadbench::ScenarioResult;

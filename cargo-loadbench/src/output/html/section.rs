@@ -1,7 +1,7 @@
 //! A scenario's section: its heading and, for each target it ran against, its status and why,
 //! thresholds, generator saturation, key figures and configuration; then its charts and tables
-//! in a fixed order (throughput, latency, spectrum, steps, errors, runs, watched servers, arrival
-//! rate).
+//! in a fixed order (throughput, latency, spectrum, steps, checks, errors, runs, watched servers,
+//! arrival rate). Under `--runs N` the charts over time say which run they show.
 
 use cargo_loadbench::ScenarioResult;
 use loadbench::report::{ConfigReport, GeneratorLimit, GeneratorReport, MachineInfo, units};
@@ -25,7 +25,7 @@ pub fn machine(m: &MachineInfo) -> String {
 }
 
 /// Milliseconds as a clock reads them: `250ms`, `1m30s`, `1.50s`.
-fn millis(ms: u64) -> String {
+pub fn millis(ms: u64) -> String {
     if ms < 1_000 {
         format!("{ms}ms")
     } else if ms.is_multiple_of(1_000) {
@@ -49,10 +49,15 @@ pub fn render(cx: &Context, group: &Group, out: &mut String) {
         summary(cx, entry, out);
     }
     tables::comparisons(cx, group, out);
+    let timeline_run = charts::timeline_run(group)
+        .map(|line| format!("<p class=\"timeline-run\">{}</p>\n", Esc(&line)))
+        .unwrap_or_default();
     out.push_str("<h3>Throughput and latency</h3>\n");
+    out.push_str(&timeline_run);
     out.push_str(&charts::over_time(group));
     out.push_str(&charts::spectrum(group));
     tables::steps(cx, group, out);
+    tables::checks(group, out);
     tables::errors(group, out);
     if let Some(runs) = charts::runs(group) {
         out.push_str("<h3>Repeated runs</h3>\n");
@@ -64,6 +69,7 @@ pub fn render(cx: &Context, group: &Group, out: &mut String) {
     }
     if let Some(rate) = charts::rate(group) {
         out.push_str("<h3>Open model: arrival rate</h3>\n");
+        out.push_str(&timeline_run);
         out.push_str(&rate);
     }
     out.push_str("</section>\n");

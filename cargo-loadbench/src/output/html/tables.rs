@@ -1,8 +1,8 @@
 //! The tables of a section: the comparison with the baseline (and, against several targets, side
-//! by side), the steps and named requests with their spectrum chart, and the errors: kinds, HTTP
-//! statuses and causes.
+//! by side), the steps and named requests with their spectrum chart, the checks by name, and the
+//! errors: kinds, HTTP statuses and causes.
 
-use loadbench::report::{ErrorCounts, units};
+use loadbench::report::{ErrorCounts, named, units};
 
 use super::escape::{Esc, escape};
 use super::{Group, charts, mark_class};
@@ -97,6 +97,34 @@ pub fn steps(cx: &Context, group: &Group, out: &mut String) {
     if let Some(chart) = charts::steps_spectrum(group) {
         out.push_str(&chart);
     }
+}
+
+/// The checks of each entry (`ctx.check`), by name: passes, failures and the rate, rounded down
+/// as in the table's line (a check that failed once never reads 100.0%).
+pub fn checks(group: &Group, out: &mut String) {
+    let several = group.entries.len() > 1;
+    let mut rows = Vec::new();
+    for e in &group.entries {
+        for c in &e.result.checks {
+            let mut cells = if several { vec![e.target.unwrap_or("-").to_owned()] } else { Vec::new() };
+            cells.extend([
+                c.name.clone(),
+                units::thousands(c.passes),
+                units::thousands(c.fails),
+                named::percent(c.passes, c.passes.saturating_add(c.fails)),
+            ]);
+            rows.push(cells);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Checks</h3>\n");
+    let mut header = vec!["check", "passed", "failed", "pass rate"];
+    if several {
+        header.insert(0, "target");
+    }
+    table(out, &header, &rows, if several { &[0, 1] } else { &[0] });
 }
 
 /// The kinds of failure with a count, by name.

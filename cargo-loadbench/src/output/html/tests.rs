@@ -2,10 +2,10 @@
 //! style and script, nothing from the network, hostile names escaped, long runs still small.
 
 use base64::Engine as _;
-use cargo_loadbench::{Results, ScenarioResult};
+use cargo_loadbench::{Results, RunSample, ScenarioResult};
 use loadbench::report::{
-    Causes, ErrorCause, ErrorCounts, GeneratorLimit, GeneratorReport, LatencyReport, RateReport, SpectrumPoint,
-    StepReport, TimelineSecond, WatchReport, WatchSample,
+    Causes, CheckReport, ErrorCause, ErrorCounts, GeneratorLimit, GeneratorReport, LatencyReport, RateReport,
+    SpectrumPoint, StepReport, TimelineSecond, WatchReport, WatchSample,
 };
 
 use super::axis::nines;
@@ -358,4 +358,140 @@ fn late_reads_are_in_the_saturation_banner() {
     generator.late_reads = true;
     generator.read_delay_p99_us = Some(6_100);
     assert!(page(&report).contains("; what the server sent waited 6.10ms (p99) before it was read"));
+}
+
+/// One scenario of [`sample_report`], run for 5 s (`duration_ms`), its timeline steady at 1,000
+/// iterations a second; `tail` iterations still in flight at the deadline end in a sixth second,
+/// `drain_us` after it.
+fn timed_run(tail: u64, drain_us: u64) -> Results {
+    let mut report = sample_report();
+    report.scenarios.truncate(1);
+    let s = &mut report.scenarios[0];
+    s.config.count = None;
+    s.config.duration_ms = Some(5_000);
+    s.duration_us = 5_000_000 + drain_us;
+    s.timeline = (0..5).map(|second| TimelineSecond { second, requests: 1_000, ..timeline(1)[0].clone() }).collect();
+    if tail > 0 {
+        s.timeline.push(TimelineSecond { second: 5, requests: tail, errors: 0, ..timeline(1)[0].clone() });
+    }
+    s.runs = vec![RunSample::of(s)];
+    report
+}
+
+/// The hover titles of the chart of `kind`: each column's heading and values.
+fn titles<'a>(html: &'a str, kind_of: &str) -> Vec<&'a str> {
+    let chart = charts(html).into_iter().find(|c| kind(c) == kind_of).unwrap_or_default();
+    let cols = chart.split("<g class=\"cols\"").nth(1).unwrap_or_default();
+    cols.split("<title>").skip(1).filter_map(|t| t.split("</title>").next()).collect()
+}
+
+/// The `name: value` of each hover title that has one.
+fn values<'a>(titles: &[&'a str], name: &str) -> Vec<&'a str> {
+    let prefix = format!("{name}: ");
+    titles.iter().filter_map(|t| t.lines().find_map(|l| l.strip_prefix(prefix.as_str()))).collect()
+}
+
+#[test]
+fn a_drained_last_second_is_not_drawn_as_a_throughput_cliff() {
+    // 12 iterations in flight at the 5 s deadline end 30 ms after it: over a second or over the
+    // 30 ms, neither is the server's throughput.
+    let html = page(&timed_run(12, 30_000));
+    let throughput = titles(&html, "throughput");
+    assert_eq!(throughput.len(), 6, "a column for each second, the drained one too");
+    assert_eq!(values(&throughput, "req/s"), ["1,000"; 5], "the line stops at the load's end: {throughput:?}");
+    assert!(
+        html.contains(
+            "<p class=\"chart-note\">The load ended at 5s; the 12 iterations still in flight then finished over the next 30.0ms. \
+             The throughput line stops at the load&#39;s end"
+        ),
+        "{html}"
+    );
+    // Their latencies are real, and drawn.
+    assert_eq!(values(&titles(&html, "latency"), "p50").len(), 6);
+    // A load without a tail has no note.
+    let clean = page(&timed_run(0, 0));
+    assert_eq!(values(&titles(&clean, "throughput"), "req/s"), ["1,000"; 5]);
+    assert!(!clean.contains("still in flight then finished"));
+}
+
+#[test]
+fn a_last_second_the_load_ran_part_of_is_a_rate_over_that_part() {
+    // A count reached half-way into the fifth second: 500 iterations in half a second.
+    let mut report = timed_run(0, 0);
+    let s = &mut report.scenarios[0];
+    s.config.duration_ms = None;
+    s.config.count = Some(4_500);
+    s.timeline[4].requests = 500;
+    s.duration_us = 4_500_000;
+    s.runs = vec![RunSample::of(s)];
+    assert_eq!(values(&titles(&page(&report), "throughput"), "req/s"), ["1,000"; 5]);
+    // Under `--runs 3` the entry's duration is the runs' total, 13.5 s: its last second is still
+    // a rate over the half of it that its run (the first) covered.
+    let s = &mut report.scenarios[0];
+    s.runs = vec![RunSample::of(s); 3];
+    for (k, run) in s.runs.iter_mut().enumerate() {
+        run.started_at = format!("2026-01-01T12:0{k}:00Z");
+    }
+    s.started_at = s.runs[0].started_at.clone();
+    s.duration_us = 13_500_000;
+    assert_eq!(values(&titles(&page(&report), "throughput"), "req/s"), ["1,000"; 5]);
+}
+
+#[test]
+fn checks_are_listed_by_name_with_their_passes_and_failures() {
+    let mut report = sample_report();
+    report.scenarios[1].checks = vec![
+        CheckReport { name: "status is 200".into(), passes: 200, fails: 0 },
+        CheckReport { name: "has <an> id".into(), passes: 1_999, fails: 1 },
+    ];
+    let html = page(&report);
+    // In the scenario's own section, a row per check.
+    let section = between(&html, "id=\"s1\"", "</section>");
+    assert!(section.contains("<h3>Checks</h3>"), "{section}");
+    let row = |cells: [&str; 4]| {
+        format!(
+            "<tr><td class=\"text\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            cells[0], cells[1], cells[2], cells[3]
+        )
+    };
+    assert!(section.contains(&row(["status is 200", "200", "0", "100.0%"])), "{section}");
+    assert!(section.contains(&row(["has &lt;an&gt; id", "1,999", "1", "99.9%"])), "{section}");
+    assert_eq!(html.matches("<h3>Checks</h3>").count(), 1, "a scenario without checks has no table");
+}
+
+#[test]
+fn repeated_runs_are_shown_only_for_several_runs() {
+    let mut report = sample_report();
+    report.scenarios.truncate(1);
+    enrich(&mut report.scenarios[0], 5);
+    let several = page(&report);
+    assert!(several.contains("<h3>Repeated runs</h3>") && charts(&several).iter().any(|c| kind(c) == "runs"));
+    let s = &mut report.scenarios[0];
+    s.runs = vec![RunSample::of(s)];
+    let single = Context::new(&report, 1, Some("main"), false);
+    let html = render(&single).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!html.contains("Repeated runs"), "one run is not repeated");
+    assert!(!charts(&html).iter().any(|c| kind(c) == "runs"));
+}
+
+#[test]
+fn the_charts_over_time_say_which_run_they_show() {
+    let mut report = full_report(5);
+    report.scenarios.truncate(1);
+    let s = &mut report.scenarios[0];
+    for (k, run) in s.runs.iter_mut().enumerate() {
+        run.started_at = format!("2026-01-01T12:0{k}:00Z");
+    }
+    s.started_at = s.runs[0].started_at.clone();
+    let html = page(&report);
+    let over_time = between(&html, "<h3>Throughput and latency</h3>\n", "<figure");
+    assert_eq!(
+        over_time,
+        "<p class=\"timeline-run\">Over time: run 1 of 3, the first (seconds of different runs do not line up, \
+         so they are not merged; the figures above are the medians across runs).</p>\n"
+    );
+    // A single run says nothing of runs.
+    let s = &mut report.scenarios[0];
+    s.runs.truncate(1);
+    assert!(!page(&report).contains("Over time:"));
 }
