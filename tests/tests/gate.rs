@@ -389,7 +389,7 @@ fn every_output_format_reads_back() {
         .map(|r| {
             [
                 &r[column("scenario")],
-                &r[column("requests")],
+                &r[column("iterations")],
                 &r[column("thresholds")],
                 &r[column("verdict")],
                 &r[column("baseline")],
@@ -420,9 +420,12 @@ fn every_output_format_reads_back() {
     let markdown = std::fs::read_to_string(file("results.md")).expect("Markdown file");
     let tables = markdown_tables(&markdown);
     assert_eq!(tables.len(), 2, "results and comparison: {markdown}");
-    assert_eq!(tables[0][0], ["", "scenario", "requests", "failed", "req/s", "p50", "p95", "p99", "max", "thresholds"]);
-    assert_eq!(tables[0][2][..4], ["❌", "guarded", "20", "0"]);
-    assert!(tables[0][2][9].starts_with("failed: p50 < 1ns (was "), "{:?}", tables[0][2]);
+    assert_eq!(
+        tables[0][0],
+        ["", "scenario", "iterations", "failed", "responses", "req/s", "p50", "p95", "p99", "max", "thresholds"]
+    );
+    assert_eq!(tables[0][2][..5], ["❌", "guarded", "20", "0", "20"]);
+    assert!(tables[0][2][10].starts_with("failed: p50 < 1ns (was "), "{:?}", tables[0][2]);
     assert_eq!(tables[0][1][1..4], ["hello", "100", "0"]);
     assert_eq!(tables[1][2][0], "guarded");
     assert_eq!(tables[1][2][10], "new");
@@ -546,7 +549,7 @@ fn named_requests_and_checks_reach_every_output_and_the_checks_threshold_gates()
         .records()
         .map(|r| {
             let r = r.expect("CSV row");
-            ["request", "check", "requests", "ok", "failed"].map(|c| r[column(c)].to_owned())
+            ["request", "check", "iterations", "ok", "failed"].map(|c| r[column(c)].to_owned())
         })
         .collect();
     assert_eq!(

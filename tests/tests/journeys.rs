@@ -76,6 +76,46 @@ fn steps_of_warmup_iterations_are_not_counted() {
     assert_eq!(server.requests(), 2 * (50 + 10));
     assert_eq!(report.warmup_iterations, 10);
     assert_eq!((step(&report, "insert").iterations, step(&report, "query").iterations), (50, 50));
+    // Nor are the warmup's exchanges: the responses are the measured iterations' own.
+    assert_eq!(report.http.responses, 2 * 50, "{:?}", report.http);
+    assert_eq!(report.http.status.get(&200), Some(&(2 * 50)), "{:?}", report.http);
+}
+
+/// Three requests an iteration, each its own step.
+#[loadbench::scenario(name = "three_requests", concurrency = 4, count = 300)]
+async fn three_requests(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.step("login", async |ctx| ctx.post("/login").send().await?.expect_status(200)).await?;
+    ctx.get("/items").send().await?.expect_status(200)?;
+    ctx.post("/logout").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn a_journey_shows_its_iterations_and_its_http_requests_apart() {
+    let server = TestServer::start(Behavior::default());
+    let report = run("three_requests", &server.url());
+
+    assert_eq!(server.requests(), 900, "three requests an iteration");
+    // The JSON: iterations and HTTP responses, each as the server counted.
+    let json = serde_json::to_value(&report).unwrap_or_default();
+    assert_eq!((json["iterations"].as_u64(), json["ok"].as_u64()), (Some(300), Some(300)), "{json:#}");
+    assert_eq!(json["http"]["responses"].as_u64(), Some(server.requests()), "{json:#}");
+    // The table: both, and req/s counts HTTP requests (three times the iterations' rate).
+    let (rps, seconds) = (report.rps, report.duration_us as f64 / 1e6);
+    let table = loadbench::report::table::render(&{
+        let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
+        run.scenarios.push(report);
+        run
+    });
+    let row = loadbench_tests::cli::row(&table, "three_requests");
+    assert_eq!(row[1..4], ["300", "0", "900"], "iterations, failed, HTTP responses: {table}");
+    assert_eq!(row[4], loadbench::report::units::rate(900.0 / seconds), "{table}");
+    // (`rps` was computed before the JSON's duration was rounded to microseconds.)
+    assert!((900.0 / seconds / rps - 3.0).abs() < 1e-3, "req/s is three times the iterations' rate: {table}");
+    // The step's row counts its runs, and its rate its successful runs.
+    let login = loadbench_tests::cli::row(&table, "└ login");
+    assert_eq!(login[1..4], ["300", "0", "-"], "{table}");
+    assert_eq!(login[4], loadbench::report::units::rate(300.0 / seconds), "{table}");
 }
 
 /// Logs in slowly (150 ms), so that a setup counted in the figures would show.
@@ -190,8 +230,9 @@ fn the_scenarios_of_a_group_run_at_the_same_time_and_are_reported_apart_and_toge
     }
     let table = loadbench::report::table::render(&report);
     let together = format!(
-        "group shop (shop_insert + shop_query, together): {} requests, 0 failed",
-        insert.iterations + query.iterations
+        "group shop (shop_insert + shop_query, together): {} iterations, 0 failed, {} responses, ",
+        insert.iterations + query.iterations,
+        server.requests()
     );
     assert!(table.contains(&together), "{table}");
 }

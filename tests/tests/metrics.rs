@@ -158,23 +158,23 @@ fn percentiles_choose_the_table_columns() {
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert_eq!(
         row(&out.stdout, "scenario"),
-        ["scenario", "requests", "failed", "req/s", "p75", "p99.9", "max", "bytes"]
+        ["scenario", "iterations", "failed", "responses", "req/s", "p75", "p99.9", "max", "bytes"]
     );
     let cells = row(&out.stdout, "loopback");
-    assert!(cells[4..7].iter().all(|c| c != "-" && c.ends_with('s')), "{cells:?}");
+    assert!(cells[5..8].iter().all(|c| c != "-" && c.ends_with('s')), "{cells:?}");
     let latency = scenario(&report, "loopback").latency_us.clone().expect("latency");
     assert!(latency.percentiles.contains_key("p75"), "{latency:?}");
 
     // The default: p50, p95, p99 and max.
     let (out, _) = metrics(&server, &["loopback", "--exact"]);
-    assert_eq!(row(&out.stdout, "scenario")[4..8], ["p50", "p95", "p99", "max"]);
+    assert_eq!(row(&out.stdout, "scenario")[5..9], ["p50", "p95", "p99", "max"]);
 
     // The bench binary alone takes the same flag.
     let url = server.url();
     let (code, stdout, stderr) =
         alone(&["--bench", "--quiet", "--percentiles", "90,99.99", "--target", &url, "loopback"]);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert_eq!(row(&stdout, "scenario")[4..7], ["p90", "p99.99", "max"]);
+    assert_eq!(row(&stdout, "scenario")[5..8], ["p90", "p99.99", "max"]);
     let (code, _, stderr) = alone(&["--bench", "--percentiles", "100", "--target", &url, "loopback"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("`100` is not a percentile"), "{stderr}");

@@ -1,6 +1,6 @@
 //! CSV: one row per scenario, followed by one row per named step of it (`step` set, the
 //! scenario-wide columns empty), one per named request (`request` set, likewise) and one per
-//! check (`check` set: `requests` is the times it was made, `ok` its passes, `failed` its
+//! check (`check` set: `iterations` is the times it was made, `ok` its passes, `failed` its
 //! failures, `error_rate` the fraction that failed), with a header row; figures in plain units (microseconds, per
 //! second, fractions, percent) for spreadsheets and scripts. Per-run figures and the per-second
 //! timeline are in the JSON.
@@ -28,13 +28,19 @@ struct Row<'a> {
     /// The check's name on a check's row (`ctx.check`); empty on the others.
     check: Option<&'a str>,
     runs: usize,
-    requests: u64,
+    /// Iterations of a scenario, runs of a step or named request, times a check was made.
+    iterations: u64,
     ok: u64,
     failed: u64,
     error_rate: Option<f64>,
     /// Open model: arrivals dropped because no user was free.
     dropped: u64,
+    /// Successful iterations per second, as the JSON's `rps`.
     rps: Option<f64>,
+    /// HTTP responses received whole (the JSON's `http.responses`); on a scenario's row only.
+    responses: Option<u64>,
+    /// Those responses per second: the table's `req/s`.
+    responses_per_sec: Option<f64>,
     mean_us: Option<f64>,
     p50_us: Option<f64>,
     p90_us: Option<f64>,
@@ -65,12 +71,14 @@ impl<'a> Row<'a> {
         let change = |metric| change_of(s, metric);
         let failed: Vec<String> = s.thresholds.iter().filter(|o| !o.passed).map(ToString::to_string).collect();
         Row {
-            requests: s.iterations,
+            iterations: s.iterations,
             ok: s.ok,
             failed: s.failed,
             error_rate: (s.iterations > 0).then(|| s.failed as f64 / s.iterations as f64),
             dropped: s.dropped,
             rps: Some(s.rps),
+            responses: Some(s.http.responses),
+            responses_per_sec: Some(loadbench::report::table::requests_per_sec(s)),
             bytes_received: s.http.bytes_received,
             did_not_run: s.setup_error.as_deref(),
             thresholds: match (s.thresholds.is_empty(), failed.is_empty()) {
@@ -106,12 +114,14 @@ impl<'a> Row<'a> {
             request: None,
             check: None,
             runs: s.runs.len().max(1),
-            requests: 0,
+            iterations: 0,
             ok: 0,
             failed: 0,
             error_rate: None,
             dropped: 0,
             rps: None,
+            responses: None,
+            responses_per_sec: None,
             mean_us: None,
             p50_us: None,
             p90_us: None,
@@ -140,7 +150,7 @@ impl<'a> Row<'a> {
     fn of_step(s: &'a ScenarioResult, step: &'a StepReport) -> Row<'a> {
         Row {
             step: Some(&step.name),
-            requests: step.iterations,
+            iterations: step.iterations,
             ok: step.ok,
             failed: step.failed,
             error_rate: (step.iterations > 0).then(|| step.failed as f64 / step.iterations as f64),
@@ -173,7 +183,7 @@ impl<'a> Row<'a> {
         let made = check.passes + check.fails;
         Row {
             check: Some(&check.name),
-            requests: made,
+            iterations: made,
             ok: check.passes,
             failed: check.fails,
             error_rate: (made > 0).then(|| check.fails as f64 / made as f64),
@@ -294,6 +304,11 @@ mod tests {
             row[i].to_owned()
         };
         assert_eq!(cell(&rows[0], "scenario"), "hello");
+        assert_eq!(
+            ["iterations", "responses", "responses_per_sec", "rps"].map(|c| cell(&rows[0], c)),
+            ["300", "600", "400.0", "245.0"],
+            "iterations and HTTP responses apart; rps stays successful iterations per second"
+        );
         assert_eq!(cell(&rows[0], "verdict"), "regressed");
         assert_eq!(cell(&rows[0], "p50_old_us"), "200.0");
         assert_eq!(cell(&rows[0], "thresholds"), "met");
@@ -387,7 +402,7 @@ mod tests {
         assert_eq!(rows.len(), 5);
         assert_eq!((cell(&rows[0], "scenario"), cell(&rows[0], "step")), ("hello".to_owned(), String::new()));
         assert_eq!((cell(&rows[1], "scenario"), cell(&rows[1], "step")), ("hello".to_owned(), "insert".to_owned()));
-        assert_eq!((cell(&rows[1], "requests"), cell(&rows[1], "failed")), ("10".to_owned(), "1".to_owned()));
+        assert_eq!((cell(&rows[1], "iterations"), cell(&rows[1], "failed")), ("10".to_owned(), "1".to_owned()));
         assert_eq!(cell(&rows[1], "error_rate"), "0.1");
         assert_eq!(cell(&rows[2], "step"), "query");
         assert_eq!(cell(&rows[2], "p50_us"), "");
@@ -429,10 +444,10 @@ mod tests {
                 ["", "", "has id"].map(String::from),
             ]
         );
-        assert_eq!(["requests", "ok", "failed", "error_rate"].map(|c| cell(&rows[2], c)), ["10", "9", "1", "0.1"]);
+        assert_eq!(["iterations", "ok", "failed", "error_rate"].map(|c| cell(&rows[2], c)), ["10", "9", "1", "0.1"]);
         assert!(cell(&rows[2], "p50_us").parse::<f64>().is_ok(), "{out}");
         assert_eq!(
-            ["requests", "ok", "failed", "error_rate"].map(|c| cell(&rows[3], c)),
+            ["iterations", "ok", "failed", "error_rate"].map(|c| cell(&rows[3], c)),
             ["1000", "992", "8", "0.008"]
         );
         assert_eq!(cell(&rows[3], "p50_us"), "");

@@ -119,7 +119,14 @@ pub fn render(cx: &Context) -> String {
             cells.insert(0, status::row(cx, &row).mark.emoji().to_owned());
             cells
         });
-        let mut row = vec![mark, name, units::thousands(s.iterations), units::thousands(s.failed), units::rate(s.rps)];
+        let mut row = vec![
+            mark,
+            name,
+            units::thousands(s.iterations),
+            units::thousands(s.failed),
+            units::thousands(s.http.responses),
+            units::rate(table::requests_per_sec(s)),
+        ];
         row.extend(cx.columns.cells(s.latency_us.as_ref()));
         row.push(thresholds_cell(s));
         std::iter::once(row).chain(rows).collect::<Vec<_>>()
@@ -336,7 +343,12 @@ mod tests {
         let at = |name: &str| rows.iter().position(|r| r[1] == name).unwrap_or_else(|| panic!("{name}: {out}"));
         assert_eq!(at("└ login"), at(&first) + 1, "{out}");
         assert_eq!(at("└ query"), at(&first) + 2, "{out}");
-        assert_eq!(rows[at("└ login")][..4], ["⚠️", "└ login", "30", "2"], "a step whose runs failed: {out}");
+        assert_eq!(
+            rows[at("└ login")][..6],
+            ["⚠️", "└ login", "30", "2", "-", "18.7"],
+            "a step whose runs failed: {out}"
+        );
+        assert_eq!(rows[at(&first)][2..6], ["300", "0", "600", "400"], "iterations and HTTP requests apart: {out}");
         assert_eq!(rows[at(&first)][0], "⚠️", "a regression that does not gate: {out}");
         assert!(out.contains("| \u{a0}\u{a0}\u{a0}\u{a0}└ login "), "non-breaking spaces indent the step: {out}");
         assert!(rows.iter().all(|r| r.len() == header(&Context::new(&report, 1, None, false)).len()), "{out}");
@@ -358,11 +370,14 @@ mod tests {
             let line = text.lines().find(|l| l.contains("| scenario") && l.contains("thresholds")).unwrap_or_default();
             line.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect()
         };
-        assert_eq!(cells(&out), ["", "scenario", "requests", "failed", "req/s", "p90", "p99.9", "max", "thresholds"]);
+        assert_eq!(
+            cells(&out),
+            ["", "scenario", "iterations", "failed", "responses", "req/s", "p90", "p99.9", "max", "thresholds"]
+        );
         let warning = format!("\n- **warning** {}: did the body forget \\`.send().await\\`?\n", escape(&first));
         assert!(out.contains(&warning), "{out}");
         let default = render(&Context::new(&report, 1, None, false));
-        assert_eq!(cells(&default)[5..9], ["p50", "p95", "p99", "max"], "{default}");
+        assert_eq!(cells(&default)[6..10], ["p50", "p95", "p99", "max"], "{default}");
     }
 
     #[test]

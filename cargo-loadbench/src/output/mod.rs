@@ -234,7 +234,8 @@ pub fn append(path: &Path, markdown: &str) -> std::io::Result<()> {
 fn runs_note(cx: &Context) -> Option<String> {
     (cx.runs > 1).then(|| {
         format!(
-            "{} runs of each scenario, in rounds: requests, failed and bytes are totals; req/s and latencies are medians across runs.",
+            "{} runs of each scenario, in rounds: iterations, failed, responses and bytes are totals, req/s is the \
+             responses over the runs' time; latencies are medians across runs.",
             cx.runs
         )
     })
@@ -328,6 +329,8 @@ pub(crate) mod tests {
             s.rps = rps;
             s.latency_us = Some(latency(p50));
             s.http.bytes_received = 6_000;
+            // Two requests an iteration.
+            s.http.responses = 600;
             s.runs = vec![RunSample::of(&s); 3];
             s
         };

@@ -419,12 +419,7 @@ async fn set_up(
         if let (Some(mut ctx), Ok(())) = (ctx, outcome) {
             // The setup's exchanges are not the scenario's: only its connection, which the
             // user keeps, stays counted.
-            ctx.counters.responses = 0;
-            ctx.counters.bytes_received = 0;
-            ctx.counters.status.clear();
-            ctx.counters.retries = 0;
-            ctx.counters.redirects = 0;
-            ctx.counters.http2_responses = 0;
+            ctx.counters.forget_exchanges();
             ready.push(ctx);
         }
     }

@@ -185,7 +185,11 @@ where
                     }
                 }
             };
-            // Steps of a warmup iteration are not counted.
+            // Steps of a warmup iteration are not counted, nor are its exchanges: the first
+            // measured iteration after a warmup (or a setup) starts the user's HTTP figures.
+            if measured && !ctx.measuring {
+                ctx.counters.forget_exchanges();
+            }
             ctx.measuring = measured;
             // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
             // A panic in the body fails this iteration only: the user goes on with the next.

@@ -23,6 +23,20 @@ pub(crate) struct HttpCounters {
     pub(crate) tls: TlsCounters,
 }
 
+impl HttpCounters {
+    /// Forgets the exchanges counted so far (responses, bytes, statuses, retries, redirects), not
+    /// the connections and handshakes, which the user keeps: a setup's or a warmup's exchanges
+    /// are not the scenario's, its connections stay open for it.
+    pub(crate) fn forget_exchanges(&mut self) {
+        self.responses = 0;
+        self.bytes_received = 0;
+        self.http2_responses = 0;
+        self.status.clear();
+        self.retries = 0;
+        self.redirects = 0;
+    }
+}
+
 /// TLS handshakes of one virtual user.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct TlsCounters {

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 /// What went over the wire.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HttpReport {
-    /// Responses received whole.
+    /// Responses received whole, of any status, to the measured iterations' requests (not a
+    /// setup's, a teardown's or a warmup's): the table's `responses`, and over `duration_us` its
+    /// `req/s`.
     pub responses: u64,
     /// Body bytes of the responses received whole, kept or discarded; a response cut short by a
     /// timeout or an error is not counted.

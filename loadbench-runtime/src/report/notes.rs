@@ -23,7 +23,8 @@ pub(super) fn cancelled_line(s: &ScenarioReport) -> Option<String> {
 }
 
 /// One line per group of scenarios that ran together: their totals, as one workload.
-/// `group shop (insert_records + query_records, together): 12,345 requests, 3 failed, 1,234 req/s`
+/// `group shop (insert_records + query_records, together): 12,345 iterations, 3 failed, 24,690
+/// responses, 2,468 req/s`, as the table's columns count them.
 pub(super) fn group_lines(rows: &[(&ScenarioReport, &str)]) -> Vec<String> {
     let mut groups: Vec<&str> = Vec::new();
     for (s, _) in rows {
@@ -43,16 +44,18 @@ pub(super) fn group_lines(rows: &[(&ScenarioReport, &str)]) -> Vec<String> {
                 return None;
             }
             let names: Vec<&str> = members.iter().map(|(_, label)| *label).collect();
-            let requests: u64 = members.iter().map(|(s, _)| s.iterations).sum();
+            let iterations: u64 = members.iter().map(|(s, _)| s.iterations).sum();
             let failed: u64 = members.iter().map(|(s, _)| s.failed).sum();
+            let responses: u64 = members.iter().map(|(s, _)| s.http.responses).sum();
             // They ran at the same time, so their rates add up.
-            let rps: f64 = members.iter().map(|(s, _)| s.rps).sum();
+            let per_second: f64 = members.iter().map(|(s, _)| super::table::requests_per_sec(s)).sum();
             Some(format!(
-                "group {group} ({}, together): {} requests, {} failed, {} req/s",
+                "group {group} ({}, together): {} iterations, {} failed, {} responses, {} req/s",
                 names.join(" + "),
-                thousands(requests),
+                thousands(iterations),
                 thousands(failed),
-                rate(rps)
+                thousands(responses),
+                rate(per_second)
             ))
         })
         .collect()
@@ -117,9 +120,10 @@ pub(super) fn threshold_line(s: &ScenarioReport) -> Option<String> {
     Some(format!("{noun} failed: {}", failed.join(", ")))
 }
 
-/// `12 of 500 iterations failed: connect 10, status 2; 512 attempts/s (req/s counts successes);
-/// HTTP status 200 ×488, 500 ×2`, or `None`
-/// when every iteration succeeded with a 2xx response.
+/// `12 of 500 iterations failed: 10 × connect, 2 × status; 512 iterations/s attempted, 500/s
+/// succeeded; HTTP status 200 ×488, 500 ×2`, or `None` when every iteration succeeded with a 2xx
+/// response. Failures by kind are written `count × kind`, as their causes are
+/// ([`cause_lines`](super::cause_lines)), so a count is never read as an HTTP status.
 pub(super) fn failure_line(s: &ScenarioReport) -> Option<String> {
     let non_2xx = s.http.status.keys().any(|code| !(200..300).contains(code));
     if s.failed == 0 && !non_2xx {
@@ -141,12 +145,13 @@ pub(super) fn failure_line(s: &ScenarioReport) -> Option<String> {
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
-        .map(|(kind, n)| format!("{kind} {}", thousands(n)))
+        .map(|(kind, n)| format!("{} × {kind}", thousands(n)))
         .collect::<Vec<_>>()
         .join(", ");
         let _ = write!(line, "{} of {} iterations failed: {kinds}", thousands(s.failed), thousands(s.iterations));
-        // req/s counts successes only; the offered load is worth seeing beside it.
-        let _ = write!(line, "; {} attempts/s (req/s counts successes)", rate(s.attempts_per_sec));
+        // The table's req/s counts responses, whatever their status: the iterations' own rates,
+        // offered and delivered (the JSON's `attempts_per_sec` and `rps`), are worth seeing here.
+        let _ = write!(line, "; {} iterations/s attempted, {}/s succeeded", rate(s.attempts_per_sec), rate(s.rps));
     }
     if non_2xx {
         if !line.is_empty() {

@@ -16,21 +16,45 @@ use super::{ConfigReport, LatencyColumns, RunReport, ScenarioReport, StepReport}
 use super::{cause_lines, connections, named, notes};
 
 /// The column headers, in order, with the latency columns of `columns`.
+///
+/// `iterations` and `failed` count runs of the scenario body; `responses` counts HTTP responses
+/// received whole (`http.responses`), so a journey of three requests shows three times its
+/// iterations; `req/s` is those responses per second of wall time ([`requests_per_sec`]).
 pub fn header(columns: &LatencyColumns) -> Vec<String> {
-    let head = ["scenario", "requests", "failed", "req/s"].map(str::to_owned);
+    let head = ["scenario", "iterations", "failed", "responses", "req/s"].map(str::to_owned);
     head.into_iter().chain(columns.headers()).chain(["bytes".to_owned()]).collect()
+}
+
+/// `n` per second of `s`'s wall time; 0 for a scenario that took none.
+fn per_second(s: &ScenarioReport, n: u64) -> f64 {
+    if s.duration_us == 0 { 0.0 } else { n as f64 / (s.duration_us as f64 / 1_000_000.0) }
+}
+
+/// The table's `req/s`: HTTP responses received whole per second of the scenario's wall time,
+/// every status counted (the `failed` column and the line under the table say which failed).
+/// Computed from the JSON's `http.responses` and `duration_us`, so a document of any schema
+/// version shows it; the JSON's `rps` stays successful iterations per second.
+pub fn requests_per_sec(s: &ScenarioReport) -> f64 {
+    per_second(s, s.http.responses)
+}
+
+/// A step's or named request's rate in the table: its successful runs per second of the
+/// scenario's wall time (`ok / duration`), as a scenario's `rps` counts its successful
+/// iterations, so a step that never succeeded shows 0, however fast it failed.
+pub fn step_per_sec(s: &ScenarioReport, step: &StepReport) -> f64 {
+    per_second(s, step.ok)
 }
 
 /// Renders `report` as a table, each scenario under its name, followed by one line per scenario
 /// that could not run and one per scenario with failed iterations or non-2xx responses.
 ///
 /// ```text
-/// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
-/// | scenario     | requests | failed |  req/s |   p50 |    p95 |    p99 |    max |    bytes |
-/// +=========================================================================================+
-/// | hello        |   10,000 |     12 | 12,345 | 812µs | 1.24ms | 3.10ms | 15.2ms | 210.0 kB |
-/// +--------------+----------+--------+--------+-------+--------+--------+--------+----------+
-/// hello: 12 of 10,000 iterations failed: status 12; 12,360 attempts/s (req/s counts successes); HTTP status 200 ×9,988, 500 ×12
+/// +----------+------------+--------+-----------+--------+-------+--------+--------+--------+----------+
+/// | scenario | iterations | failed | responses |  req/s |   p50 |    p95 |    p99 |    max |    bytes |
+/// +====================================================================================================+
+/// | hello    |     10,000 |     12 |    10,000 | 12,360 | 812µs | 1.24ms | 3.10ms | 15.2ms | 210.0 kB |
+/// +----------+------------+--------+-----------+--------+-------+--------+--------+--------+----------+
+/// hello: 12 of 10,000 iterations failed: 12 × status; 12,360 iterations/s attempted, 12,345/s succeeded; HTTP status 200 ×9,988, 500 ×12
 /// hello: causes: 12 × status: expected status 200, got 500 Internal Server Error
 /// ```
 pub fn render(report: &RunReport) -> String {
@@ -214,33 +238,44 @@ fn row(s: &ScenarioReport, label: &str, columns: &LatencyColumns) -> Vec<String>
         cells[1] = "did not run".to_owned();
         return cells;
     }
-    let mut cells = vec![name, thousands(s.iterations), thousands(s.failed), rate(s.rps)];
+    let mut cells = vec![
+        name,
+        thousands(s.iterations),
+        thousands(s.failed),
+        thousands(s.http.responses),
+        rate(requests_per_sec(s)),
+    ];
     cells.extend(columns.cells(s.latency_us.as_ref()));
     cells.push(bytes(s.http.bytes_received));
     cells
 }
 
-/// A step's row, indented under its scenario: its runs, failures, runs per second of the
-/// scenario's wall time and latencies, and `-` in the last column (bytes belong to the scenario
-/// as a whole). The Markdown output puts the same rows under its scenarios.
+/// A step's row, indented under its scenario: its runs, failures, successful runs per second of
+/// the scenario's wall time ([`step_per_sec`]) and latencies, and `-` for responses and bytes
+/// (counted for the scenario as a whole, not per step). The Markdown output puts the same rows
+/// under its scenarios.
 pub fn step_row(s: &ScenarioReport, step: &StepReport) -> Vec<String> {
     step_row_with(s, step, &LatencyColumns::default())
 }
 
 /// [`step_row`] with these latency columns.
 pub fn step_row_with(s: &ScenarioReport, step: &StepReport, columns: &LatencyColumns) -> Vec<String> {
-    let per_second =
-        if s.duration_us == 0 { 0.0 } else { step.iterations as f64 / (s.duration_us as f64 / 1_000_000.0) };
-    let mut cells =
-        vec![format!("  └ {}", step.name), thousands(step.iterations), thousands(step.failed), rate(per_second)];
+    let mut cells = vec![
+        format!("  └ {}", step.name),
+        thousands(step.iterations),
+        thousands(step.failed),
+        "-".to_owned(),
+        rate(step_per_sec(s, step)),
+    ];
     cells.extend(columns.cells(step.latency_us.as_ref()));
     cells.push("-".to_owned());
     cells
 }
 
 /// A named request's row (`.name(…)`), as a step's but for its marker (`  ↳ GET /items/{id}`):
-/// its requests, failures (errors and statuses of 400 or more), requests per second of the
-/// scenario's wall time, the latencies of its successful requests, and `-` for bytes.
+/// its requests, failures (errors and statuses of 400 or more), successful requests per second
+/// of the scenario's wall time, the latencies of its successful requests, and `-` for responses
+/// and bytes.
 pub fn request_row(s: &ScenarioReport, request: &StepReport) -> Vec<String> {
     request_row_with(s, request, &LatencyColumns::default())
 }
@@ -327,10 +362,10 @@ mod tests {
     fn a_row_holds_every_figure_in_human_units() {
         let out = render(&report(vec![scenario("hello")]));
         assert_eq!(cells(&out, "scenario"), header(&LatencyColumns::default()));
-        assert_eq!(header(&LatencyColumns::default())[4..8], ["p50", "p95", "p99", "max"]);
+        assert_eq!(header(&LatencyColumns::default())[5..9], ["p50", "p95", "p99", "max"]);
         assert_eq!(
             cells(&out, "hello"),
-            ["hello", "12,500", "0", "12,345", "812µs", "1.24ms", "12.4ms", "3.10s", "250.0 kB"]
+            ["hello", "12,500", "0", "12,500", "308,642", "812µs", "1.24ms", "12.4ms", "3.10s", "250.0 kB"]
         );
         // A clean run adds nothing below the table.
         assert!(out.trim_end().ends_with('+'), "{out}");
@@ -384,8 +419,58 @@ mod tests {
         );
         assert_eq!(
             cells(&out, "└ insert"),
-            ["└ insert", "12,500", "10", "308,642", "812µs", "1.24ms", "12.4ms", "3.10s", "-"]
+            ["└ insert", "12,500", "10", "-", "308,395", "812µs", "1.24ms", "12.4ms", "3.10s", "-"],
+            "a step's rate counts its successful runs, as a scenario's rps does"
         );
+    }
+
+    #[test]
+    fn a_journey_shows_its_iterations_and_http_requests_apart() {
+        // Three requests an iteration: 1,000 iterations are 3,000 HTTP requests, in 5 s.
+        let mut s = scenario("journey");
+        s.duration_us = 5_000_000;
+        (s.iterations, s.ok) = (1_000, 1_000);
+        s.rps = 200.0;
+        s.http.responses = 3_000;
+        s.http.status = [(200, 3_000)].into_iter().collect();
+        let out = render(&report(vec![s]));
+        assert_eq!(cells(&out, "scenario")[1..5], ["iterations", "failed", "responses", "req/s"]);
+        assert_eq!(cells(&out, "journey")[1..5], ["1,000", "0", "3,000", "600"], "req/s is HTTP requests per second");
+    }
+
+    #[test]
+    fn a_step_that_never_succeeded_shows_no_rate() {
+        let mut s = scenario("checkout");
+        s.duration_us = 1_000_000;
+        s.steps = vec![StepReport {
+            name: "pay".into(),
+            iterations: 13_962,
+            ok: 0,
+            failed: 13_962,
+            errors: ErrorCounts { status: 13_962, ..ErrorCounts::default() },
+            causes: Default::default(),
+            latency_us: None,
+        }];
+        s.requests = vec![StepReport { name: "POST /pay".into(), ok: 6_981, failed: 6_981, ..s.steps[0].clone() }];
+        let out = render(&report(vec![s]));
+        assert_eq!(cells(&out, "└ pay")[1..5], ["13,962", "13,962", "-", "0.0"], "{out}");
+        assert_eq!(
+            cells(&out, &format!("{} POST /pay", named::REQUEST_MARKER))[1..5],
+            ["13,962", "6,981", "-", "6,981"]
+        );
+    }
+
+    #[test]
+    fn a_count_of_failures_is_never_read_as_a_status() {
+        // 500 iterations failed on a 404: the line must not say `status 500`.
+        let mut s = scenario("lost");
+        (s.iterations, s.ok, s.failed) = (500, 0, 500);
+        s.errors.status = 500;
+        s.http.status = [(404, 500)].into_iter().collect();
+        let out = render(&report(vec![s]));
+        assert!(out.contains("lost: 500 of 500 iterations failed: 500 × status; "), "{out}");
+        assert!(out.contains("; HTTP status 404 ×500\n"), "{out}");
+        assert!(!out.contains("status 500"), "{out}");
     }
 
     #[test]
@@ -404,11 +489,11 @@ mod tests {
         let out = render_with(&report(vec![s]), &columns);
         assert_eq!(
             cells(&out, "scenario"),
-            ["scenario", "requests", "failed", "req/s", "p75", "p90", "p99.9", "p99.99", "max", "bytes"]
+            ["scenario", "iterations", "failed", "responses", "req/s", "p75", "p90", "p99.9", "p99.99", "max", "bytes"]
         );
         // A percentile the run did not compute is `-`, not a guess.
-        assert_eq!(cells(&out, "journey")[4..9], ["1.00ms", "1.10ms", "20.0ms", "-", "3.10s"]);
-        assert_eq!(cells(&out, "└ insert")[4..10], ["1.00ms", "1.10ms", "20.0ms", "-", "3.10s", "-"]);
+        assert_eq!(cells(&out, "journey")[5..10], ["1.00ms", "1.10ms", "20.0ms", "-", "3.10s"]);
+        assert_eq!(cells(&out, "└ insert")[5..11], ["1.00ms", "1.10ms", "20.0ms", "-", "3.10s", "-"]);
     }
 
     #[test]
@@ -435,10 +520,12 @@ mod tests {
         query.config.group = Some("shop".into());
         query.iterations = 500;
         query.failed = 5;
-        query.rps = 100.0;
+        query.http.responses = 1_500;
         let out = render(&report(vec![insert.clone(), query, scenario("alone")]));
         assert!(
-            out.contains("\ngroup shop (insert + query, together): 13,000 requests, 5 failed, 12,445 req/s\n"),
+            out.contains(
+                "\ngroup shop (insert + query, together): 13,000 iterations, 5 failed, 14,000 responses, 345,679 req/s\n"
+            ),
             "{out}"
         );
         assert!(!render(&report(vec![insert])).contains("group shop"), "a group of one is a scenario");
@@ -448,7 +535,7 @@ mod tests {
     fn output_does_not_depend_on_the_terminal() {
         // Long cells stay whole: no width detection squeezes or wraps them.
         let mut s = scenario("a_scenario_with_a_rather_long_name_that_would_not_fit_a_narrow_terminal_at_all");
-        s.rps = 1.0e9;
+        s.http.responses = 40_500_000;
         let out = render(&report(vec![s.clone()]));
         assert!(out.contains(&s.name), "{out}");
         assert!(out.contains("1,000,000,000"), "{out}");
@@ -489,11 +576,11 @@ mod tests {
             "                  … and 2 more failures with other messages\n",
         ];
         assert!(out.contains(&causes.join("\n")), "the causes follow their scenario's failure line: {out}");
-        assert_eq!(cells(&out, "checkout")[1..4], ["500", "20", "480"], "req/s counts successes");
+        assert_eq!(cells(&out, "checkout")[1..4], ["500", "20", "12,500"]);
         assert!(
             out.contains(
-                "checkout: 20 of 500 iterations failed: connect 3, status 15, io 1, body_too_large 1; 500 attempts/s \
-                 (req/s counts successes); HTTP status 200 ×480, 503 ×15"
+                "checkout: 20 of 500 iterations failed: 3 × connect, 15 × status, 1 × io, 1 × body_too_large; 500 \
+                 iterations/s attempted, 480/s succeeded; HTTP status 200 ×480, 503 ×15"
             ),
             "{out}"
         );
@@ -545,7 +632,7 @@ mod tests {
         s.errors.connect = s.iterations;
         let out = render(&report(vec![s]));
         let row = cells(&out, "hello (interrupted)");
-        assert_eq!(row[4..8], ["-", "-", "-", "-"], "no latency without a success");
+        assert_eq!(row[5..9], ["-", "-", "-", "-"], "no latency without a success");
     }
 
     #[test]

@@ -153,7 +153,7 @@ fn row5_the_bench_binary_never_outlives_cargo_loadbench() {
     }
 }
 
-/// Row 6: a baseline with no successful iteration is refused (exit 2, not saved); req/s counts
+/// Row 6: a baseline with no successful iteration is refused (exit 2, not saved); `rps` counts
 /// successful iterations and the attempt rate is its own figure; baselines with impossible
 /// figures are refused before any load.
 #[test]
@@ -169,7 +169,7 @@ fn row6_throughput_and_baselines_count_successes() {
     assert!(run.out.stderr.contains("50%"), "says why: {}", run.out.stderr);
     assert!(!baselines.join("dead").exists(), "the baseline was not saved");
 
-    // A quarter of the requests fail: req/s counts the three quarters that succeed. (Each takes
+    // A quarter of the requests fail: `rps` counts the three quarters that succeed. (Each takes
     // 10 ms, so that the healthy run below is faster beyond any noise of a busy machine.)
     let server =
         TestServer::start(Behavior { fail_every: Some(4), delay: Duration::from_millis(10), ..Behavior::default() });

@@ -190,9 +190,10 @@ fn figures(s: &ScenarioResult, out: &mut String) {
         s.latency_us.as_ref().map_or_else(|| "-".to_owned(), |l| units::micros(f(l)))
     };
     let mut tiles = vec![
-        ("requests", units::thousands(s.iterations)),
+        ("iterations", units::thousands(s.iterations)),
         ("failed", units::thousands(s.failed)),
-        ("req/s", units::rate(s.rps)),
+        ("responses", units::thousands(s.http.responses)),
+        ("req/s", units::rate(loadbench::report::table::requests_per_sec(s))),
         ("p50", latency(|l| l.p50)),
         ("p90", latency(|l| l.p90)),
         ("p99", latency(|l| l.p99)),

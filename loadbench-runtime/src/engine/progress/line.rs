@@ -1,5 +1,5 @@
 //! The terminal's line for one running scenario, as a pure function of what the progress thread
-//! read: `[2/5] checkout  43%  12.3s / ETA 7s  1,234 req/s  p50 1.20ms p99 8.00ms  errors: 3 io
+//! read: `[2/5] checkout  43%  12.3s / ETA 7s  1,234 req/s  p50 1.20ms p99 8.00ms  errors: 3 × io
 //! users 50/50`.
 
 use std::time::Duration;
@@ -83,7 +83,7 @@ impl Snapshot<'_> {
 
     fn errors_text(&self) -> String {
         let listed: Vec<String> =
-            self.errors.iter().filter(|(_, n)| *n > 0).map(|(kind, n)| format!("{} {kind}", thousands(*n))).collect();
+            self.errors.iter().filter(|(_, n)| *n > 0).map(|(kind, n)| format!("{} × {kind}", thousands(*n))).collect();
         if listed.is_empty() { "no errors".to_owned() } else { format!("errors: {}", listed.join(", ")) }
     }
 
@@ -146,12 +146,12 @@ mod tests {
     fn the_line_says_which_how_far_how_fast_how_slow_and_how_many_errors() {
         assert_eq!(
             checkout().to_string(),
-            "[2/5] checkout   64%  12.3s / ETA 7.0s  1,234 req/s  p50 1.20ms p99 8.00ms  errors: 3 io  users 50/50"
+            "[2/5] checkout   64%  12.3s / ETA 7.0s  1,234 req/s  p50 1.20ms p99 8.00ms  errors: 3 × io  users 50/50"
         );
         let mut open = checkout();
         open.errors = vec![("status", 12), ("io", 3)];
         open.users = Users { active: 37, of: 100, estimated: true };
-        assert!(open.to_string().ends_with("errors: 12 status, 3 io  users ~37/100"), "{open}");
+        assert!(open.to_string().ends_with("errors: 12 × status, 3 × io  users ~37/100"), "{open}");
         open.errors = vec![("io", 0)];
         assert!(open.to_string().contains("  no errors  "), "{open}");
     }
@@ -162,7 +162,7 @@ mod tests {
         start.recent = Recent::default();
         start.load = Load::Count(10_000);
         start.done = 0;
-        assert_eq!(start.figures(), "  0%  12.3s / ETA -  - req/s  p50 - p99 -  errors: 3 io  users 50/50");
+        assert_eq!(start.figures(), "  0%  12.3s / ETA -  - req/s  p50 - p99 -  errors: 3 × io  users 50/50");
         start.elapsed = None;
         assert_eq!(start.figures(), "warming up  users 50/50");
     }
