@@ -22,9 +22,11 @@ use crate::targets::TargetArg;
 /// This binary should be invoked as `cargo loadbench` (in which case this message will not be
 /// seen), not as `cargo-loadbench`.
 // Cargo runs `cargo-loadbench loadbench ARGS…` for `cargo loadbench ARGS…`; this wrapper consumes
-// the `loadbench` word so that help and errors read `cargo loadbench …`.
+// the `loadbench` word so that help and errors read `cargo loadbench …`. clap's `help` command is
+// kept: disabling it here would disable it below too, and `cargo loadbench help` would be taken
+// for a scenario filter.
 #[derive(Debug, Parser)]
-#[command(name = "cargo", bin_name = "cargo", disable_help_subcommand = true)]
+#[command(name = "cargo", bin_name = "cargo")]
 pub enum Cargo {
     /// Build and run the loadbench scenarios of a workspace.
     Loadbench(Args),
@@ -256,8 +258,8 @@ pub struct Args {
     #[command(flatten)]
     pub selection: TargetSelection,
 
-    /// `url`: one request under load, without a workspace (a filter that is literally `url`
-    /// goes after `--`: `cargo loadbench -- url`).
+    /// `url`, `report`, …: the other commands (a filter that is literally one of their names,
+    /// `help` too, goes after `--`: `cargo loadbench -- url`).
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -301,6 +303,19 @@ pub enum Command {
     /// each shard's results from its pod's log for `cargo loadbench merge`.
     // Boxed, as `Url`: `kube job`'s flags are ten times the size of the other commands'.
     Kube(Box<KubeArgs>),
+}
+
+/// Reports a command-line error as one line, exit code 2 (help and the version print in full,
+/// exit code 0): the fix for a flag users reach for that is spelled another way, else the one
+/// line every loadbench command line prints.
+pub fn report_usage_error(err: &clap::Error) -> std::process::ExitCode {
+    match hints::mistaken_flag(err) {
+        Some(line) => {
+            eprintln!("{line}");
+            std::process::ExitCode::from(loadbench::exit_code::USAGE)
+        }
+        None => loadbench::cli::report_usage_error(err),
+    }
 }
 
 /// A time such as `30s`, `1m 30s` or `500ms`; more than zero, as the attribute takes it.
@@ -352,6 +367,9 @@ fn parse_baseline_name(name: &str) -> Result<String, String> {
 mod ab;
 #[cfg(test)]
 mod agreement;
+#[cfg(test)]
+mod help_blocks;
+mod hints;
 mod kube;
 mod merge;
 mod report;

@@ -37,7 +37,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli::Cargo::Loadbench(args) = match cli::Cargo::try_parse() {
         Ok(cli) => cli,
-        Err(err) => return loadbench::cli::report_usage_error(&err),
+        Err(err) => return cli::report_usage_error(&err),
     };
     let outcome = match &args.command {
         Some(cli::Command::Ab(ab)) => dispatch::ab::run(&args, ab),

@@ -19,8 +19,8 @@
 //! ([`report::RunReport`]).
 //!
 //! What a scenario author uses is at the root: [`scenario`], [`Ctx`], [`Response`], [`Error`],
-//! [`Result`], [`Harness`] and [`main!`]. What `cargo loadbench` and other tools need sits in
-//! modules named for it: [`report`] (the JSON schema, the table, the threshold check), [`cli`]
+//! [`Result`], [`Harness`] and [`main!`], and for JSON bodies [`json!`] and [`JsonValue`]. What
+//! `cargo loadbench` and other tools need sits in modules named for it: [`report`] (the JSON schema, the table, the threshold check), [`cli`]
 //! (what the command lines share), [`exit_code`], [`load`] and [`threshold`] (the words of a
 //! load and its conditions), [`oneshot`] (a request given at run time) and [`watch`] (sampling a
 //! server process).
@@ -46,6 +46,31 @@ pub use harness::{Harness, HarnessError, oneshot, watch};
 pub use http::{Ctx, RequestBuilder, Response};
 
 pub use ::http::{Method, StatusCode};
+
+/// Builds a JSON value for [`RequestBuilder::json`]: serde_json's `json!`, re-exported with
+/// [`JsonValue`] so that a bench sends and reads JSON bodies without a dependency of its own.
+/// Types of the bench's own that derive `Serialize` or `Deserialize` need `serde` with its
+/// `derive` feature in its Cargo.toml: the derive names the `serde` crate, which a re-export
+/// cannot stand in for.
+///
+/// ```no_run
+/// use loadbench::{JsonValue, json};
+///
+/// # async fn body(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+/// let item = json!({ "name": "widget", "price": 3 });
+/// let created: JsonValue = ctx.post("/items").json(&item).send().await?.expect_status(201)?.json()?;
+/// ctx.get(&format!("/items/{}", created["id"])).send().await?.expect_status(200)?;
+/// # Ok(()) }
+/// ```
+// Not the whole crate (`pub use serde_json`): rustc names a type by its last segment only while
+// no crate a user depends on exports another item of that name, and serde_json's `Value::String`
+// would make every `String` in a bench's compiler errors `std::string::String`. An alias is not
+// looked into.
+pub use serde_json::json;
+
+/// A JSON value of any shape (serde_json's `Value`), to read a body into with
+/// [`Response::json`] when no type of the bench's own describes it.
+pub type JsonValue = serde_json::Value;
 
 /// How much load a scenario applies, and the words for it, as the attribute and the command lines
 /// write them (the grammar is shared, so both accept and refuse the same strings).

@@ -159,6 +159,54 @@ fn an_unknown_flag_is_a_usage_error() {
 }
 
 #[test]
+fn format_flags_that_do_not_exist_name_the_ones_that_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (args, hint) in [
+        (&["--markdown"][..], "error: there is no `--markdown` flag: write the results to a file with `-o results.md`"),
+        (&["--junit"], "error: there is no `--junit` flag: write the results to a file with `-o report.xml`"),
+        (
+            &["url", "http://127.0.0.1:1/", "--html"],
+            "error: there is no `--html` flag: write the results to a file with `-o report.html`",
+        ),
+    ] {
+        let out = cargo_loadbench_in(dir.path(), args);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:#?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: one line: {out:#?}");
+        assert!(out.stderr.starts_with(hint), "{args:?}: {out:#?}");
+        let format = args.iter().find_map(|a| a.strip_prefix("--")).unwrap_or_default();
+        assert!(out.stderr.contains(&format!("or print them with `--format {format}`")), "{args:?}: {out:#?}");
+    }
+}
+
+#[test]
+fn a_bad_format_lists_the_formats() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = cargo_loadbench_in(dir.path(), &["--format", "bogus"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert_eq!(
+        out.stderr,
+        "error: invalid value 'bogus' for '--format <FORMAT>': expected one of table, json, csv, markdown, junit, \
+         html (see --help)\n",
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn help_is_a_command() {
+    // Outside a workspace: were `help` a filter, it would be refused for want of a Cargo.toml.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = cargo_loadbench_in(dir.path(), &["help"]);
+    assert_eq!((out.code, out.stderr.as_str()), (Some(0), ""), "{out:#?}");
+    assert!(out.stdout.contains("Usage: cargo loadbench [OPTIONS] [FILTER]... [COMMAND]"), "{out:#?}");
+    assert!(out.stdout.contains("Exit codes:"), "{out:#?}");
+
+    let out = cargo_loadbench_in(dir.path(), &["help", "url"]);
+    assert_eq!((out.code, out.stderr.as_str()), (Some(0), ""), "{out:#?}");
+    assert!(out.stdout.contains("Usage: cargo loadbench url [OPTIONS] <URL>"), "{out:#?}");
+    assert!(out.stdout.contains("(http:// or https://)") && !out.stdout.contains("http:// only"), "{out:#?}");
+}
+
+#[test]
 fn a_missing_manifest_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("nowhere").join("Cargo.toml");

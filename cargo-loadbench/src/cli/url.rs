@@ -30,7 +30,7 @@ host does not resolve), 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTE
 #[derive(Debug, clap::Args)]
 #[command(after_help = URL_AFTER_HELP)]
 pub struct UrlArgs {
-    /// The URL to request, such as http://127.0.0.1:9090/ (http:// only). With two or more
+    /// The URL to request, such as http://127.0.0.1:9090/ (http:// or https://). With two or more
     /// --target NAME=URL: a path such as /items?x=1, or a URL whose path and query are sent to
     /// every target
     #[arg(value_name = "URL", value_parser = parse_location)]

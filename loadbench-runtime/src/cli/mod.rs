@@ -75,14 +75,31 @@ pub fn report_usage_error(err: &clap::Error) -> ExitCode {
         let _ = err.print();
         return ExitCode::SUCCESS;
     }
-    // clap adds a tip and the usage; the first line already names the flag and the problem.
+    eprintln!("{}", usage_error_line(err));
+    ExitCode::from(exit_code::USAGE)
+}
+
+/// The one line a usage error is reported as: clap's first line, which names the flag and the
+/// problem, completed with what clap puts on the lines below it that the user needs (the
+/// arguments missing, the values a flag takes), then `(see --help)`. clap's tip and usage lines
+/// are left out.
+pub fn usage_error_line(err: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+
     let message = err.to_string();
     let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("error: invalid arguments");
     // "the following required arguments were not provided:" names them on the lines below.
-    match lines.next().filter(|_| first.ends_with(':')) {
-        Some(named) => eprintln!("{first} {named} (see --help)"),
-        None => eprintln!("{first} (see --help)"),
+    if let Some(named) = lines.next().filter(|_| first.ends_with(':')) {
+        return format!("{first} {named} (see --help)");
     }
-    ExitCode::from(exit_code::USAGE)
+    // An invalid value of a flag with a fixed set of them: the set, which clap prints as a
+    // `[possible values: …]` line of its own.
+    if err.kind() == ErrorKind::InvalidValue
+        && let Some(ContextValue::Strings(valid)) = err.get(ContextKind::ValidValue)
+        && !valid.is_empty()
+    {
+        return format!("{first}: expected one of {} (see --help)", valid.join(", "));
+    }
+    format!("{first} (see --help)")
 }

@@ -57,7 +57,7 @@ impl Response {
     /// let created: Created = ctx.post("/items").json(&"widget").send().await?.expect_status(201)?.json()?;
     /// ctx.get(&format!("/items/{}", created.id)).send().await?.expect_status(200)?;
     /// // Or untyped:
-    /// let item: serde_json::Value = ctx.get("/items/1").send().await?.json()?;
+    /// let item: loadbench::JsonValue = ctx.get("/items/1").send().await?.json()?;
     /// # Ok(()) }
     /// ```
     pub fn json<T: DeserializeOwned>(&self) -> Result<T> {

@@ -97,6 +97,15 @@ async fn other_methods(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+// The README's JSON bodies, with nothing but what the runtime re-exports.
+#[loadbench::scenario(concurrency = 10, count = 100)]
+async fn json_bodies(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let item = loadbench::json!({ "name": "widget", "price": 3 });
+    let created: loadbench::JsonValue = ctx.post("/items").json(&item).send().await?.expect_status(201)?.json()?;
+    ctx.get(&format!("/items/{}", created["id"])).send().await?.expect_status(200)?;
+    Ok(())
+}
+
 // The README's `main` with a default target; never called here, because trybuild runs `main`.
 #[allow(dead_code)]
 fn readme_main() -> std::process::ExitCode {
@@ -119,7 +128,7 @@ fn readme_process_main() -> std::process::ExitCode {
 #[loadbench::scenario(concurrency = 50, duration = "1m")]
 async fn session(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let user = ctx.user();
-    let credentials = serde_json::json!({ "user": format!("user{user}"), "password": "secret" });
+    let credentials = loadbench::json!({ "user": format!("user{user}"), "password": "secret" });
     ctx.post("/login").json(&credentials).send().await?.expect_status(200)?;
     // The session cookie of the login's answer goes with this request by itself.
     ctx.get("/account").send().await?.expect_status(200)?;
@@ -145,7 +154,7 @@ async fn fed_log_in(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let user = record.get("user")?; // a column, as text
     let account: Account = record.parse()?; // or the whole record, through serde
     assert_eq!(user, account.user);
-    let credentials = serde_json::json!({ "user": account.user, "password": account.password });
+    let credentials = loadbench::json!({ "user": account.user, "password": account.password });
     ctx.post("/login").json(&credentials).send().await?.expect_status(200)?;
     Ok(())
 }
