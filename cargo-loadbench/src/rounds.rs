@@ -107,6 +107,12 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
         }
         merged.dropped += other.dropped;
         merged.cancelled += other.cancelled;
+        merged.not_started += other.not_started;
+        // Counted over the runs that found nothing listening, as the other figures are.
+        merged.nothing_listening = match (merged.nothing_listening.take(), &other.nothing_listening) {
+            (Some(a), Some(b)) => Some(loadbench::report::NothingListening { refused: a.refused + b.refused, ..a }),
+            (a, b) => a.or_else(|| b.clone()),
+        };
     }
     merged.steps = steps;
     merged.requests = requests;

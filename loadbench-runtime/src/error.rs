@@ -107,6 +107,18 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         self.0.kind
     }
+
+    /// Whether this is a connection refused (`ECONNREFUSED`): nothing listens at the address.
+    /// Not a timeout, an unreachable host or a failed TLS handshake, which say something else.
+    pub(crate) fn is_refused(&self) -> bool {
+        self.0.kind == ErrorKind::Connect
+            && self
+                .0
+                .source
+                .as_deref()
+                .and_then(|source| source.downcast_ref::<std::io::Error>())
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
+    }
 }
 
 impl fmt::Display for Error {

@@ -84,6 +84,13 @@ pub fn merge(parts: &[Part<'_>], asked: &[Percentile]) -> Result<Merged, MergeEr
         // unstarted add up.
         loadbench::report::FeedRanOut { records: a.records.max(b.records), not_started: a.not_started + b.not_started }
     });
+    merged.not_started = sum(|s| s.not_started);
+    // Every shard connects to its own address: the first that found nothing there names it, the
+    // refused connections add up.
+    merged.nothing_listening = parts
+        .iter()
+        .filter_map(|p| p.scenario.nothing_listening.clone())
+        .reduce(|a, b| loadbench::report::NothingListening { refused: a.refused + b.refused, ..a });
     merged.interrupted = parts.iter().any(|p| p.scenario.interrupted);
     merged.setup_error =
         parts.iter().find_map(|p| p.scenario.setup_error.as_ref().map(|e| format!("shard {}: {e}", p.index)));

@@ -20,6 +20,7 @@ use super::arrivals::{self, Arrivals};
 use super::halt::{self, Halt, Phase, StopFlags};
 use super::plan::LoadPlan;
 use super::progress::{Progress, Slot, Watched, WorkerProgress};
+use super::refused::Refusals;
 use super::registry::Workload;
 use super::selfcheck::{self, WorkerLoad};
 use super::start_gate::{StartGate, StartLine};
@@ -59,6 +60,9 @@ pub(crate) struct Executed {
     /// Open model: how long the schedule took from the start to its last arrival's due time or
     /// later dispatch, at least the planned time; `None` in the closed model.
     pub(crate) schedule: Option<Duration>,
+    /// When a worker gave up because every attempt it made was refused (nothing listens at the
+    /// target): the refused attempts of the workers that did. They started no more iterations.
+    pub(crate) refused: Option<u64>,
 }
 
 /// Runs `workload` as `plan` says, where `placement` says, until the plan's load is done or `stop`
@@ -106,6 +110,7 @@ pub(crate) fn execute(
                 stages: plan.stages.clone(),
                 first_user: plan.first_user,
                 feed: workload.feed.as_ref().filter(|feed| feed.stops()).map(Arc::clone),
+                refusals: Refusals::new(threads),
             });
             let thread = WorkerThread {
                 workload: workload.clone(),
@@ -150,6 +155,7 @@ pub(crate) fn execute(
     let mut schedule_end = origin;
     let mut first_measured: Option<Instant> = None;
     let mut warmup_iterations = 0;
+    let mut refused: Option<u64> = None;
     for handle in handles {
         match handle.join() {
             Ok(done) => {
@@ -161,6 +167,9 @@ pub(crate) fn execute(
                     (a, b) => a.or(b),
                 };
                 warmup_iterations += done.warmup_done;
+                if let Some(n) = done.refused {
+                    refused = Some(refused.unwrap_or(0) + n);
+                }
                 loads.push(done.load);
             }
             // The worker catches virtual-user panics itself; reaching this means the runtime
@@ -186,6 +195,7 @@ pub(crate) fn execute(
         interrupted: stop.any(),
         warmup_iterations,
         schedule: plan.is_open().then(|| arrivals::schedule_length(plan, &warmup, origin, schedule_end)),
+        refused,
     })
 }
 
@@ -198,6 +208,8 @@ struct WorkerDone {
     first_measured: Option<Instant>,
     warmup_done: u64,
     load: WorkerLoad,
+    /// The refused attempts of a worker that gave up because of them.
+    refused: Option<u64>,
 }
 
 /// What one worker thread runs: its users of the workload, against the target.
@@ -367,6 +379,7 @@ impl WorkerThread {
             first_measured: worker.first_measured,
             warmup_done: worker.warmup.done,
             load,
+            refused: worker.gave_up(),
         }
     }
 }

@@ -72,6 +72,7 @@ impl Halt {
         })
     }
 
+    #[cfg(test)]
     pub(crate) fn phase(&self) -> Phase {
         self.phase.get()
     }
@@ -79,6 +80,12 @@ impl Halt {
     /// Cancels at `at` at the latest.
     pub(crate) fn cancel_by(&self, at: Instant) {
         self.cancel_at.set(Some(self.cancel_at.get().map_or(at, |t| t.min(at))));
+    }
+
+    /// Starts no new iteration: ends every wait between iterations, as a stop does, without
+    /// cancelling what is in flight (a worker that gave up on a target where nothing listens).
+    pub(crate) fn stop_starting(&self) {
+        self.advance(Phase::Stopping);
     }
 
     /// Moves to `phase` (never back) and wakes every waiting task.
@@ -168,12 +175,16 @@ impl<F: Future> Future for Until<'_, F> {
 /// cancelled (the executor aborts it when the run ends first). `grace` is how long in-flight
 /// iterations may go on after a stop.
 pub(crate) async fn supervise(halt: Rc<Halt>, flags: StopFlags, grace: Duration) {
+    // A stop may come after the worker stopped starting iterations by itself: it still starts
+    // the grace period of what is in flight.
+    let mut stopped = false;
     loop {
         let now = Instant::now();
         if flags.now.load(Ordering::Relaxed) {
             break;
         }
-        if flags.graceful.load(Ordering::Relaxed) && halt.phase() == Phase::Running {
+        if !stopped && flags.graceful.load(Ordering::Relaxed) {
+            stopped = true;
             halt.advance(Phase::Stopping);
             halt.cancel_by(now + grace);
         }
@@ -275,6 +286,35 @@ mod tests {
             halt.advance(Phase::Cancelled);
             let ended = tokio::time::timeout(Duration::from_secs(10), user).await;
             assert_eq!(ended.ok().and_then(Result::ok), Some((Some(()), None)), "the body's wait was not woken");
+        });
+    }
+
+    /// A worker that gave up on a target where nothing listens ends its waits, not its bodies;
+    /// a signal after it still cancels them once the grace period is over.
+    #[test]
+    fn a_stop_after_the_worker_stopped_starting_still_cancels_after_the_grace_period() {
+        run_local(|| async {
+            let halt = Halt::new(2);
+            let flags = StopFlags::default();
+            let grace = Duration::from_millis(200);
+            let _supervisor = tokio::task::spawn_local(supervise(Rc::clone(&halt), flags.clone(), grace));
+            let (body, wait) = (Rc::clone(&halt), Rc::clone(&halt));
+            let user = tokio::task::spawn_local(async move {
+                body.until(0, Phase::Cancelled, pin!(tokio::time::sleep(Duration::from_secs(60)))).await
+            });
+            let idle = tokio::task::spawn_local(async move {
+                wait.until(1, Phase::Stopping, pin!(tokio::time::sleep(Duration::from_secs(60)))).await
+            });
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            halt.stop_starting();
+            assert_eq!(idle.await.ok(), Some(None), "the wait between iterations ended");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(halt.phase(), Phase::Stopping, "the body goes on");
+            let stopped = Instant::now();
+            flags.graceful.store(true, Ordering::Relaxed);
+            assert_eq!(user.await.ok(), Some(None), "the body was cancelled");
+            let took = stopped.elapsed();
+            assert!(took >= grace && took < Duration::from_secs(10), "{took:?}");
         });
     }
 

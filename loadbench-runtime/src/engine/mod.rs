@@ -1,7 +1,8 @@
 //! Running a load: the registry of scenarios, the load plan, and the executor that runs a plan on
 //! worker threads (per-worker state in `worker`, the open model's schedule in `arrivals`, the
 //! warmup, the start gate, how a run stops in `halt`), with the virtual users' loop, the
-//! measurements (the connections' own in `connections`), the generator's self-check and progress.
+//! measurements (the connections' own in `connections`), the generator's self-check and progress,
+//! and giving up on a target where nothing listens (`refused`).
 //!
 //! Uses `http` (each user's `Ctx`), `config`, the report's schema types and `cli`'s scenario
 //! filter and shard (how a distributed run's load is split); the harness above
@@ -17,6 +18,7 @@ mod panics;
 mod plan;
 mod progress;
 mod ramp;
+mod refused;
 pub(crate) mod registry;
 mod selfcheck;
 mod start_gate;

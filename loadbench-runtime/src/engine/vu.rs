@@ -212,7 +212,11 @@ where
                 last_end = Some(end);
             }
             let mut worker = worker.borrow_mut();
-            worker.record(outcome, start, end, measured);
+            if worker.record(outcome, start, end, measured) {
+                // Nothing listens at the target: the worker's other users, its scheduler and any
+                // wait between iterations stop now; what is in flight ends by itself.
+                halt.stop_starting();
+            }
             if let Some((index, _)) = &slot {
                 worker.idle.push(*index);
             }

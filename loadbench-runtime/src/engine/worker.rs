@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::progress::WorkerProgress;
 use super::ramp;
+use super::refused::Refusals;
 use super::stats::WorkerStats;
 use super::warmup::WorkerWarmup;
 use crate::config::{Load, Stage, ThinkTime};
@@ -52,6 +53,9 @@ impl WorkSource {
 #[derive(Debug)]
 pub(crate) struct Worker {
     work: WorkSource,
+    /// Set: start no more iterations. The run's graceful stop flag, until the worker gives up on
+    /// a target where nothing listens (`refusals`): then a flag of its own, set, so that the one
+    /// load per iteration covers both.
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) stats: WorkerStats,
     progress: Arc<WorkerProgress>,
@@ -83,6 +87,8 @@ pub(crate) struct Worker {
     /// A feed with `feed_end = "stop"`: no iteration starts once it has run out. `None` for
     /// every other scenario, so the check is one branch.
     feed: Option<Arc<Feed>>,
+    /// Whether every attempt so far was refused, and whether the worker gave up because of it.
+    refusals: Refusals,
 }
 
 /// What a worker starts with; the rest of its state starts empty.
@@ -98,11 +104,14 @@ pub(crate) struct WorkerSetup {
     /// The number of the plan's first user (`LoadPlan::first_user`).
     pub(crate) first_user: u32,
     pub(crate) feed: Option<Arc<Feed>>,
+    /// The watch over refused attempts, with this worker's share of the run's bound.
+    pub(crate) refusals: Refusals,
 }
 
 impl Worker {
     pub(crate) fn new(setup: WorkerSetup) -> Worker {
-        let WorkerSetup { work, stop, progress, origin_offset, warmup, think_time, stages, first_user, feed } = setup;
+        let WorkerSetup { work, stop, progress, origin_offset, warmup, think_time, stages, first_user, feed, refusals } =
+            setup;
         // Placeholders until `rebase` knows the start.
         let now = Instant::now();
         Worker {
@@ -125,6 +134,7 @@ impl Worker {
             idle: Vec::new(),
             cancelled_users: Vec::new(),
             feed,
+            refusals,
         }
     }
 
@@ -215,19 +225,30 @@ impl Worker {
     }
 
     /// Records an iteration that started at `start` and ended at `end`; a warmup iteration
-    /// (`measured` false) is only counted as such.
-    pub(crate) fn record(&mut self, outcome: Result<(), Error>, start: Instant, end: Instant, measured: bool) {
+    /// (`measured` false) is only counted as such. Returns `true` when this failure made the
+    /// worker give up on a target where nothing listens: it starts no more iterations, and the
+    /// caller ends the waits between them.
+    pub(crate) fn record(&mut self, outcome: Result<(), Error>, start: Instant, end: Instant, measured: bool) -> bool {
         if !measured {
             self.warmup.done += 1;
-            return;
+            return match &outcome {
+                Ok(()) => {
+                    self.refusals.succeeded();
+                    false
+                }
+                Err(err) => self.refused(err, end, true),
+            };
         }
         if self.first_measured.is_none_or(|first| start < first) {
             self.first_measured = Some(start);
         }
         let elapsed = end.saturating_duration_since(start);
+        let mut gave_up = false;
         match &outcome {
             Ok(()) => self.progress.succeeded(elapsed),
             Err(err) => {
+                // Before this failure is counted: `failed == done` when none succeeded.
+                gave_up = self.refused(err, end, self.failed == self.done);
                 self.failed += 1;
                 self.progress.failed.store(self.failed, Ordering::Relaxed);
                 self.progress.failed_with(err.kind());
@@ -244,6 +265,22 @@ impl Worker {
         // Single writer: a plain store, read by the progress thread on its timer.
         self.progress.done.store(self.done, Ordering::Relaxed);
         self.last_end = Some(end);
+        gave_up
+    }
+
+    /// Tells the watch over refused attempts of a failure; gives up when it says so.
+    #[cold]
+    fn refused(&mut self, err: &Error, end: Instant, only_failures: bool) -> bool {
+        let gave_up = self.refusals.failed(err, end, only_failures);
+        if gave_up {
+            self.stop = Arc::new(AtomicBool::new(true));
+        }
+        gave_up
+    }
+
+    /// The refused attempts this worker made, when it gave up because of them.
+    pub(crate) fn gave_up(&self) -> Option<u64> {
+        self.refusals.gave_up()
     }
 
     /// Records that `user`'s iteration was cancelled (at the end of the grace period, or by a
@@ -261,7 +298,8 @@ impl Worker {
     /// Records an iteration that never ended: its virtual user died in it (a panic).
     pub(crate) fn record_lost(&mut self, message: &'static str) {
         let now = Instant::now();
-        self.record(Err(Error::new(ErrorKind::Scenario, message)), now, now, true);
+        // A scenario error: never a refusal, so never a reason to give up.
+        let _ = self.record(Err(Error::new(ErrorKind::Scenario, message)), now, now, true);
     }
 
     /// Adds a finished user's HTTP figures.
@@ -317,7 +355,100 @@ fn threads_for(cpus: usize, overridden: Option<usize>, sockets: u32, same_machin
 
 #[cfg(test)]
 mod tests {
-    use super::threads_for;
+    use std::io;
+
+    use super::super::plan::{LoadPlan, Sizing};
+    use super::super::refused::REFUSED_ATTEMPTS;
+    use super::super::warmup::Warmup;
+    use super::*;
+    use crate::config::{CookieMode, ScenarioConfig, Transport};
+
+    /// The only worker of a closed-model run of `count` iterations, with `warmup`.
+    fn worker(count: u64, warmup: Option<Load>) -> Worker {
+        let config = ScenarioConfig {
+            concurrency: 4,
+            rate: None,
+            warmup,
+            think_time: None,
+            stages: &[],
+            rate_stages: &[],
+            group: None,
+            load: Load::Count(count),
+            timeout: None,
+            max_body: None,
+            grace: None,
+            target: None,
+            thresholds: &[],
+            cookies: CookieMode::Iteration,
+            follow_redirects: 0,
+            feed: None,
+            transport: Transport::DEFAULT,
+        };
+        let plan = LoadPlan::new(&config, Sizing::Declared);
+        let warmup = Warmup::of(&plan);
+        let mut worker = Worker::new(WorkerSetup {
+            work: WorkSource::new(plan.load, &Arc::new(AtomicU64::new(count)), plan.concurrency),
+            stop: Arc::default(),
+            progress: Arc::default(),
+            origin_offset: warmup.origin_offset,
+            warmup: warmup.for_worker(0, 1),
+            think_time: None,
+            stages: Vec::new(),
+            first_user: 0,
+            feed: None,
+            refusals: Refusals::new(1),
+        });
+        worker.rebase(Instant::now());
+        worker
+    }
+
+    fn refused() -> Result<(), Error> {
+        let cause = io::Error::from(io::ErrorKind::ConnectionRefused);
+        Err(Error::with_source(ErrorKind::Connect, "cannot connect to 127.0.0.1:1", cause))
+    }
+
+    /// Runs iterations with `outcome` until the worker starts no more; how many ran, and whether
+    /// it gave up.
+    fn run(worker: &mut Worker, outcome: fn() -> Result<(), Error>) -> (u64, bool) {
+        let mut ran = 0;
+        let mut gave_up = false;
+        while let Some(measured) = worker.next_iteration(Instant::now()) {
+            ran += 1;
+            gave_up |= worker.record(outcome(), Instant::now(), Instant::now(), measured);
+        }
+        (ran, gave_up)
+    }
+
+    #[test]
+    fn a_worker_whose_attempts_are_all_refused_starts_no_more_iterations() {
+        let mut refusing = worker(100_000, None);
+        assert_eq!(run(&mut refusing, refused), (REFUSED_ATTEMPTS, true));
+        assert_eq!(refusing.gave_up(), Some(REFUSED_ATTEMPTS));
+        assert_eq!(refusing.stats.errors.connect, REFUSED_ATTEMPTS, "the refused attempts stay counted");
+        // Refused warmup iterations count towards the bound: a warmup does not hammer either.
+        let mut warming = worker(100_000, Some(Load::Count(100)));
+        assert_eq!(run(&mut warming, refused), (REFUSED_ATTEMPTS, true));
+        assert_eq!((warming.warmup.done, warming.stats.errors.connect), (100, REFUSED_ATTEMPTS - 100));
+    }
+
+    #[test]
+    fn one_success_and_the_worker_runs_its_whole_count() {
+        let mut answered = worker(1_000, None);
+        assert!(answered.next_iteration(Instant::now()).is_some());
+        assert!(!answered.record(Ok(()), Instant::now(), Instant::now(), true));
+        assert_eq!(run(&mut answered, refused), (999, false));
+        assert_eq!(answered.gave_up(), None);
+        // A warmup iteration's success counts as well.
+        let mut warmed = worker(1_000, Some(Load::Count(1)));
+        assert_eq!(warmed.next_iteration(Instant::now()), Some(false));
+        assert!(!warmed.record(Ok(()), Instant::now(), Instant::now(), false));
+        assert_eq!(run(&mut warmed, refused), (1_000, false));
+        // A worker that gave up leaves the run's own stop flag alone: the run was not interrupted.
+        let mut refusing = worker(1_000, None);
+        let flag = Arc::clone(&refusing.stop);
+        assert!(run(&mut refusing, refused).1);
+        assert!(!flag.load(Ordering::Relaxed));
+    }
 
     #[test]
     fn a_server_on_this_machine_keeps_half_the_cores() {

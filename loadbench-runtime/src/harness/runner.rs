@@ -12,7 +12,7 @@ use crate::engine::registry::Workload;
 use crate::engine::{self, Board, LoadPlan, Placement, Position, Sizing, Slot, StopFlags};
 use crate::feed::Feed;
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
-use crate::report::{FeedConfigReport, FeedRanOut, RateReport, ScenarioReport, rfc3339, warnings};
+use crate::report::{FeedConfigReport, FeedRanOut, NothingListening, RateReport, ScenarioReport, rfc3339, warnings};
 use loadbench_grammar::Percentile;
 
 /// `config.feed`: the feed as loaded.
@@ -135,6 +135,7 @@ impl RunSettings {
             report.config.tls = Some(connections.options.tls.summary());
         }
         let progress = self.board.clone().map(|board| Slot { board, position });
+        let address = target.addr();
         let placement = Placement { target, threads, progress };
         let run = match engine::execute(workload, &plan, &placement, &self.stop) {
             Ok(run) => run,
@@ -183,6 +184,15 @@ impl RunSettings {
         // One smoke iteration measures nothing by design.
         if !matches!(self.sizing, Sizing::Smoke) {
             report.warnings = warnings::detect(&report);
+        }
+        if let Some(refused) = run.refused {
+            report.nothing_listening = Some(NothingListening { address: address.to_string(), refused });
+            // A count not reached: every iteration asked for is run, dropped or not started. A
+            // run bounded by time asked for none in particular: it ended early, which its
+            // duration shows.
+            if let Load::Count(asked) = plan.load {
+                report.not_started = asked.saturating_sub(report.iterations + report.dropped);
+            }
         }
         if let Some(feed) = workload.feed.as_deref().filter(|feed| feed.ran_out()) {
             let asked = match plan.load {

@@ -306,3 +306,26 @@ async fn an_io_error_says_what_the_system_said() {
     assert_eq!(err.kind(), ErrorKind::Io, "{err}");
     assert_eq!(err.to_string(), "request failed: reading the response failed: Connection reset by peer (os error 104)");
 }
+
+/// A port where nothing listens refuses the connection, and the error says so, on a user's own
+/// connection and on a shared one alike (what lets a run give up on it); a server that answers
+/// is no refusal, even with an error.
+#[tokio::test]
+async fn a_closed_port_is_a_refused_connection() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let err = ctx(&url, MARGIN).get("/").send().await.expect_err("nothing listens");
+    assert!((err.kind(), err.is_refused()) == (ErrorKind::Connect, true), "{err}");
+    let target = Rc::new(Target::resolve(&url).unwrap());
+    let transport = crate::config::Transport { connections: Some(1), pipeline: Some(4), http2: false };
+    let lane = super::Lane::for_worker(&target, transport, 1).pop();
+    let mut shared = Ctx::new(target, MARGIN, 0, None).with_lane(lane);
+    let err = shared.get("/").send().await.expect_err("nothing listens");
+    assert!((err.kind(), err.is_refused()) == (ErrorKind::Connect, true), "{err}");
+    let closes = server(|mut s| {
+        read_request(&mut s);
+    });
+    let err = ctx(&closes, MARGIN).get("/").send().await.expect_err("closed without a response");
+    assert!(!err.is_refused(), "{err}");
+}

@@ -21,6 +21,7 @@ pub mod inconclusive;
 mod json;
 pub mod named;
 mod notes;
+mod refused;
 mod saturation;
 mod scenario;
 pub mod table;
@@ -38,6 +39,7 @@ pub use document::{
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};
 pub use json::{check_writable, write_atomic, write_json_atomic};
+pub use refused::NothingListening;
 pub use saturation::GeneratorLimit;
 pub(crate) use saturation::SATURATED_LAG;
 pub use scenario::{

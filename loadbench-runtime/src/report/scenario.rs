@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::causes::Causes;
 use super::feed::{FeedConfigReport, FeedRanOut};
 use super::http::HttpReport;
+use super::refused::NothingListening;
 use super::saturation::GeneratorLimit;
 use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
@@ -144,6 +145,11 @@ pub struct ScenarioReport {
     /// A feed with `feed_end = "stop"` that ran out, and the iterations it left unstarted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feed_ran_out: Option<FeedRanOut>,
+    /// Nothing was listening at the target: every attempt was a refused connection, and the run
+    /// stopped early (the iterations a count asked for and never started are
+    /// [`ScenarioReport::not_started`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nothing_listening: Option<NothingListening>,
 }
 
 /// Whether a scenario met one threshold.
@@ -335,6 +341,7 @@ impl ScenarioReport {
             tls: None,
             warnings: Vec::new(),
             feed_ran_out: None,
+            nothing_listening: None,
         }
     }
 }

@@ -109,6 +109,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         } else if let Some(line) = notes::failure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = super::refused::line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         for line in cause_lines::lines(scenario, label) {
             let _ = writeln!(out, "{line}");
         }

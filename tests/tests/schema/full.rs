@@ -12,9 +12,10 @@ use cargo_loadbench::{
 use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
     Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit,
-    GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, RateReport, RunReport,
-    SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint, StartReport, StepReport, ThresholdOutcome,
-    TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind, WatchReport, WatchSample,
+    GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, NothingListening, RateReport,
+    RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint, StartReport, StepReport,
+    ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind, WatchReport,
+    WatchSample,
 };
 use loadbench::threshold::{Metric, Op, Threshold};
 
@@ -220,6 +221,10 @@ pub fn scenario_report() -> ScenarioReport {
             Warning { kind: WarningKind::TooFast, message: "faster than a round trip".into() },
         ],
         feed_ran_out: Some(FeedRanOut { records: 100, not_started: 900 }),
+        // The generator's conditions are described with the verdict's fields.
+        inconclusive: Vec::new(),
+        not_started: 700,
+        nothing_listening: Some(NothingListening { address: "127.0.0.1:18008".into(), refused: 256 }),
     }
 }
 
