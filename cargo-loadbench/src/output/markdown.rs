@@ -76,7 +76,7 @@ fn old_to_new(cx: &Context) -> String {
         return String::new();
     }
     let (old, new) = if cx.commits.is_some() { ("base", "head") } else { ("old", "new") };
-    let header = [
+    let header: [String; OLD_TO_NEW_COLUMNS] = [
         "".to_owned(),
         "scenario".to_owned(),
         format!("req/s {old} → {new}"),

@@ -18,7 +18,7 @@ use cargo_loadbench::{Commits, ComparedMetric, MetricChange, Results, ScenarioRe
 use loadbench::report::LatencyColumns;
 
 #[cfg(test)]
-use comparison::{COMPARISON_HEADER, comparison_row};
+use comparison::comparison_row;
 use comparison::{comparison_notes, comparison_rows, noise_bands, old_to_new_rows, verdict_cell};
 
 /// An output format.

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use cargo_loadbench::{
     Commit, Commits, ComparedMetric, Comparison, Method, MetricChange, Results, RowComparison, RowSample, RunSample,
-    ScenarioResult, Verdict,
+    ScenarioResult, ScenarioVerdict, Verdict, VerdictStatus,
 };
 use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
-    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GeneratorLimit,
+    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GateReport, GeneratorLimit,
     GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, NothingListening, RateReport,
     RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint, StartReport, StepReport,
     ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind, WatchReport,
@@ -43,6 +43,14 @@ pub fn run_report<S>(scenarios: Vec<S>) -> RunReport<S> {
         interrupted: true,
         shard: Some(ShardReport { index: 1, count: 3 }),
         start: Some(StartReport { at: "2026-12-01T01:02:00.000Z".into(), late_ms: 12 }),
+        gate: Some(GateReport {
+            baseline: Some("main".into()),
+            fail_on_regression: true,
+            fail_on_warning: true,
+            allow_inconclusive: true,
+            allow_failures: true,
+            no_gate: true,
+        }),
         scenarios,
     }
 }
@@ -57,6 +65,10 @@ pub fn scenario_result() -> ScenarioResult {
         runs: vec![run_sample()],
         comparison: Some(comparison("main", Verdict::Regressed, Method::Paired)),
         side_by_side: Some(comparison("current", Verdict::Improved, Method::SingleRun)),
+        verdict: Some(ScenarioVerdict {
+            status: VerdictStatus::Inconclusive,
+            reasons: vec!["reached 498/s of the 500/s asked, 99.6% (limit: at least 99.9%)".into()],
+        }),
     }
 }
 
@@ -222,7 +234,11 @@ pub fn scenario_report() -> ScenarioReport {
         ],
         feed_ran_out: Some(FeedRanOut { records: 100, not_started: 900 }),
         // The generator's conditions are described with the verdict's fields.
-        inconclusive: Vec::new(),
+        inconclusive: vec![ThresholdOutcome {
+            threshold: Threshold { metric: Metric::Rate, op: Op::Ge, value: 0.999 },
+            actual: Some(0.996),
+            passed: false,
+        }],
         not_started: 700,
         nothing_listening: Some(NothingListening { address: "127.0.0.1:18008".into(), refused: 256 }),
     }
