@@ -117,13 +117,20 @@ fn a_count_is_accounted_for_as_run_or_not_started_whatever_the_model() {
 
 /// A run that measured nothing fails: nothing listening is the plainest case of it.
 #[test]
-#[ignore = "needs the lead's finish.rs change"]
 fn a_run_where_nothing_listens_exits_1() {
     let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     for load in [&["-d", "30s"][..], &["-n", "100000", "-c", "50"]] {
         let (out, report, took, address) = refused(load, dir.path());
-        assert_stopped(&out, only(&report), &address, took);
+        let s = only(&report);
+        assert_stopped(&out, s, &address, took);
         assert_eq!(out.code, Some(1), "{load:?}: {out:#?}");
+        assert!(out.errors().iter().any(|l| l.starts_with(&format!("error: GET /: no iteration succeeded: nothing is listening at {address}: "))), "{out:#?}");
+        assert_eq!(s.verdict.as_ref().map(|v| v.status), Some(cargo_loadbench::VerdictStatus::Failed), "{s:#?}");
+        // Never inconclusive on top: the run stopped, it did not fall short.
+        assert!(s.inconclusive.is_empty(), "{s:#?}");
+        let junit = std::fs::read_to_string(dir.path().join("out.xml")).expect("JUnit");
+        assert!(junit.contains("type=\"no success\""), "{junit}");
+        assert!(junit.contains("nothing is listening at "), "the hint reaches JUnit too: {junit}");
     }
 }

@@ -28,7 +28,8 @@ fn serial() -> MutexGuard<'static, ()> {
 fn url_json(args: &[&str]) -> (Output, Results) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
-    let mut all = vec!["url"];
+    // What one request under load reports is judged here, not the self-check of a shared machine.
+    let mut all = vec!["url", "--allow-inconclusive"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", json.to_str().expect("UTF-8 path")]);
     let out = cargo_loadbench(&all);
@@ -218,7 +219,9 @@ fn server_errors_are_failed_requests_and_the_run_still_succeeds() {
 fn an_unreachable_port_counts_connect_errors() {
     let _serial = serial();
     let (out, report) = url_json(&[&closed_port_url(), "-n", "20", "-c", "2", "--quiet"]);
-    assert_eq!(out.code, Some(0), "{out:#?}");
+    // Counted by kind, and a run where nothing succeeded fails (20 attempts: under the bound that
+    // stops a run where nothing listens).
+    assert_eq!(out.code, Some(1), "{out:#?}");
     let s = only(&report);
     assert_eq!((s.iterations, s.failed, s.errors.connect), (20, 20, 20), "{s:#?}");
     assert!(s.setup_error.is_none());

@@ -123,7 +123,7 @@ fn a_departure_from_what_loadbench_writes_fails_naming_its_path() {
             "/scenarios/0/causes/top/0",
             "'first_seen'",
         ),
-        ("schema_version 2", |d| d["schema_version"] = json!(2), "/schema_version", "must be 1"),
+        ("schema_version 3", |d| d["schema_version"] = json!(3), "/schema_version", "must be one of 1, 2"),
         (
             "a count written as a string",
             |d| d["scenarios"][0]["iterations"] = json!("12"),

@@ -62,12 +62,14 @@ fn old_to_new(cx: &Context) -> String {
     let rows: Vec<Vec<String>> = cx
         .scenarios()
         .flat_map(|(s, label)| {
-            let mark = status::scenario(cx, s).mark.emoji();
+            // Each row's mark, as the results table marks it: the scenario's, then each compared
+            // step's and named request's, in the order `old_to_new_rows` lists them.
+            let own = status::scenario(cx, s).mark;
+            let compared = status::rows(s).filter(|r| r.comparison.is_some()).map(|r| status::row(cx, &r).mark);
             let mut rows = old_to_new_rows(s, label);
-            for (i, row) in rows.iter_mut().enumerate() {
+            for (row, mark) in rows.iter_mut().zip(std::iter::once(own).chain(compared)) {
                 row[0] = indented(&row[0]);
-                // The scenario's own mark on its row, its steps' verdicts in their last cell.
-                row.insert(0, if i == 0 { mark.to_owned() } else { String::new() });
+                row.insert(0, mark.emoji().to_owned());
             }
             rows
         })
@@ -488,7 +490,7 @@ mod tests {
         // The first table a reviewer sees: old → new for each compared row, then the verdict.
         assert_eq!(
             cells,
-            ["", "└ search", "-", "1.00ms → 9.00ms (+800.0%)", "1.00ms → 9.00ms (+800.0%)", "regressed (p50, p99)"]
+            ["⚠️", "└ search", "-", "1.00ms → 9.00ms (+800.0%)", "1.00ms → 9.00ms (+800.0%)", "regressed (p50, p99)"]
         );
         let first_table = out.find("| scenario ").unwrap_or(usize::MAX);
         assert!(first_table < out.find("thresholds").unwrap_or(0), "old → new before the results: {out}");

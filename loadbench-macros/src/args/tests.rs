@@ -409,7 +409,8 @@ fn every_bad_threshold_is_reported() {
         all,
         [
             "unknown metric `p100`; expected one of: p50, p90, p95, p99, p99_9, max, mean, error_rate, rps, failed, \
-             checks, or another percentile such as p75 or p99_99 (above p0, below p100)",
+             checks, dropped, rate, saturated, or another percentile such as p75 or p99_99 (above p0, below \
+             p100)",
             "unsupported comparison `==`; use <, <=, > or >=",
             "p99 takes a duration such as 50ms, not `50`",
             "error_rate is a fraction from 0 to 1, such as 0.01 or 1%, not `2`",
@@ -440,7 +441,8 @@ fn every_bad_threshold_is_reported() {
         errors(quote!(thresholds(p100 < "1ms"), count = 0)),
         [
             "unknown metric `p100`; expected one of: p50, p90, p95, p99, p99_9, max, mean, error_rate, rps, failed, \
-             checks, or another percentile such as p75 or p99_99 (above p0, below p100)",
+             checks, dropped, rate, saturated, or another percentile such as p75 or p99_99 (above p0, below \
+             p100)",
             "`count` must be at least 1"
         ]
     );

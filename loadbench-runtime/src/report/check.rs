@@ -90,7 +90,9 @@ pub fn evaluate(scenario: &ScenarioReport) -> Vec<ThresholdOutcome> {
 /// `rate` and `saturated`, and [`GENERATOR_DEFAULTS`] on the metrics it has none on. Empty for a
 /// scenario that did not run.
 pub fn inconclusive(scenario: &ScenarioReport) -> Vec<ThresholdOutcome> {
-    if scenario.setup_error.is_some() {
+    // A run that stopped because nothing listened fell short of its rate by stopping: it
+    // measured nothing ([`measured_nothing`]), which says more.
+    if scenario.setup_error.is_some() || scenario.nothing_listening.is_some() {
         return Vec::new();
     }
     let own = scenario.config.thresholds.iter().filter(|t| t.metric.is_generator());
@@ -121,7 +123,13 @@ pub fn measured_nothing(scenario: &ScenarioReport) -> bool {
 
 /// The line that says why a scenario [measured nothing](measured_nothing): `no iteration
 /// succeeded (1,000 of 1,000 failed, most often 1,000 × status: GET /: status 404)`.
+///
+/// When nothing was listening, the hint: `no iteration succeeded: nothing is listening at
+/// 127.0.0.1:18008: is the server started? (…)`.
 pub fn measured_nothing_line(scenario: &ScenarioReport) -> String {
+    if let Some(hint) = super::refused::line(scenario) {
+        return format!("no iteration succeeded: {hint}");
+    }
     let mut line = "no iteration succeeded".to_owned();
     if scenario.failed > 0 {
         let _ = write!(line, " ({} of {} failed", thousands(scenario.failed), thousands(scenario.iterations));

@@ -26,7 +26,7 @@ pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// a baseline) to each scenario's report; hence the type parameter.
 ///
 /// ```
-/// let json = r#"{"schema_version":1,"tool":{"name":"loadbench","version":"0.1.0"},
+/// let json = r#"{"schema_version":2,"tool":{"name":"loadbench","version":"0.1.0"},
 ///   "started_at":"2026-01-01T00:00:00Z","machine":{"os":"linux","arch":"x86_64","cpus":2,
 ///   "hostname":null,"kernel":null},"scenarios":[]}"#;
 /// let report: loadbench::report::RunReport = serde_json::from_str(json).unwrap();

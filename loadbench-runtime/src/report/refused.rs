@@ -23,7 +23,7 @@ pub struct NothingListening {
 /// `nothing is listening at 127.0.0.1:18008: is the server started? (stopped after 256 refused
 /// connections; 99,744 iterations not started)`, or, for a run bounded by time, `(stopped after
 /// 256 refused connections, 1.00s into 30s)`.
-pub(super) fn line(s: &ScenarioReport) -> Option<String> {
+pub(crate) fn line(s: &ScenarioReport) -> Option<String> {
     let nothing = s.nothing_listening.as_ref()?;
     let noun = if nothing.refused == 1 { "connection" } else { "connections" };
     let stopped = format!("stopped after {} refused {noun}", thousands(nothing.refused));

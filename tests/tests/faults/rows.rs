@@ -279,7 +279,10 @@ fn row9_a_reset_names_its_os_cause() {
 #[test]
 fn row10_progress_lines_show_the_counts_of_their_step() {
     let _serial = serial();
-    let run = url(&[&closed_port_url(), "-c", "2", "-n", "2000"]);
+    // Failures fast and all along: a server that answers 500 (a closed port would stop the run
+    // after a few hundred refused connections).
+    let server = HostileServer::start(Fault::ServerErrors);
+    let run = url(&[&server.url(), "-c", "2", "-n", "2000"]);
     assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
     let mut steps = 0;
     for line in run.out.stderr.lines().filter(|l| l.contains("% (")) {
