@@ -64,8 +64,18 @@ fn a_service_in_another_language_from_its_first_pull_request_to_a_slower_one() {
     let counts = tempfile::tempdir().expect("tempdir");
     let json = repo.root.join("loadbench.json");
     let json = json.to_str().expect("UTF-8 path");
-    let args =
-        ["ab", "--allow-inconclusive", &service_only, "--manifest-path", "bench/Cargo.toml", "--serve", serve, "--quiet", "--json", json];
+    let args = [
+        "ab",
+        "--allow-inconclusive",
+        &service_only,
+        "--manifest-path",
+        "bench/Cargo.toml",
+        "--serve",
+        serve,
+        "--quiet",
+        "--json",
+        json,
+    ];
     let out = run_in(&repo.root, &args, &served_env(counts.path()));
     assert_eq!(out.code, Some(0), "{out:#?}");
     let (base_short, head_short) = (repo.short(&service_only), repo.short(&with_bench));

@@ -30,7 +30,16 @@ fn run(scenario: &str, server: &TestServer, args: &[&str]) -> (Output, Value) {
     let json = dir.path().join("out.json");
     let url = server.url();
     // Scenarios whose every iteration fails on purpose, to count their causes: a chaos test.
-    let mut all = vec!["--quiet", "--allow-failures", scenario, "--exact", "--target", &url, "--json", json.to_str().expect("UTF-8")];
+    let mut all = vec![
+        "--quiet",
+        "--allow-failures",
+        scenario,
+        "--exact",
+        "--target",
+        &url,
+        "--json",
+        json.to_str().expect("UTF-8"),
+    ];
     all.extend_from_slice(args);
     let out = run_fixture("causes", &all);
     assert!(json.exists(), "no JSON written: {out:#?}");

@@ -255,7 +255,10 @@ fn an_unreachable_target_fails_every_iteration_with_connect_errors() {
             "{}",
             out.stdout
         );
-        assert!(out.errors().iter().any(|l| l.starts_with(&format!("error: {name}: no iteration succeeded"))), "{out:#?}");
+        assert!(
+            out.errors().iter().any(|l| l.starts_with(&format!("error: {name}: no iteration succeeded"))),
+            "{out:#?}"
+        );
     }
 }
 

@@ -125,7 +125,11 @@ fn a_run_where_nothing_listens_exits_1() {
         let s = only(&report);
         assert_stopped(&out, s, &address, took);
         assert_eq!(out.code, Some(1), "{load:?}: {out:#?}");
-        assert!(out.errors().iter().any(|l| l.starts_with(&format!("error: GET /: no iteration succeeded: nothing is listening at {address}: "))), "{out:#?}");
+        assert!(
+            out.errors().iter().any(|l| l
+                .starts_with(&format!("error: GET /: no iteration succeeded: nothing is listening at {address}: "))),
+            "{out:#?}"
+        );
         assert_eq!(s.verdict.as_ref().map(|v| v.status), Some(cargo_loadbench::VerdictStatus::Failed), "{s:#?}");
         // Never inconclusive on top: the run stopped, it did not fall short.
         assert!(s.inconclusive.is_empty(), "{s:#?}");

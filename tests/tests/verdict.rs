@@ -79,7 +79,9 @@ fn junit_children(junit: &str, kind: &str) -> Vec<(String, String)> {
     let xml = roxmltree::Document::parse(junit).unwrap_or_else(|e| panic!("{e}: {junit}"));
     xml.descendants()
         .filter(|n| n.has_tag_name(kind))
-        .map(|n| (n.attribute("type").unwrap_or_default().to_owned(), n.attribute("message").unwrap_or_default().to_owned()))
+        .map(|n| {
+            (n.attribute("type").unwrap_or_default().to_owned(), n.attribute("message").unwrap_or_default().to_owned())
+        })
         .collect()
 }
 
@@ -107,8 +109,16 @@ fn a_rate_the_generator_cannot_reach_is_inconclusive_everywhere() {
 
     // The table: one `inconclusive:` line per reason, the rate's with its figures.
     let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("GET /: inconclusive: ")).collect();
-    assert!(lines.iter().any(|l| l.contains("/s of the 100,000/s asked") && l.contains("(limit: at least 95%)")), "{}", out.stdout);
-    assert!(lines.iter().any(|l| l.contains("of the arrivals dropped") && l.contains("(limit: at most 1%)")), "{}", out.stdout);
+    assert!(
+        lines.iter().any(|l| l.contains("/s of the 100,000/s asked") && l.contains("(limit: at least 95%)")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("of the arrivals dropped") && l.contains("(limit: at most 1%)")),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.errors().iter().any(|l| l.starts_with("error: inconclusive: GET /: ") && l.contains("exit code 4")),
         "{out:#?}"
@@ -175,7 +185,9 @@ fn a_wrong_base_path_fails_the_run_with_one_line() {
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert!(failures[0].0.contains("no success"), "{failures:?}");
     assert!(failures[0].1.contains("no iteration succeeded (200 of 200 failed"), "{failures:?}");
-    assert!(Files::read(&files.markdown).contains("❌ loadbench: 1 of 1 failed: GET /missing/api (no iteration succeeded"));
+    assert!(
+        Files::read(&files.markdown).contains("❌ loadbench: 1 of 1 failed: GET /missing/api (no iteration succeeded")
+    );
     let html = Files::read(&files.html);
     assert!(html.contains("<p class=\"verdict fail\">"), "the HTML headline says failed");
     assert!(html.contains("1 of 1 failed"), "{html}");
@@ -236,9 +248,18 @@ fn a_failed_comparison_shows_old_to_new_first_and_stays_failed_when_rendered_aga
     assert!(message.contains("p50 ") && message.contains(" → ") && message.contains("beyond ±5%"), "{message}");
 
     // Rendered again from the saved JSON: the same verdict, baseline and comparison.
-    let again = cargo_loadbench_with_env(&["report", text(&head.json), "--format", "markdown"], &[("GITHUB_STEP_SUMMARY", OsStr::new(""))]);
+    let again = cargo_loadbench_with_env(
+        &["report", text(&head.json), "--format", "markdown"],
+        &[("GITHUB_STEP_SUMMARY", OsStr::new(""))],
+    );
     assert_eq!(again.code, Some(1), "{again:#?}");
-    assert!(again.stdout.starts_with("### loadbench: this run compared with baseline `main`\n\n❌ loadbench: 1 of 1 failed"), "{}", again.stdout);
+    assert!(
+        again
+            .stdout
+            .starts_with("### loadbench: this run compared with baseline `main`\n\n❌ loadbench: 1 of 1 failed"),
+        "{}",
+        again.stdout
+    );
     assert!(again.errors().iter().any(|l| l.contains("regressed against baseline `main`")), "{again:#?}");
     let junit = dir.path().join("again.xml");
     let again = cargo_loadbench_with_env(&["report", text(&head.json), "-o", text(&junit)], &[]);

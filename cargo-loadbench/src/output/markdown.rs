@@ -168,7 +168,11 @@ fn details(cx: &Context) -> String {
     };
     let thresholds = cx.scenarios().flat_map(|(s, label)| {
         s.thresholds.iter().map(move |o| {
-            let mark = if o.passed { Mark::Pass } else { Mark::Fail };
+            let mark = match (o.passed, o.threshold.metric.is_generator()) {
+                (true, _) => Mark::Pass,
+                (false, true) => Mark::Inconclusive,
+                (false, false) => Mark::Fail,
+            };
             format!("- {} {}: {}", mark.emoji(), escape(label), escape(&o.to_string()))
         })
     });

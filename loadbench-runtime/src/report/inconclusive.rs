@@ -16,6 +16,16 @@ pub fn reasons(s: &ScenarioReport) -> Vec<String> {
     s.inconclusive.iter().map(|o| reason(s, o)).collect()
 }
 
+/// The self-check's line for a saturated generator that did not make the scenario inconclusive
+/// (a threshold of its own on `saturated` allowed it), as a warning: `warning: generator busy:
+/// …`; `None` when the generator was not saturated, or when [`reasons`] says it instead.
+pub fn saturation_warning(s: &ScenarioReport) -> Option<String> {
+    if s.inconclusive.iter().any(|o| o.threshold.metric == Metric::Saturated) {
+        return None;
+    }
+    s.generator.as_ref().and_then(super::saturation::line)
+}
+
 fn reason(s: &ScenarioReport, outcome: &ThresholdOutcome) -> String {
     let limit = limit(&outcome.threshold);
     match outcome.threshold.metric {

@@ -93,10 +93,7 @@ pub(super) fn watch_line(w: &WatchReport) -> String {
 /// itself may have been the limit (`saturation`), unless that made the scenario inconclusive:
 /// the `inconclusive:` line says it then.
 pub(super) fn saturation_line(s: &ScenarioReport) -> Option<String> {
-    if s.inconclusive.iter().any(|o| o.threshold.metric == loadbench_grammar::Metric::Saturated) {
-        return None;
-    }
-    s.generator.as_ref().and_then(super::saturation::line)
+    super::inconclusive::saturation_warning(s)
 }
 
 /// `thresholds failed: p99 < 50ms (was 61.2ms)` when any threshold on the server failed,

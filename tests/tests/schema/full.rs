@@ -11,11 +11,11 @@ use cargo_loadbench::{
 };
 use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
-    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GateReport, GeneratorLimit,
-    GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, NothingListening, RateReport,
-    RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint, StartReport, StepReport,
-    ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind, WatchReport,
-    WatchSample,
+    Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GateReport,
+    GeneratorLimit, GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, NothingListening,
+    RateReport, RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint, StartReport,
+    StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind,
+    WatchReport, WatchSample,
 };
 use loadbench::threshold::{Metric, Op, Threshold};
 

@@ -4,7 +4,7 @@
 //! arrival rate). Under `--runs N` the charts over time say which run they show.
 
 use cargo_loadbench::ScenarioResult;
-use loadbench::report::{ConfigReport, GeneratorLimit, GeneratorReport, MachineInfo, units};
+use loadbench::report::{ConfigReport, MachineInfo, units};
 
 use super::axis::clock;
 use super::escape::{Esc, with_code};
@@ -102,8 +102,13 @@ fn summary(cx: &Context, entry: &Entry, out: &mut String) {
     if !s.thresholds.is_empty() {
         out.push_str("<ul class=\"thresholds\">\n");
         for outcome in &s.thresholds {
-            let (class, mark) = if outcome.passed { ("pass", Mark::Pass) } else { ("fail", Mark::Fail) };
-            let word = if outcome.passed { "met" } else { "failed" };
+            // A condition on the generator that failed leaves the figures inconclusive; it fails
+            // nothing.
+            let (class, mark, word) = match (outcome.passed, outcome.threshold.metric.is_generator()) {
+                (true, _) => ("pass", Mark::Pass, "met"),
+                (false, true) => ("inconclusive", Mark::Inconclusive, "not met, so inconclusive"),
+                (false, false) => ("fail", Mark::Fail, "failed"),
+            };
             out.push_str(&format!(
                 "<li class=\"{class}\">{} threshold {word}: <code>{}</code></li>\n",
                 mark_span(mark),
@@ -112,8 +117,10 @@ fn summary(cx: &Context, entry: &Entry, out: &mut String) {
         }
         out.push_str("</ul>\n");
     }
-    if let Some(g) = s.generator.as_ref().filter(|g| g.saturated) {
-        out.push_str(&format!("<p class=\"banner warn\">⚠️ {}</p>\n", Esc(&saturation(g))));
+    // Said as the table says it: a saturated generator the scenario's own threshold allowed.
+    // (When it made the scenario inconclusive, the status above gives the same line.)
+    if let Some(line) = loadbench::report::inconclusive::saturation_warning(s) {
+        out.push_str(&format!("<p class=\"banner warn\">⚠️ {}</p>\n", Esc(&line)));
     }
     figures(s, out);
     config(cx, s, out);
@@ -148,40 +155,6 @@ fn flags(s: &ScenarioResult, out: &mut String) {
     for (class, line) in lines {
         out.push_str(&format!("<p class=\"banner {class}\">{}</p>\n", Esc(&line)));
     }
-}
-
-/// The saturation warning: what limited the generator, its CPU, timer lag and, when they flagged
-/// the run, its late reads.
-fn saturation(g: &GeneratorReport) -> String {
-    let limit = match g.limit {
-        Some(GeneratorLimit::GeneratorCpu) => "the generator was busy (its own CPU)",
-        Some(GeneratorLimit::MachineBusy) => "the machine was busy (another process, or the server, had the CPU)",
-        Some(GeneratorLimit::GeneratorStalled) => "the generator stalled (a scenario body blocked its thread)",
-        _ => "the generator was saturated",
-    };
-    let mut out = format!("Load generator saturated: {limit}");
-    if let Some(cpu) = g.cpu_utilization {
-        out.push_str(&format!(
-            "; worker CPU {:.0}% of {} thread{}",
-            cpu * 100.0,
-            g.worker_threads,
-            if g.worker_threads == 1 { "" } else { "s" }
-        ));
-    }
-    if let Some(lag) = g.lag_p99_us {
-        out.push_str(&format!("; timer lag p99 {}", units::micros(lag as f64)));
-    }
-    if let Some(delay) = g.read_delay_p99_us.filter(|_| g.late_reads) {
-        out.push_str(&format!(
-            "; what the server sent waited {} (p99) before it was read",
-            units::micros(delay as f64)
-        ));
-    }
-    if let Some(waited) = g.waited_for_cpu {
-        out.push_str(&format!("; waited for a CPU {:.0}% of the time", waited * 100.0));
-    }
-    out.push_str(". These figures may show loadbench's limit, not the server's.");
-    out
 }
 
 /// The key figures, as tiles.

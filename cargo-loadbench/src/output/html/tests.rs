@@ -206,7 +206,7 @@ fn a_full_page_draws_every_chart_with_a_switch_per_series() {
     for i in 0..3 {
         assert!(html.contains(&format!("<a href=\"#s{i}\">")) && html.contains(&format!("id=\"s{i}\"")), "s{i}");
     }
-    assert!(html.contains("Load generator saturated: the generator was busy (its own CPU); worker CPU 97%"));
+    assert!(html.contains("warning: generator busy: its worker threads were at 97% CPU (2 threads)"), "as the table");
     assert!(html.contains("baseline main"), "the baseline's spectrum is drawn and named");
     assert!(html.contains("503 Service Unavailable") && html.contains("threshold met"));
     assert!(
@@ -350,14 +350,24 @@ fn charts_without_data_leave_a_note() {
 }
 
 #[test]
-fn late_reads_are_in_the_saturation_banner() {
+fn the_generator_is_described_as_the_table_describes_it() {
     let mut report = full_report(5);
     // Measured but not what flagged the run: not named.
     assert!(!page(&report).contains("before it was read"));
     let generator = report.scenarios[0].generator.as_mut().expect("the full report's self-check");
     generator.late_reads = true;
     generator.read_delay_p99_us = Some(6_100);
-    assert!(page(&report).contains("; what the server sent waited 6.10ms (p99) before it was read"));
+    generator.limit = Some(GeneratorLimit::MachineBusy);
+    let line = loadbench::report::inconclusive::saturation_warning(&report.scenarios[0]).expect("a line");
+    assert!(line.contains("what the server sent waited 6.10ms (p99) before it was read"), "{line}");
+    assert!(page(&report).contains(&super::escape::escape(&line)), "the table's words: {line}");
+    // Judged, the same words are why the scenario is inconclusive, in its status and headline.
+    loadbench::report::check::judge(&mut report.scenarios[0]);
+    let html = page(&report);
+    let reason = line.trim_start_matches("warning: ");
+    assert!(html.contains("<p class=\"verdict "), "headline");
+    assert!(html.contains(&super::escape::escape(reason)), "{reason}");
+    assert!(!html.contains(&super::escape::escape(&line)), "not a warning any more");
 }
 
 /// One scenario of [`sample_report`], run for 5 s (`duration_ms`), its timeline steady at 1,000
