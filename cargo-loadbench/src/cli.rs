@@ -35,7 +35,7 @@ pub enum Cargo {
 const AFTER_HELP: &str = "\
 Scenarios run one bench binary at a time, in the binary's package directory, like `cargo bench`.
 
-A regression is a change of req/s (successful requests per second), p50, p99 or success rate
+A regression is a change of it/s (successful iterations per second), p50, p99 or success rate
 beyond --noise-threshold (three times it for p99); a lower success rate is a regression whatever
 the speed. With --runs 2 or more on both sides, its whole 95% bootstrap confidence interval must
 lie beyond it. A baseline is saved only when every scenario succeeded in at least 50% of its

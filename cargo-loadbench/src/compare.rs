@@ -1,6 +1,6 @@
 //! The verdict: did a scenario get faster or slower than in its baseline, beyond the noise?
 //!
-//! Each run of a scenario gives one sample of each compared metric (req/s, p50, p99, success
+//! Each run of a scenario gives one sample of each compared metric (it/s, p50, p99, success
 //! rate). The change of a metric is `median(new) / median(old) - 1`. With two or more runs on
 //! both sides its 95 % confidence interval comes from a percentile bootstrap (10,000 resamples of
 //! each side's runs, with a fixed seed so that the same data always gets the same verdict), and,
@@ -69,7 +69,7 @@ fn compare_as(current: &ScenarioResult, baseline: Option<&ScenarioResult>, how: 
     comparison
 }
 
-/// [`compare`], judging only `compared` (a step's comparison leaves req/s out: see [`rows`]).
+/// [`compare`], judging only `compared` (a step's comparison leaves it/s out: see [`rows`]).
 fn compare_metrics(
     current: &ScenarioResult,
     baseline: Option<&ScenarioResult>,
@@ -233,11 +233,11 @@ fn value(metric: ComparedMetric, sample: &RunSample) -> Option<f64> {
     .filter(|v| v.is_finite())
 }
 
-/// How much wider the noise band of p99 is than that of req/s, p50 and success rate.
+/// How much wider the noise band of p99 is than that of it/s, p50 and success rate.
 ///
 /// A run's p99 rests on its slowest 1 % of iterations, a few dozen samples at most in a CI-sized
 /// run, and a busy machine's scheduling delays land exactly there: the same server measured twice
-/// on a loaded 2-core machine moved p99 by 10–30 % while req/s and p50 moved by 1–4 %. A band of
+/// on a loaded 2-core machine moved p99 by 10–30 % while it/s and p50 moved by 1–4 %. A band of
 /// three times the noise threshold (15 % by default) still catches a tail that really got worse.
 pub const TAIL_NOISE_FACTOR: f64 = 3.0;
 
@@ -264,7 +264,7 @@ fn judge(metric: ComparedMetric, low: f64, high: f64, noise: f64) -> Verdict {
 }
 
 /// The success rate first: a run whose success rate dropped regressed, whatever its speed (a
-/// server that fails fast looks quick, and req/s and latencies then describe fewer, different
+/// server that fails fast looks quick, and it/s and latencies then describe fewer, different
 /// iterations). Then regressed if any other metric regressed (a faster median does not excuse a
 /// slower tail), else improved if any improved, else no change.
 fn overall(metrics: &[MetricChange]) -> Verdict {
@@ -330,12 +330,12 @@ pub(crate) mod tests {
     use super::*;
     use loadbench::report::{ConfigReport, LatencyReport, ScenarioReport};
 
-    /// A scenario whose runs had these req/s and these p50 = p99 latencies (µs).
+    /// A scenario whose runs had these it/s and these p50 = p99 latencies (µs).
     fn scenario(runs: &[(f64, f64)]) -> ScenarioResult {
         scenario_with_runs("hello", runs)
     }
 
-    /// Scenario `name`, whose runs (100 iterations each) had these req/s and these p50 = p99
+    /// Scenario `name`, whose runs (100 iterations each) had these it/s and these p50 = p99
     /// latencies (µs); for the tests of everything that compares runs.
     pub(crate) fn scenario_with_runs(name: &str, runs: &[(f64, f64)]) -> ScenarioResult {
         let config = ConfigReport { concurrency: 5, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
@@ -399,7 +399,7 @@ pub(crate) mod tests {
         assert_eq!(p50.verdict, Verdict::Regressed);
         let [low, high] = p50.confidence_interval.unwrap_or_default();
         assert!(low > 0.05 && low <= p50.change && p50.change <= high, "{p50:?}");
-        assert_eq!(metric(&c, ComparedMetric::Rps).verdict, Verdict::Regressed, "fewer req/s is worse");
+        assert_eq!(metric(&c, ComparedMetric::Rps).verdict, Verdict::Regressed, "fewer it/s is worse");
         assert_eq!(metric(&c, ComparedMetric::SuccessRate).verdict, Verdict::NoChange);
     }
 

@@ -31,7 +31,7 @@ pub struct Comparison {
     /// One entry per compared metric; empty when there is no verdict.
     pub metrics: Vec<MetricChange>,
     /// Each step (`ctx.step`) compared with the step of the same name in the baseline, in the
-    /// scenario's order, by the same rule as the scenario but for req/s (a step runs once per
+    /// scenario's order, by the same rule as the scenario but for it/s (a step runs once per
     /// iteration, so its rate is the scenario's and would blame every step for one slow step):
     /// p50, p99 and success rate. Empty when the scenario has no verdict (new, not comparable)
     /// or no steps, and in files from before steps were compared.
@@ -202,10 +202,12 @@ impl ComparedMetric {
     pub const ALL: [ComparedMetric; 4] =
         [ComparedMetric::Rps, ComparedMetric::P50, ComparedMetric::P99, ComparedMetric::SuccessRate];
 
-    /// The name in tables: `req/s`, `p50`, `p99`, `success rate`.
+    /// The name in tables: `it/s`, `p50`, `p99`, `success rate`. The rate compared is of
+    /// successful iterations (`rps` in the JSON), which a journey of several requests counts once
+    /// per iteration: `it/s`, so as not to read as the results table's HTTP `req/s`.
     pub fn label(self) -> &'static str {
         match self {
-            ComparedMetric::Rps => "req/s",
+            ComparedMetric::Rps => "it/s",
             ComparedMetric::P50 => "p50",
             ComparedMetric::P99 => "p99",
             ComparedMetric::SuccessRate => "success rate",
@@ -217,7 +219,7 @@ impl ComparedMetric {
         matches!(self, ComparedMetric::Rps | ComparedMetric::SuccessRate)
     }
 
-    /// A value of this metric as the tables show it: `1,234` (req/s), `5.21ms`, `99.5%`.
+    /// A value of this metric as the tables show it: `1,234` (it/s), `5.21ms`, `99.5%`.
     pub fn show(self, value: f64) -> String {
         match self {
             ComparedMetric::Rps => units::rate(value),
@@ -308,7 +310,7 @@ impl Comparison {
     }
 
     /// What regressed, old → new ([`MetricChange::summary`]): `p50 5.21ms → 10.4ms (+99.6%),
-    /// req/s 761 → 382 (-49.8%)`; empty when nothing regressed.
+    /// it/s 761 → 382 (-49.8%)`; empty when nothing regressed.
     pub fn regressed_summary(&self) -> String {
         self.regressed_metrics().iter().map(|m| m.summary()).collect::<Vec<_>>().join(", ")
     }

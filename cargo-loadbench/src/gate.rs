@@ -213,7 +213,7 @@ mod tests {
         let result = GateResult::of(&report, &labels);
         assert_eq!(
             result.regressions,
-            ["hello (req/s 1,000 → 245 (-75.5%), p50 200µs → 20.3ms (+10,050%), p99 400µs → 40.6ms (+10,050%))"]
+            ["hello (it/s 1,000 → 245 (-75.5%), p50 200µs → 20.3ms (+10,050%), p99 400µs → 40.6ms (+10,050%))"]
         );
     }
 }

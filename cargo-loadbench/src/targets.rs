@@ -247,7 +247,7 @@ mod tests {
         assert_eq!((stopped, ran), (ControlFlow::Break(()), 3));
     }
 
-    /// `name` against `target`, with runs of these req/s and p50 = p99 latencies (µs).
+    /// `name` against `target`, with runs of these it/s and p50 = p99 latencies (µs).
     fn scenario(name: &str, target: &str, runs: &[(f64, f64)]) -> ScenarioResult {
         let mut s = crate::compare::tests::scenario_with_runs(name, runs);
         s.target_name = Some(target.into());
@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(report.scenarios[0].side_by_side, None, "the first target is the reference");
         let slow = report.scenarios[1].side_by_side.as_ref().expect("slow compared");
         assert_eq!((slow.baseline.as_str(), slow.verdict), ("fast", Verdict::Regressed));
-        let rps = slow.metrics.iter().find(|m| m.metric == cargo_loadbench::ComparedMetric::Rps).expect("req/s");
+        let rps = slow.metrics.iter().find(|m| m.metric == cargo_loadbench::ComparedMetric::Rps).expect("it/s");
         assert!((rps.new / rps.old - 1000.0 / 3000.0).abs() < 1e-9, "{rps:?}");
         let same = report.scenarios[2].side_by_side.as_ref().expect("same compared");
         assert_eq!(same.verdict, Verdict::NoChange);

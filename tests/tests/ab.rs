@@ -150,7 +150,7 @@ fn a_service_in_another_language_from_its_first_pull_request_to_a_slower_one() {
             out.stdout
         );
         let row = out.stdout.lines().find(|l| l.starts_with("| home ") && l.contains("regressed")).unwrap_or_default();
-        assert!(row.contains("| regressed (req/s, p50"), "{}", out.stdout);
+        assert!(row.contains("| regressed (it/s, p50"), "{}", out.stdout);
     }
 }
 

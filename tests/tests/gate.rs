@@ -58,7 +58,7 @@ fn comparison<'a>(report: &'a Results, name: &str) -> &'a Comparison {
     s.comparison.as_ref().unwrap_or_else(|| panic!("`{name}` was not compared: {s:#?}"))
 }
 
-/// The changes of one comparison, for failure messages: `req/s -3.1% [-5.0, -1.2]`, …
+/// The changes of one comparison, for failure messages: `it/s -3.1% [-5.0, -1.2]`, …
 fn changes(c: &Comparison) -> String {
     c.metrics
         .iter()
@@ -120,11 +120,11 @@ fn a_clearly_slower_server_is_a_regression() {
     // One line, naming the scenario and what regressed, old → new.
     let errors = out.errors();
     let [error] = errors.as_slice() else { panic!("{out:#?}") };
-    assert!(error.starts_with("error: gate failed: regressed against baseline `fast`: hello (req/s "), "{error}");
+    assert!(error.starts_with("error: gate failed: regressed against baseline `fast`: hello (it/s "), "{error}");
     assert!(error.contains(", p50 ") && error.contains(" → ") && error.ends_with("%))"), "{error}");
     let cells = row(comparison_table(&out.stdout), "hello");
     // req/s and p50 move a hundredfold; p99 does too unless a stall hit the fast baseline.
-    assert!(cells[10].starts_with("regressed (req/s, p50"), "{}", out.stdout);
+    assert!(cells[10].starts_with("regressed (it/s, p50"), "{}", out.stdout);
     assert!(cells[6].starts_with('+') && cells[6].ends_with('%'), "p50 change: {cells:?}");
     assert!(out.stdout.contains("A change counts when its 95% confidence interval (bootstrap over 3 runs against 3 in the baseline) lies wholly beyond ±5% (±15% for p99)."), "{}", out.stdout);
     assert!(out.stdout.contains("3 runs of each scenario, in rounds"), "{}", out.stdout);
@@ -141,7 +141,7 @@ fn a_clearly_slower_server_is_a_regression() {
     // Without --fail-on-regression the verdict is shown, not enforced; one run says it is one.
     let informative = gate(&["hello", "--exact", "--target", &slow.url(), "--baseline", "fast", "--baseline-dir", dir]);
     assert_eq!(informative.code, Some(0), "{informative:#?}");
-    assert!(row(comparison_table(&informative.stdout), "hello")[10].starts_with("regressed (req/s, p50"));
+    assert!(row(comparison_table(&informative.stdout), "hello")[10].starts_with("regressed (it/s, p50"));
     assert!(
         informative
             .stdout
@@ -150,7 +150,7 @@ fn a_clearly_slower_server_is_a_regression() {
         informative.stdout
     );
     let note =
-        informative.stderr.lines().find(|l| l.starts_with("note: regressed against baseline `fast`: hello (req/s "));
+        informative.stderr.lines().find(|l| l.starts_with("note: regressed against baseline `fast`: hello (it/s "));
     assert!(note.is_some_and(|l| l.ends_with("; add --fail-on-regression to fail the run on it")), "{informative:#?}");
 }
 
@@ -422,7 +422,7 @@ fn every_output_format_reads_back() {
     let markdown = std::fs::read_to_string(file("results.md")).expect("Markdown file");
     let tables = markdown_tables(&markdown);
     assert_eq!(tables.len(), 2, "the comparison old → new first, then the results: {markdown}");
-    assert_eq!(tables[0][0], ["", "scenario", "req/s old → new", "p50 old → new", "p99 old → new", "verdict"]);
+    assert_eq!(tables[0][0], ["", "scenario", "it/s old → new", "p50 old → new", "p99 old → new", "verdict"]);
     assert_eq!(tables[0][1][1], "hello");
     assert!(tables[0][1][3].contains(" → "), "{:?}", tables[0][1]);
     assert_eq!(tables[0][2][..3], ["❌", "guarded", "-"]);

@@ -144,7 +144,7 @@ fn a_three_times_slower_server_shows_a_third_of_the_rate_either_way_round() {
     let (rps_ratio, p50_ratio) = (ratio(&cells[3]), ratio(&cells[5]));
     assert!(within(rps_ratio, 1.0 / 3.0), "req/s ratio {rps_ratio} is not 1/3 ± 25%\n{}", out.stdout);
     assert!(within(p50_ratio, 3.0), "p50 ratio {p50_ratio} is not 3 ± 25%\n{}", out.stdout);
-    assert!(cells[8].starts_with("worse (req/s, p50"), "{}", out.stdout);
+    assert!(cells[8].starts_with("worse (it/s, p50"), "{}", out.stdout);
     assert!(
         side_table(&out.stdout).contains(
             "A difference counts when its 95% confidence interval (bootstrap over 3 runs against 3 of `fast`) lies wholly beyond ±5% (±15% for p99)."
@@ -186,7 +186,7 @@ fn a_three_times_slower_server_shows_a_third_of_the_rate_either_way_round() {
     let cells = side_row(&reversed.stdout, "fast");
     let rps_ratio = ratio(&cells[3]);
     assert!(within(rps_ratio, 3.0), "req/s ratio {rps_ratio} is not 3 ± 25%\n{}", reversed.stdout);
-    assert!(cells[8].starts_with("better (req/s, p50"), "{}", reversed.stdout);
+    assert!(cells[8].starts_with("better (it/s, p50"), "{}", reversed.stdout);
     assert_eq!(side_row(&reversed.stdout, "slow")[8], "reference");
     assert!(
         side_table(&reversed.stdout).contains("Single-run comparison: a difference counts when it is beyond ±5%"),
@@ -346,7 +346,7 @@ fn a_one_shot_url_runs_against_each_target_side_by_side() {
     let (rps_ratio, p50_ratio) = (ratio(&cells[3]), ratio(&cells[5]));
     assert!(within(rps_ratio, 1.0 / 3.0), "req/s ratio {rps_ratio} is not 1/3 ± 25%\n{}", out.stdout);
     assert!(within(p50_ratio, 3.0), "p50 ratio {p50_ratio} is not 3 ± 25%\n{}", out.stdout);
-    assert!(cells[8].starts_with("worse (req/s, p50"), "{}", out.stdout);
+    assert!(cells[8].starts_with("worse (it/s, p50"), "{}", out.stdout);
     assert!(side_table(&out.stdout).contains("(bootstrap over 2 runs against 2 of `fast`)"), "{}", out.stdout);
 
     let report = read_report(&json);
@@ -391,7 +391,7 @@ fn a_one_shot_url_runs_against_each_target_side_by_side() {
     assert_eq!(side_row(&out.stdout, "slow")[8], "reference", "{}", out.stdout);
     let cells = side_row(&out.stdout, "fast");
     assert!(within(ratio(&cells[3]), 3.0), "{}", out.stdout);
-    assert!(cells[8].starts_with("better (req/s, p50"), "{}", out.stdout);
+    assert!(cells[8].starts_with("better (it/s, p50"), "{}", out.stdout);
 }
 
 #[test]

@@ -128,7 +128,7 @@ fn a_rate_the_generator_cannot_reach_is_inconclusive_everywhere() {
     assert!(reasons.iter().any(|r| lines.iter().any(|l| l.ends_with(r.as_str()))), "{reasons:?}\n{lines:?}");
     let markdown = Files::read(&files.markdown);
     assert!(markdown.starts_with("### loadbench results\n\n❓ loadbench: 1 of 1 inconclusive"), "{markdown}");
-    assert_eq!(Files::read(&files.summary), markdown, "the step summary is the Markdown");
+    assert_eq!(Files::read(&files.summary).trim_start(), markdown, "the step summary is the Markdown");
     let errors = junit_children(&Files::read(&files.junit), "error");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].0, "inconclusive");
@@ -230,10 +230,11 @@ fn a_failed_comparison_shows_old_to_new_first_and_stays_failed_when_rendered_aga
 
     // The step summary: the heading, the verdict, then old → new for each scenario.
     let summary = Files::read(&head.summary);
-    let lines: Vec<&str> = summary.lines().collect();
+    // (Appended after a blank line, as GitHub's summary page keeps each step's block apart.)
+    let lines: Vec<&str> = summary.trim_start().lines().collect();
     assert_eq!(lines[0], "### loadbench: this run compared with baseline `main`", "{summary}");
     assert!(lines[2].starts_with("❌ loadbench: 1 of 1 failed: GET / (regressed ("), "{summary}");
-    assert!(lines[4].contains("req/s old → new") && lines[4].contains("p99 old → new"), "{summary}");
+    assert!(lines[4].contains("it/s old → new") && lines[4].contains("p99 old → new"), "{summary}");
     let row = lines[6];
     assert!(row.starts_with("| ❌ | GET / "), "{summary}");
     let p50 = row.split('|').nth(4).unwrap_or_default().trim();

@@ -287,7 +287,7 @@ fn no_gate_reports_a_missed_threshold_and_a_regression_without_failing() {
     let note = out
         .stderr
         .lines()
-        .find(|l| l.starts_with("note: gate failed: regressed against baseline `fast`: hello (req/s "));
+        .find(|l| l.starts_with("note: gate failed: regressed against baseline `fast`: hello (it/s "));
     assert!(note.is_some_and(|l| l.ends_with("); not failing the run (--no-gate)")), "{out:#?}");
 }
 

@@ -26,7 +26,10 @@ fn rendered(command: &str) -> String {
     for word in words.by_ref() {
         cmd = cmd.find_subcommand(word).unwrap_or_else(|| panic!("no command `{word}` in `{command}`")).clone();
     }
-    let text = cmd.bin_name(command).after_help(None::<&'static str>).render_help().to_string();
+    // Unwrapped, as the installed binary prints it: whether clap wraps depends on its
+    // `wrap_help` feature, which another package of the workspace (divan) turns on in a
+    // workspace-wide build, and then on the terminal's width.
+    let text = cmd.bin_name(command).term_width(0).after_help(None::<&'static str>).render_help().to_string();
     let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
     lines.join("\n").trim().to_owned()
 }

@@ -5,7 +5,7 @@
 //!
 //! Req/s is left out: a step runs once per iteration (a named request as often as the body sends
 //! it), so its rate is the scenario's and moves with it; compared, one slow step would make every
-//! other step "regressed (req/s)". The scenario's own verdict judges the rate.
+//! other step "regressed (it/s)". The scenario's own verdict judges the rate.
 
 use cargo_loadbench::{ComparedMetric, Comparison, RowComparison, RowSample, RunSample, ScenarioResult, Verdict};
 use loadbench::report::{ScenarioReport, StepReport};
@@ -164,7 +164,7 @@ mod tests {
             [("page", Verdict::NoChange, Method::Bootstrap), ("search", Verdict::Regressed, Method::Bootstrap)]
         );
         let metrics: Vec<ComparedMetric> = c.steps[1].comparison.metrics.iter().map(|m| m.metric).collect();
-        assert_eq!(metrics, ROW_METRICS, "req/s is the scenario's, not compared per step");
+        assert_eq!(metrics, ROW_METRICS, "it/s is the scenario's, not compared per step");
         assert!(c.requests.is_empty());
     }
 

@@ -36,24 +36,15 @@ impl Context<'_> {
 
 /// The comparison table's header.
 pub(super) const COMPARISON_HEADER: [&str; 11] = [
-    "scenario",
-    "req/s old",
-    "req/s new",
-    "change",
-    "p50 old",
-    "p50 new",
-    "change",
-    "p99 old",
-    "p99 new",
-    "change",
+    "scenario", "it/s old", "it/s new", "change", "p50 old", "p50 new", "change", "p99 old", "p99 new", "change",
     "verdict",
 ];
 
 /// [`COMPARISON_HEADER`] as `cargo loadbench ab` names its sides: base and head.
 const AB_HEADER: [&str; 11] = [
     "scenario",
-    "req/s base",
-    "req/s head",
+    "it/s base",
+    "it/s head",
     "change",
     "p50 base",
     "p50 head",
@@ -90,7 +81,7 @@ pub(super) fn comparison_rows(scenario: &ScenarioResult, label: &str) -> Vec<Vec
     std::iter::once(own).chain(rows).collect()
 }
 
-/// A comparison's cells after the name: old, new and change of req/s, p50 and p99 (`-` where not
+/// A comparison's cells after the name: old, new and change of it/s, p50 and p99 (`-` where not
 /// compared), and the verdict.
 fn compared_cells(name: String, comparison: &Comparison) -> Vec<String> {
     let mut row = vec![name];
@@ -105,7 +96,7 @@ fn compared_cells(name: String, comparison: &Comparison) -> Vec<String> {
 }
 
 /// The reviewer's rows of the comparison for `scenario`: its own, then its compared steps and
-/// named requests, each with req/s, p50 and p99 as `761 → 382 (-49.8%)` (`-` where not compared)
+/// named requests, each with it/s, p50 and p99 as `761 → 382 (-49.8%)` (`-` where not compared)
 /// and the verdict; none when it was not compared. Markdown's first table, where a reviewer looks.
 pub(super) fn old_to_new_rows(scenario: &ScenarioResult, label: &str) -> Vec<Vec<String>> {
     comparison_rows(scenario, label)
@@ -125,7 +116,7 @@ pub(super) fn old_to_new_rows(scenario: &ScenarioResult, label: &str) -> Vec<Vec
         .collect()
 }
 
-/// `regressed (p99, req/s)`, `improved (p50)`, `no change`, `new`, `not comparable`. The
+/// `regressed (p99, it/s)`, `improved (p50)`, `no change`, `new`, `not comparable`. The
 /// success rate is named first, as the verdict weighs it first.
 pub(super) fn verdict_cell(comparison: &Comparison) -> String {
     let named = |verdict: Verdict| {
@@ -255,13 +246,13 @@ mod tests {
         let table = render(Format::Table, &cx).unwrap_or_default();
         let title = "Head `5e6f7a8` (Drop the cache, with uncommitted changes) compared with base `1a2b3c4` (Add a <cache> | fast), in 3 paired rounds:";
         assert!(table.contains(title), "{table}");
-        assert!(table.contains("| scenario | req/s base | req/s head | change |"), "{table}");
+        assert!(table.contains("| scenario | it/s base | it/s head | change |"), "{table}");
         assert!(table.contains("A change is the median of the rounds' ratios head / base; it counts when its 95% confidence interval (bootstrap over 3 paired rounds)"), "{table}");
 
         let markdown = render(Format::Markdown, &cx).unwrap_or_default();
         assert!(markdown.starts_with("### loadbench: head `5e6f7a8` compared with base `1a2b3c4`\n"), "{markdown}");
         assert!(markdown.contains("(Add a \\<cache\\> \\| fast)"), "subjects escaped: {markdown}");
-        assert!(markdown.contains("regressed (req/s) against base \\`1a2b3c4\\`"), "{markdown}");
+        assert!(markdown.contains("regressed (it/s) against base \\`1a2b3c4\\`"), "{markdown}");
 
         let junit = render(Format::Junit, &cx).unwrap_or_default();
         let xml = roxmltree::Document::parse(&junit).unwrap_or_else(|e| panic!("{e}: {junit}"));
@@ -277,7 +268,7 @@ mod tests {
                 .unwrap_or_default()
         };
         assert_eq!(property("loadbench.base"), format!("{} Add a <cache> | fast", "1a2b3c4d".repeat(8)));
-        assert!(junit.contains("base `1a2b3c4`: regressed: req/s "), "{junit}");
+        assert!(junit.contains("base `1a2b3c4`: regressed: it/s "), "{junit}");
 
         let html = render(Format::Html, &cx).unwrap_or_default();
         assert!(html.contains("Head <code>5e6f7a8</code> (Drop the cache, with uncommitted changes) compared with base <code>1a2b3c4</code> (Add a &lt;cache&gt; | fast), in 3 paired rounds."), "{html}");

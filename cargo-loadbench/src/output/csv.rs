@@ -6,7 +6,7 @@
 //! timeline are in the JSON.
 //!
 //! Against several targets, each row also names its `target` (after `scenario`) and ends with
-//! the comparison with the first target: its name, the ratios of req/s, p50 and p99 to it and
+//! the comparison with the first target: its name, the ratios of it/s, p50 and p99 to it and
 //! the verdict. With one target the columns are as they always were.
 
 use cargo_loadbench::{ComparedMetric, ScenarioResult};

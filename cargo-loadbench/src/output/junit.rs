@@ -277,7 +277,7 @@ mod tests {
         assert!(gating.contains(r#"<testsuite name="shop/api: hello" tests="1""#), "a suite per scenario: {gating}");
         assert!(gating.contains(r#"<testcase name="hello" classname="shop/api""#), "{gating}");
         // The failure's message carries the numbers, old → new, and what made the change count.
-        let figures = "req/s 1,000 → 245 (-75.5%, 95% CI -75.5% to -75.5%, beyond ±5%), p50 200µs → 20.3ms (+10,050%, \
+        let figures = "it/s 1,000 → 245 (-75.5%, 95% CI -75.5% to -75.5%, beyond ±5%), p50 200µs → 20.3ms (+10,050%, \
                        95% CI +10,050% to +10,050%, beyond ±5%), p99 400µs → 40.6ms (+10,050%, 95% CI +10,050% to \
                        +10,050%, beyond ±5%)";
         assert!(
@@ -294,12 +294,12 @@ mod tests {
         assert!(informative.contains(r#"failures="1""#), "{informative}");
         assert!(
             informative.contains(
-                r#"<skipped message="regression (not gated, add --fail-on-regression): baseline `main`: regressed: req/s 1,000 → 245"#
+                r#"<skipped message="regression (not gated, add --fail-on-regression): baseline `main`: regressed: it/s 1,000 → 245"#
             ),
             "a regression without the gate is a visible note: {informative}"
         );
         assert!(
-            informative.contains("<system-out>baseline `main`: regressed (req/s, p50, p99)</system-out>"),
+            informative.contains("<system-out>baseline `main`: regressed (it/s, p50, p99)</system-out>"),
             "{informative}"
         );
     }

@@ -52,11 +52,11 @@ fn indented(cell: &str) -> String {
     format!("{}{rest}", "\u{a0}".repeat(2 * (cell.len() - rest.len())))
 }
 
-/// The columns of [`old_to_new`]: the mark, the scenario, req/s, p50, p99 and the verdict.
+/// The columns of [`old_to_new`]: the mark, the scenario, it/s, p50, p99 and the verdict.
 const OLD_TO_NEW_COLUMNS: usize = 6;
 
 /// The first table when the run was compared (with a baseline, or base and head): each scenario
-/// and its compared rows, old → new for req/s, p50 and p99 with the change, and the verdict, so
+/// and its compared rows, old → new for it/s, p50 and p99 with the change, and the verdict, so
 /// that a reviewer sees the numbers before the details; empty otherwise.
 fn old_to_new(cx: &Context) -> String {
     let rows: Vec<Vec<String>> = cx
@@ -81,7 +81,7 @@ fn old_to_new(cx: &Context) -> String {
     let header: [String; OLD_TO_NEW_COLUMNS] = [
         "".to_owned(),
         "scenario".to_owned(),
-        format!("req/s {old} → {new}"),
+        format!("it/s {old} → {new}"),
         format!("p50 {old} → {new}"),
         format!("p99 {old} → {new}"),
         "verdict".to_owned(),
@@ -309,7 +309,7 @@ mod tests {
         assert!(
             out.starts_with(
                 "### loadbench: this run compared with baseline `main`\n\n❌ loadbench: 2 of 3 failed: \
-                 hello (regressed (req/s, p50, p99) against baseline \\`main\\`); guarded\\|pipe (p50 \\< 10ms (was 20.0ms))\n\n"
+                 hello (regressed (it/s, p50, p99) against baseline \\`main\\`); guarded\\|pipe (p50 \\< 10ms (was 20.0ms))\n\n"
             ),
             "{out}"
         );

@@ -368,7 +368,7 @@ pub(crate) mod tests {
                 "400µs",
                 "40.6ms",
                 "+10,050%",
-                "regressed (req/s, p50, p99)"
+                "regressed (it/s, p50, p99)"
             ]
         );
         assert_eq!(comparison_row(&report.scenarios[1], "g").unwrap_or_default()[10], "no change");

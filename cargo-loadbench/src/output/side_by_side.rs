@@ -1,5 +1,5 @@
 //! The side-by-side table of a run against several `--target NAME=URL`s: per scenario, one row
-//! per target with its req/s, p50 and p99, their ratios to the first target's, and whether the
+//! per target with its it/s, p50 and p99, their ratios to the first target's, and whether the
 //! difference is beyond the noise ([`crate::targets`] computes it). The text and Markdown
 //! outputs show it after the results table; CSV adds its columns to each row.
 
@@ -10,7 +10,7 @@ use super::{Context, noise_bands};
 use crate::targets;
 
 /// The side-by-side table's header.
-pub const HEADER: [&str; 9] = ["scenario", "target", "req/s", "ratio", "p50", "ratio", "p99", "ratio", "verdict"];
+pub const HEADER: [&str; 9] = ["scenario", "target", "it/s", "ratio", "p50", "ratio", "p99", "ratio", "verdict"];
 
 /// The metrics the table shows, in its column order.
 const SHOWN: [ComparedMetric; 3] = [ComparedMetric::Rps, ComparedMetric::P50, ComparedMetric::P99];
@@ -91,7 +91,7 @@ pub fn ratio_text(ratio: f64) -> String {
     }
 }
 
-/// `worse (req/s, p50)`, `better (p99)`, `within noise` or `not comparable`: the first target's
+/// `worse (it/s, p50)`, `better (p99)`, `within noise` or `not comparable`: the first target's
 /// figures are the baseline, so a regression is this target doing worse than the first.
 pub fn verdict_cell(comparison: &Comparison) -> String {
     let named = |verdict: Verdict| {
@@ -121,7 +121,7 @@ pub fn notes(cx: &Context, reference: &str) -> Vec<String> {
     let compared: Vec<(&ScenarioResult, &Comparison, &str)> =
         cx.scenarios().filter_map(|(s, label)| s.side_by_side.as_ref().map(|c| (s, c, label))).collect();
     let mut notes = vec![format!(
-        "Ratios are each target's median over `{reference}`'s; for req/s higher is better, for latencies lower."
+        "Ratios are each target's median over `{reference}`'s; for it/s higher is better, for latencies lower."
     )];
     let Some(noise) = compared.first().map(|(_, c, _)| noise_bands(c.noise_threshold)) else {
         return notes;
@@ -212,7 +212,7 @@ mod tests {
             rows,
             [
                 ["hello", "fast", "1,000", "1.00×", "10.0ms", "1.00×", "15.0ms", "1.00×", "reference"],
-                ["hello", "slow", "333", "0.33×", "30.0ms", "3.00×", "45.0ms", "3.00×", "worse (req/s, p50, p99)"],
+                ["hello", "slow", "333", "0.33×", "30.0ms", "3.00×", "45.0ms", "3.00×", "worse (it/s, p50, p99)"],
                 ["hello", "twin", "1,001", "1.00×", "10.0ms", "1.00×", "15.0ms", "1.00×", "within noise"],
                 ["login", "fast", "100", "1.00×", "1.00ms", "1.00×", "1.50ms", "1.00×", "reference"],
                 ["login", "slow", "-", "-", "-", "-", "-", "-", "not comparable"],
@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(
             notes,
             [
-                "Ratios are each target's median over `fast`'s; for req/s higher is better, for latencies lower.",
+                "Ratios are each target's median over `fast`'s; for it/s higher is better, for latencies lower.",
                 "A difference counts when its 95% confidence interval (bootstrap over 3 runs against 3 of `fast`) lies wholly beyond ±5% (±15% for p99).",
                 "login [slow]: not comparable: it did not run",
             ]

@@ -78,7 +78,7 @@ mod tests {
         assert!(results.contains("guarded|pipe: threshold failed: p50 < 10ms (was 20.0ms)"), "{results}");
         assert!(results.contains("3 runs of each scenario, in rounds"), "{results}");
         let row = comparison.lines().find(|l| l.starts_with("| hello ")).unwrap_or_default();
-        assert!(row.contains("| regressed (req/s, p50, p99) |"), "{comparison}");
+        assert!(row.contains("| regressed (it/s, p50, p99) |"), "{comparison}");
         let fresh = comparison.lines().find(|l| l.starts_with("| fresh ")).unwrap_or_default();
         let cells: Vec<&str> = fresh.trim_matches('|').split('|').map(str::trim).collect();
         assert_eq!(cells.last(), Some(&"new"), "{comparison}");
@@ -107,10 +107,10 @@ mod tests {
             .unwrap_or_else(|| panic!("{out}"));
         assert!(results.contains("| hello [fast] ") && results.contains("| hello [slow] "), "{results}");
         let header = side.lines().nth(1).unwrap_or_default();
-        assert!(header.starts_with("| scenario | target | req/s | ratio |"), "{side}");
+        assert!(header.starts_with("| scenario | target | it/s | ratio |"), "{side}");
         let slow = side.lines().find(|l| l.contains("| slow ")).unwrap_or_default();
         let cells: Vec<&str> = slow.trim_matches('|').split('|').map(str::trim).collect();
-        assert_eq!(cells, ["hello", "slow", "81.7", "0.33×", "20.3ms", "1.00×", "40.6ms", "1.00×", "worse (req/s)"]);
+        assert_eq!(cells, ["hello", "slow", "81.7", "0.33×", "20.3ms", "1.00×", "40.6ms", "1.00×", "worse (it/s)"]);
         assert!(side.contains("Ratios are each target's median over `fast`'s"), "{side}");
 
         report.scenarios.truncate(1);

@@ -26,7 +26,7 @@ fn named(target: Option<&str>, what: &str) -> String {
 type Metric = (&'static str, usize, Dash);
 
 /// The throughput chart's figures.
-const THROUGHPUT: [Metric; 2] = [("req/s", 0, Dash::Solid), ("errors/s", 1, Dash::Dashed)];
+const THROUGHPUT: [Metric; 2] = [("it/s", 0, Dash::Solid), ("errors/s", 1, Dash::Dashed)];
 /// The latency chart's figures.
 const LATENCY: [Metric; 3] = [("p50", 0, Dash::Solid), ("p90", 2, Dash::Dashed), ("p99", 1, Dash::Dotted)];
 /// The arrival rate chart's figures.
@@ -219,18 +219,18 @@ pub fn steps_spectrum(group: &Group) -> Option<String> {
     (!chart.series.is_empty()).then(|| plots::spectrum_chart(&chart))
 }
 
-/// Each run of `--runs N`: req/s, p50 and p99 as dots, one per run; `None` for a single run
+/// Each run of `--runs N`: successful iterations per second (it/s), p50 and p99 as dots, one per run; `None` for a single run
 /// (whose results hold that run as their one entry of `runs`).
 pub fn runs(group: &Group) -> Option<String> {
     let n = group.entries.iter().map(|e| e.result.runs.len()).max().filter(|&n| n > 1)?;
     let mut chart =
-        chart(group, "runs", "Runs", format!("req/s, p50 and p99 of each of {n} runs"), Unit::PerSecond, "req/s");
+        chart(group, "runs", "Runs", format!("it/s, p50 and p99 of each of {n} runs"), Unit::PerSecond, "it/s");
     let several = group.entries.len() > 1;
     let dots = |f: &dyn Fn(&cargo_loadbench::RunSample) -> Option<f64>, runs: &[cargo_loadbench::RunSample]| {
         runs.iter().enumerate().map(|(r, run)| f(run).map(|v| ((r + 1) as f64, v))).collect::<Vec<_>>()
     };
     for (i, e) in group.entries.iter().enumerate() {
-        chart.series.push(Series::new(named(e.target, "req/s"), i, dots(&|r| Some(r.rps), &e.result.runs)));
+        chart.series.push(Series::new(named(e.target, "it/s"), i, dots(&|r| Some(r.rps), &e.result.runs)));
     }
     for (i, e) in group.entries.iter().enumerate() {
         let (p50, p99) = if several { (2 * i, 2 * i + 1) } else { (2, 1) };
@@ -242,7 +242,7 @@ pub fn runs(group: &Group) -> Option<String> {
     }
     let rps = group.entries.len();
     let panels = [
-        Panel { unit: Unit::PerSecond, y_title: "req/s", series: rps },
+        Panel { unit: Unit::PerSecond, y_title: "it/s", series: rps },
         Panel { unit: Unit::Micros, y_title: "latency", series: chart.series.len() - rps },
     ];
     Some(plots::dot_chart(&chart, n, &panels))

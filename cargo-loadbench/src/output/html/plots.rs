@@ -1,7 +1,7 @@
 //! The three kinds of chart, drawn with [`super::svg`]'s primitives: a line chart over time with
 //! a transparent hover column per time step whose `<title>` lists every series' value there; the
 //! percentile spectrum on the "nines" axis, with a `<title>` on each point; and a dot chart of
-//! runs in panels side by side (req/s, and latency), with each series' median dashed.
+//! runs in panels side by side (it/s, and latency), with each series' median dashed.
 
 use super::axis::{self, Unit};
 use super::escape::Esc;

@@ -309,8 +309,8 @@ fn one_scenario_against_several_targets_is_one_section_with_overlaid_curves() {
     let html = page(&report);
     assert_eq!(html.matches("<section ").count(), 1);
     let throughput = charts(&html).into_iter().find(|c| kind(c) == "throughput").unwrap_or_default();
-    assert_eq!(throughput.matches("class=\"series\"").count(), 4, "req/s and errors/s of each target");
-    for name in ["fast: req/s", "slow: req/s", "fast: errors/s", "slow: errors/s"] {
+    assert_eq!(throughput.matches("class=\"series\"").count(), 4, "it/s and errors/s of each target");
+    for name in ["fast: it/s", "slow: it/s", "fast: errors/s", "slow: errors/s"] {
         assert!(html.contains(&format!("</svg>{name}</button>")), "{name}");
     }
     assert!(html.contains("Side by side, each target against fast (the first)"));
@@ -408,7 +408,7 @@ fn a_drained_last_second_is_not_drawn_as_a_throughput_cliff() {
     let html = page(&timed_run(12, 30_000));
     let throughput = titles(&html, "throughput");
     assert_eq!(throughput.len(), 6, "a column for each second, the drained one too");
-    assert_eq!(values(&throughput, "req/s"), ["1,000"; 5], "the line stops at the load's end: {throughput:?}");
+    assert_eq!(values(&throughput, "it/s"), ["1,000"; 5], "the line stops at the load's end: {throughput:?}");
     assert!(
         html.contains(
             "<p class=\"chart-note\">The load ended at 5s; the 12 iterations still in flight then finished over the next 30.0ms. \
@@ -420,7 +420,7 @@ fn a_drained_last_second_is_not_drawn_as_a_throughput_cliff() {
     assert_eq!(values(&titles(&html, "latency"), "p50").len(), 6);
     // A load without a tail has no note.
     let clean = page(&timed_run(0, 0));
-    assert_eq!(values(&titles(&clean, "throughput"), "req/s"), ["1,000"; 5]);
+    assert_eq!(values(&titles(&clean, "throughput"), "it/s"), ["1,000"; 5]);
     assert!(!clean.contains("still in flight then finished"));
 }
 
@@ -434,7 +434,7 @@ fn a_last_second_the_load_ran_part_of_is_a_rate_over_that_part() {
     s.timeline[4].requests = 500;
     s.duration_us = 4_500_000;
     s.runs = vec![RunSample::of(s)];
-    assert_eq!(values(&titles(&page(&report), "throughput"), "req/s"), ["1,000"; 5]);
+    assert_eq!(values(&titles(&page(&report), "throughput"), "it/s"), ["1,000"; 5]);
     // Under `--runs 3` the entry's duration is the runs' total, 13.5 s: its last second is still
     // a rate over the half of it that its run (the first) covered.
     let s = &mut report.scenarios[0];
@@ -444,7 +444,7 @@ fn a_last_second_the_load_ran_part_of_is_a_rate_over_that_part() {
     }
     s.started_at = s.runs[0].started_at.clone();
     s.duration_us = 13_500_000;
-    assert_eq!(values(&titles(&page(&report), "throughput"), "req/s"), ["1,000"; 5]);
+    assert_eq!(values(&titles(&page(&report), "throughput"), "it/s"), ["1,000"; 5]);
 }
 
 #[test]
