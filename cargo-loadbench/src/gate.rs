@@ -69,13 +69,15 @@ pub fn add_to(config: &mut loadbench::report::ConfigReport, name: &str, threshol
     config.thresholds.extend(thresholds.iter().filter(|t| t.applies_to(name)).map(|t| t.threshold));
 }
 
-/// Adds the command-line thresholds to every scenario of `report` and evaluates all thresholds
-/// with [`loadbench::report::check::evaluate`], the function bench binaries use on their own.
+/// Adds the command-line thresholds to every scenario of `report` and judges it again with
+/// [`loadbench::report::check::judge`], the function bench binaries use on their own: its
+/// thresholds, and its conditions on the generator, which a `--threshold` on `dropped`, `rate` or
+/// `saturated` replaces.
 pub fn apply_thresholds(report: &mut Results, thresholds: &[CliThreshold]) {
     for scenario in &mut report.scenarios {
         let name = scenario.name.clone();
         add_to(&mut scenario.config, &name, thresholds);
-        scenario.thresholds = check::evaluate(scenario);
+        check::judge(scenario);
     }
 }
 
