@@ -60,8 +60,8 @@ pub struct JobSpec<'a> {
 ///   grace period, and SIGKILL would follow.
 /// - Its JSON is printed between the markers only when it was written, so a shard that could not
 ///   run shows none (and its own error above), not an empty document.
-/// - Exit code 1 (a missed threshold, `--fail-on-warning`) ends the pod successfully: the shard
-///   ran its share, and the verdict belongs to the merged results. Any other failure fails the
+/// - Exit codes 1 (a missed threshold, no success, `--fail-on-warning`) and 4 (inconclusive) end
+///   the pod successfully: the shard ran its share, and the verdict belongs to the merged results. Any other failure fails the
 ///   pod, and with `backoffLimit: 0` the Job.
 /// - It contains no `$(`: Kubernetes would read `$(NAME)` as one of its own variables.
 pub fn wrapper_script() -> String {
@@ -85,8 +85,8 @@ pub fn wrapper_script() -> String {
         &format!("  echo '{END_MARKER}'"),
         "fi",
         "echo \"loadbench: the bench binary exited with code $code\"",
-        "# 1 is a missed threshold: the shard ran its share, and the merged results decide.",
-        "if [ \"$code\" -eq 1 ]; then exit 0; fi",
+        "# 1 is a gate, 4 an inconclusive shard: it ran its share, and the merged results decide.",
+        "if [ \"$code\" -eq 1 ] || [ \"$code\" -eq 4 ]; then exit 0; fi",
         "exit \"$code\"",
     ]
     .join("\n")
