@@ -107,7 +107,9 @@ def run_once(tool, shape, c, server, cpu):
         stdout, stderr = proc.communicate()
         time.sleep(0.2)  # the server finishes the handshakes the generator's last packets completed
         after = server_stats(server)
-        if proc.returncode != 0:
+        # 4 is a loadbench run that completed and that its self-check called inconclusive: a
+        # generator pinned to one CPU is at its limit on purpose here.
+        if proc.returncode not in (0, 4):
             print(f"error: {tool} {shape} c={c} failed ({proc.returncode}): {stderr.strip()[-500:]}", file=sys.stderr)
             return None
         with open(timing) as f:

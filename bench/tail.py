@@ -62,7 +62,9 @@ def call(argv, env=None):
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
     except OSError as e:
         raise Failed(f"cannot run {argv[0]}: {e}") from None
-    if done.returncode != 0:
+    # 4 is a loadbench run that completed and that its self-check called inconclusive: figures
+    # this script reads all the same (the table it prints says which runs were flagged).
+    if done.returncode not in (0, 4):
         said = [line for line in done.stderr.splitlines() if line.strip()]
         raise Failed(f"{os.path.basename(argv[0])} exited with {done.returncode}: {said[-1] if said else 'no message'}")
     return done.stdout
