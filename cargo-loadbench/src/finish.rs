@@ -84,6 +84,11 @@ impl Gating {
         self
     }
 
+    /// The flag that lets a verdict pass: `--no-gate`, else `flag` when `allowed`.
+    fn allowed_by(&self, allowed: bool, flag: &'static str) -> Option<&'static str> {
+        if self.no_gate { Some("--no-gate") } else { allowed.then_some(flag) }
+    }
+
     /// The settings as the results record them ([`Results::gate`]).
     fn report(&self) -> GateReport {
         GateReport {
@@ -305,21 +310,18 @@ fn context<'a>(report: &'a Results, gating: &'a Gating, args: &Args) -> Context<
 /// exit code [`exit_code::GATE_FAILED`] (returned), or a `note:` under `--allow-failures` or
 /// `--no-gate`.
 fn measured_nothing(report: &Results, labels: &[String], gating: &Gating) -> u8 {
+    let allowed_by = gating.allowed_by(gating.allow_failures, "--allow-failures");
     let mut code = exit_code::OK;
     for (scenario, label) in report.scenarios.iter().zip(labels).filter(|(s, _)| check::measured_nothing(s)) {
-        let line = format!("{label}: {}", check::measured_nothing_line(scenario));
-        if gating.allow_failures || gating.no_gate {
-            let why = if gating.no_gate { "--no-gate" } else { "--allow-failures" };
-            eprintln!("note: {line}; not failing the run ({why})");
-        } else {
-            eprintln!("error: {line}; add --allow-failures to pass such a run");
+        eprintln!("{}", check::measured_nothing_verdict(label, scenario, allowed_by));
+        if allowed_by.is_none() {
             code = exit_code::GATE_FAILED;
         }
     }
     code
 }
 
-/// Says which scenarios were inconclusive, with why; whether that sets the exit code (not under
+/// Says which scenarios were inconclusive; whether that sets the exit code (not under
 /// `--allow-inconclusive` or `--no-gate`).
 fn inconclusive(report: &Results, labels: &[String], gating: &Gating) -> bool {
     let names: Vec<&str> = report
@@ -332,20 +334,9 @@ fn inconclusive(report: &Results, labels: &[String], gating: &Gating) -> bool {
     if names.is_empty() {
         return false;
     }
-    let names = names.join(", ");
-    if gating.allow_inconclusive || gating.no_gate {
-        let why = if gating.no_gate { "--no-gate" } else { "--allow-inconclusive" };
-        eprintln!(
-            "note: inconclusive: {names}: the figures are the generator's, not the server's; not failing the run ({why})"
-        );
-        false
-    } else {
-        eprintln!(
-            "error: inconclusive: {names}: the figures are the generator's, not the server's (see `inconclusive:` \
-             above); exit code 4; add --allow-inconclusive to pass such a run"
-        );
-        true
-    }
+    let allowed_by = gating.allowed_by(gating.allow_inconclusive, "--allow-inconclusive");
+    eprintln!("{}", check::inconclusive_verdict(&names, allowed_by));
+    allowed_by.is_none()
 }
 
 /// Whether this run appends its Markdown to `GITHUB_STEP_SUMMARY`, so that a pull request's

@@ -184,7 +184,7 @@ fn two_servers_an_arrival_rate_and_repeated_runs_share_their_charts() {
     assert_clean(&page);
     let charts = charts(&page);
     // One section for the request against both servers: every chart once, each target's curves
-    // on the same axes (the throughput chart: requests and errors per second of each).
+    // on the same axes (the throughput chart: iterations and errors per second of each).
     for (kind, least) in [("throughput", 4), ("latency", 6), ("spectrum", 2), ("runs", 2), ("rate", 3)] {
         let chart = charts.iter().find(|c| c["kind"] == kind).unwrap_or_else(|| panic!("no {kind} chart: {charts:#?}"));
         assert_eq!(charts.iter().filter(|c| c["kind"] == kind).count(), 1, "{kind}: {charts:#?}");

@@ -109,12 +109,11 @@ pub fn merge(parts: &[Part<'_>], asked: &[Percentile]) -> Result<Merged, MergeEr
         merged.started_at = started_at.to_owned();
     }
     merged.duration_us = window.duration_us;
-    let per_second = |n: u64| if window.duration_us == 0 { 0.0 } else { n as f64 * 1e6 / window.duration_us as f64 };
-    merged.rps = per_second(merged.ok);
-    merged.attempts_per_sec = per_second(merged.ok + merged.failed);
+    merged.rps = merged.per_second(merged.ok);
+    merged.attempts_per_sec = merged.per_second(merged.ok + merged.failed);
     let requested: Vec<f64> = parts.iter().filter_map(|p| p.scenario.rate.map(|r| r.requested)).collect();
     merged.rate = (!requested.is_empty())
-        .then(|| RateReport { requested: requested.iter().sum(), achieved: per_second(merged.iterations) });
+        .then(|| RateReport { requested: requested.iter().sum(), achieved: merged.per_second(merged.iterations) });
     merged.timeline = match window.start {
         Some((earliest_ms, _)) => {
             let shards: Vec<ShardSeconds<'_>> = parts

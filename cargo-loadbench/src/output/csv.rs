@@ -78,7 +78,7 @@ impl<'a> Row<'a> {
             dropped: s.dropped,
             rps: Some(s.rps),
             responses: Some(s.http.responses),
-            responses_per_sec: Some(loadbench::report::table::requests_per_sec(s)),
+            responses_per_sec: Some(s.responses_per_sec()),
             bytes_received: s.http.bytes_received,
             did_not_run: s.setup_error.as_deref(),
             thresholds: match (s.thresholds.is_empty(), failed.is_empty()) {

@@ -127,7 +127,7 @@ pub fn render(cx: &Context) -> String {
             units::thousands(s.iterations),
             units::thousands(s.failed),
             units::thousands(s.http.responses),
-            units::rate(table::requests_per_sec(s)),
+            units::rate(s.responses_per_sec()),
         ];
         row.extend(cx.columns.cells(s.latency_us.as_ref()));
         row.push(thresholds_cell(s));

@@ -93,7 +93,8 @@ pub fn scenario(cx: &Context, scenario: &ScenarioResult) -> Status {
     }
     let gate = if cx.fail_on_warning { &mut failures } else { &mut warnings };
     gate.extend(scenario.warnings.iter().map(|w| format!("warning: {w}")));
-    if check::measured_nothing(scenario) {
+    let nothing = check::measured_nothing(scenario);
+    if nothing {
         let line = check::measured_nothing_line(scenario);
         if cx.allow_failures {
             warnings.push(format!("{line} (--allow-failures)"));
@@ -102,12 +103,9 @@ pub fn scenario(cx: &Context, scenario: &ScenarioResult) -> Status {
         }
     }
     let inconclusive = inconclusive::reasons(scenario);
-    let judged_saturated =
-        scenario.inconclusive.iter().any(|o| o.threshold.metric == loadbench::threshold::Metric::Saturated);
-    if scenario.generator.as_ref().is_some_and(|g| g.saturated) && !judged_saturated {
-        warnings.push("the load generator was saturated".to_owned());
-    }
-    if failures.is_empty() && scenario.failed > 0 && !check::measured_nothing(scenario) {
+    // A saturated generator that the scenario's own threshold allowed: the table's words.
+    warnings.extend(inconclusive::saturation_warning(scenario));
+    if failures.is_empty() && scenario.failed > 0 && !nothing {
         warnings.push(format!(
             "{} of {} iterations failed",
             units::thousands(scenario.failed),

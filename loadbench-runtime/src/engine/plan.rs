@@ -305,28 +305,9 @@ fn time(d: Duration, factor: f64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::CookieMode;
 
     fn config() -> ScenarioConfig {
-        ScenarioConfig {
-            concurrency: 150,
-            rate: None,
-            warmup: Some(Load::Count(50)),
-            think_time: None,
-            stages: &[],
-            rate_stages: &[],
-            group: None,
-            load: Load::Count(7_500),
-            timeout: None,
-            max_body: None,
-            grace: None,
-            target: None,
-            thresholds: &[],
-            cookies: CookieMode::Iteration,
-            follow_redirects: 0,
-            feed: None,
-            transport: crate::config::Transport::DEFAULT,
-        }
+        ScenarioConfig { warmup: Some(Load::Count(50)), ..ScenarioConfig::new(150, Load::Count(7_500)) }
     }
 
     fn scaled(config: &ScenarioConfig, factor: f64) -> LoadPlan {

@@ -94,29 +94,11 @@ impl WorkerWarmup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{CookieMode, Rate, ScenarioConfig};
+    use crate::config::{Rate, ScenarioConfig};
     use crate::engine::plan::Sizing;
 
     fn plan(rate: Option<Rate>, warmup: Option<Load>) -> LoadPlan {
-        let config = ScenarioConfig {
-            concurrency: 4,
-            rate,
-            warmup,
-            think_time: None,
-            stages: &[],
-            rate_stages: &[],
-            group: None,
-            load: Load::Count(100),
-            timeout: None,
-            max_body: None,
-            grace: None,
-            target: None,
-            thresholds: &[],
-            cookies: CookieMode::Iteration,
-            follow_redirects: 0,
-            feed: None,
-            transport: crate::config::Transport::DEFAULT,
-        };
+        let config = ScenarioConfig { rate, warmup, ..ScenarioConfig::new(4, Load::Count(100)) };
         LoadPlan::new(&config, Sizing::Declared)
     }
 

@@ -361,29 +361,11 @@ mod tests {
     use super::super::refused::REFUSED_ATTEMPTS;
     use super::super::warmup::Warmup;
     use super::*;
-    use crate::config::{CookieMode, ScenarioConfig, Transport};
+    use crate::config::ScenarioConfig;
 
     /// The only worker of a closed-model run of `count` iterations, with `warmup`.
     fn worker(count: u64, warmup: Option<Load>) -> Worker {
-        let config = ScenarioConfig {
-            concurrency: 4,
-            rate: None,
-            warmup,
-            think_time: None,
-            stages: &[],
-            rate_stages: &[],
-            group: None,
-            load: Load::Count(count),
-            timeout: None,
-            max_body: None,
-            grace: None,
-            target: None,
-            thresholds: &[],
-            cookies: CookieMode::Iteration,
-            follow_redirects: 0,
-            feed: None,
-            transport: Transport::DEFAULT,
-        };
+        let config = ScenarioConfig { warmup, ..ScenarioConfig::new(4, Load::Count(count)) };
         let plan = LoadPlan::new(&config, Sizing::Declared);
         let warmup = Warmup::of(&plan);
         let mut worker = Worker::new(WorkerSetup {

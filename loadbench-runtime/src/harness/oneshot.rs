@@ -31,7 +31,7 @@ use loadbench_grammar::{Percentile, Threshold};
 use super::limits;
 use super::runner::{Connections, RunSettings};
 use crate::cli::Shard;
-use crate::config::{CookieMode, DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
+use crate::config::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::vu::{VirtualUser, vu_future};
 use crate::engine::{Board, Position, Sizing, StopFlags};
@@ -423,25 +423,12 @@ impl OneShot {
             teardown: None,
             feed: None,
         };
+        // Thresholds of a registered scenario are `'static`; these are added to the report.
         let config = ScenarioConfig {
-            concurrency: self.concurrency,
             rate: self.rate,
-            warmup: None,
-            think_time: None,
-            stages: &[],
-            rate_stages: &[],
-            group: None,
-            load: self.load,
             timeout: Some(self.timeout),
-            max_body: None,
             grace: Some(self.grace),
-            target: None,
-            // Thresholds of a registered scenario are `'static`; these are added to the report.
-            thresholds: &[],
-            cookies: CookieMode::Iteration,
-            follow_redirects: 0,
-            feed: None,
-            transport: crate::config::Transport::DEFAULT,
+            ..ScenarioConfig::new(self.concurrency, self.load)
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,

@@ -38,29 +38,17 @@ pub(super) fn exit_code(report: &RunReport, allow: Allow) -> u8 {
 /// The `error:` (or, when allowed, `note:`) lines that close a run that measured nothing or was
 /// inconclusive: one per scenario that measured nothing, one naming the inconclusive ones.
 pub(super) fn verdict_lines(report: &RunReport, allow: Allow) -> Vec<String> {
-    let mut lines = Vec::new();
-    for s in report.scenarios.iter().filter(|s| check::measured_nothing(s)) {
-        let line = format!("{}: {}", s.name, check::measured_nothing_line(s));
-        lines.push(if allow.failures {
-            format!("note: {line} (--allow-failures)")
-        } else {
-            format!("error: {line}; add --allow-failures to pass such a run")
-        });
-    }
+    let failures = allow.failures.then_some("--allow-failures");
+    let mut lines: Vec<String> = report
+        .scenarios
+        .iter()
+        .filter(|s| check::measured_nothing(s))
+        .map(|s| check::measured_nothing_verdict(&s.name, s, failures))
+        .collect();
     let inconclusive: Vec<&str> =
         report.scenarios.iter().filter(|s| !s.inconclusive.is_empty()).map(|s| s.name.as_str()).collect();
     if !inconclusive.is_empty() {
-        let names = inconclusive.join(", ");
-        lines.push(if allow.inconclusive {
-            format!(
-                "note: inconclusive: {names}: the figures are the generator's, not the server's (--allow-inconclusive)"
-            )
-        } else {
-            format!(
-                "error: inconclusive: {names}: the figures are the generator's, not the server's (see above); \
-                 add --allow-inconclusive to pass such a run"
-            )
-        });
+        lines.push(check::inconclusive_verdict(&inconclusive, allow.inconclusive.then_some("--allow-inconclusive")));
     }
     lines
 }

@@ -141,6 +141,33 @@ pub fn measured_nothing_line(scenario: &ScenarioReport) -> String {
     line
 }
 
+/// The line that closes a run for a scenario (`label`) that [measured nothing](measured_nothing):
+/// `error: LABEL: no iteration succeeded (…); add --allow-failures to pass such a run`, or, when
+/// `allowed_by` names the flag that lets it pass, `note: …; not failing the run (--allow-failures)`.
+/// A bench binary and `cargo loadbench` close their runs with the same words.
+pub fn measured_nothing_verdict(label: &str, scenario: &ScenarioReport, allowed_by: Option<&str>) -> String {
+    let line = format!("{label}: {}", measured_nothing_line(scenario));
+    match allowed_by {
+        Some(flag) => format!("note: {line}; not failing the run ({flag})"),
+        None => format!("error: {line}; add --allow-failures to pass such a run"),
+    }
+}
+
+/// The line that closes a run whose scenarios `labels` were inconclusive (its exit code 4), or,
+/// when `allowed_by` names the flag that lets it pass, the note that says so.
+pub fn inconclusive_verdict(labels: &[&str], allowed_by: Option<&str>) -> String {
+    let names = labels.join(", ");
+    match allowed_by {
+        Some(flag) => format!(
+            "note: inconclusive: {names}: the figures are the generator's, not the server's; not failing the run ({flag})"
+        ),
+        None => format!(
+            "error: inconclusive: {names}: the figures are the generator's, not the server's (see `inconclusive:` \
+             above); exit code 4; add --allow-inconclusive to pass such a run"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

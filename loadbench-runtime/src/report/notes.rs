@@ -48,7 +48,7 @@ pub(super) fn group_lines(rows: &[(&ScenarioReport, &str)]) -> Vec<String> {
             let failed: u64 = members.iter().map(|(s, _)| s.failed).sum();
             let responses: u64 = members.iter().map(|(s, _)| s.http.responses).sum();
             // They ran at the same time, so their rates add up.
-            let per_second: f64 = members.iter().map(|(s, _)| super::table::requests_per_sec(s)).sum();
+            let per_second: f64 = members.iter().map(|(s, _)| s.responses_per_sec()).sum();
             Some(format!(
                 "group {group} ({}, together): {} iterations, {} failed, {} responses, {} req/s",
                 names.join(" + "),

@@ -301,6 +301,19 @@ pub struct TimelineSecond {
 }
 
 impl ScenarioReport {
+    /// `n` per second of this scenario's wall time (`duration_us`); 0 for a scenario that took
+    /// none.
+    pub fn per_second(&self, n: u64) -> f64 {
+        if self.duration_us == 0 { 0.0 } else { n as f64 * 1e6 / self.duration_us as f64 }
+    }
+
+    /// The table's `req/s`: HTTP responses received whole per second of the wall time, every
+    /// status counted. Computed from `http.responses` and `duration_us`, so a document of any
+    /// schema version shows it; [`ScenarioReport::rps`] stays successful iterations per second.
+    pub fn responses_per_sec(&self) -> f64 {
+        self.per_second(self.http.responses)
+    }
+
     /// A report of a scenario before it has run: every count zero, no latency.
     pub fn not_started(name: impl Into<String>, config: ConfigReport) -> ScenarioReport {
         ScenarioReport {

@@ -19,30 +19,11 @@ use super::{cause_lines, connections, named, notes};
 ///
 /// `iterations` and `failed` count runs of the scenario body; `responses` counts HTTP responses
 /// received whole (`http.responses`), so a journey of three requests shows three times its
-/// iterations; `req/s` is those responses per second of wall time ([`requests_per_sec`]).
+/// iterations; `req/s` is those responses per second of wall time
+/// ([`ScenarioReport::responses_per_sec`]).
 pub fn header(columns: &LatencyColumns) -> Vec<String> {
     let head = ["scenario", "iterations", "failed", "responses", "req/s"].map(str::to_owned);
     head.into_iter().chain(columns.headers()).chain(["bytes".to_owned()]).collect()
-}
-
-/// `n` per second of `s`'s wall time; 0 for a scenario that took none.
-fn per_second(s: &ScenarioReport, n: u64) -> f64 {
-    if s.duration_us == 0 { 0.0 } else { n as f64 / (s.duration_us as f64 / 1_000_000.0) }
-}
-
-/// The table's `req/s`: HTTP responses received whole per second of the scenario's wall time,
-/// every status counted (the `failed` column and the line under the table say which failed).
-/// Computed from the JSON's `http.responses` and `duration_us`, so a document of any schema
-/// version shows it; the JSON's `rps` stays successful iterations per second.
-pub fn requests_per_sec(s: &ScenarioReport) -> f64 {
-    per_second(s, s.http.responses)
-}
-
-/// A step's or named request's rate in the table: its successful runs per second of the
-/// scenario's wall time (`ok / duration`), as a scenario's `rps` counts its successful
-/// iterations, so a step that never succeeded shows 0, however fast it failed.
-pub fn step_per_sec(s: &ScenarioReport, step: &StepReport) -> f64 {
-    per_second(s, step.ok)
 }
 
 /// Renders `report` as a table, each scenario under its name, followed by one line per scenario
@@ -246,7 +227,7 @@ fn row(s: &ScenarioReport, label: &str, columns: &LatencyColumns) -> Vec<String>
         thousands(s.iterations),
         thousands(s.failed),
         thousands(s.http.responses),
-        rate(requests_per_sec(s)),
+        rate(s.responses_per_sec()),
     ];
     cells.extend(columns.cells(s.latency_us.as_ref()));
     cells.push(bytes(s.http.bytes_received));
@@ -254,7 +235,8 @@ fn row(s: &ScenarioReport, label: &str, columns: &LatencyColumns) -> Vec<String>
 }
 
 /// A step's row, indented under its scenario: its runs, failures, successful runs per second of
-/// the scenario's wall time ([`step_per_sec`]) and latencies, and `-` for responses and bytes
+/// the scenario's wall time (as a scenario's `rps` counts successes, so a step that never
+/// succeeded shows 0, however fast it failed) and latencies, and `-` for responses and bytes
 /// (counted for the scenario as a whole, not per step). The Markdown output puts the same rows
 /// under its scenarios.
 pub fn step_row(s: &ScenarioReport, step: &StepReport) -> Vec<String> {
@@ -268,7 +250,7 @@ pub fn step_row_with(s: &ScenarioReport, step: &StepReport, columns: &LatencyCol
         thousands(step.iterations),
         thousands(step.failed),
         "-".to_owned(),
-        rate(step_per_sec(s, step)),
+        rate(s.per_second(step.ok)),
     ];
     cells.extend(columns.cells(step.latency_us.as_ref()));
     cells.push("-".to_owned());

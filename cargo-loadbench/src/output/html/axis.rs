@@ -109,6 +109,17 @@ pub fn time_ticks(end: f64) -> Vec<f64> {
     (0..=n).map(|i| f64::from(i) * step).collect()
 }
 
+/// Milliseconds as a clock reads them: `250ms`, `1m30s`, `1.50s`.
+pub fn millis(ms: u64) -> String {
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms.is_multiple_of(1_000) {
+        clock((ms / 1_000) as f64)
+    } else {
+        units::micros(ms as f64 * 1e3)
+    }
+}
+
 /// Seconds as a clock reads them: `0s`, `45s`, `1m30s`, `10m`, `1h`, `1h30m`.
 pub fn clock(seconds: f64) -> String {
     let total = seconds.max(0.0).round() as u64;

@@ -113,7 +113,7 @@ pub fn over_time(group: &Group) -> String {
         group,
         "throughput",
         "Throughput",
-        format!("requests and errors per second over {}", clock(end as f64)),
+        format!("iterations and errors per second over {}", clock(end as f64)),
         Unit::PerSecond,
         "per second",
     );

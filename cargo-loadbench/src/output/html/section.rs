@@ -6,7 +6,7 @@
 use cargo_loadbench::ScenarioResult;
 use loadbench::report::{ConfigReport, MachineInfo, units};
 
-use super::axis::clock;
+use super::axis::millis;
 use super::escape::{Esc, with_code};
 use super::{Entry, Group, charts, date, mark_class, mark_span, tables};
 use crate::output::Context;
@@ -22,17 +22,6 @@ pub fn machine(m: &MachineInfo) -> String {
         out.push_str(&format!(", kernel {kernel}"));
     }
     out
-}
-
-/// Milliseconds as a clock reads them: `250ms`, `1m30s`, `1.50s`.
-pub fn millis(ms: u64) -> String {
-    if ms < 1_000 {
-        format!("{ms}ms")
-    } else if ms.is_multiple_of(1_000) {
-        clock((ms / 1_000) as f64)
-    } else {
-        units::micros(ms as f64 * 1e3)
-    }
 }
 
 /// Appends the section of `group`.
@@ -166,7 +155,7 @@ fn figures(s: &ScenarioResult, out: &mut String) {
         ("iterations", units::thousands(s.iterations)),
         ("failed", units::thousands(s.failed)),
         ("responses", units::thousands(s.http.responses)),
-        ("req/s", units::rate(loadbench::report::table::requests_per_sec(s))),
+        ("req/s", units::rate(s.responses_per_sec())),
         ("p50", latency(|l| l.p50)),
         ("p90", latency(|l| l.p90)),
         ("p99", latency(|l| l.p99)),

@@ -361,12 +361,16 @@ fn the_generator_is_described_as_the_table_describes_it() {
     let line = loadbench::report::inconclusive::saturation_warning(&report.scenarios[0]).expect("a line");
     assert!(line.contains("what the server sent waited 6.10ms (p99) before it was read"), "{line}");
     assert!(page(&report).contains(&super::escape::escape(&line)), "the table's words: {line}");
-    // Judged, the same words are why the scenario is inconclusive, in its status and headline.
+    // Judged, and alone (nothing else to fail or warn about), the same words are why the run is
+    // inconclusive: the headline and the scenario's status.
+    report.scenarios.truncate(1);
+    report.scenarios[0].comparison = None;
     loadbench::report::check::judge(&mut report.scenarios[0]);
     let html = page(&report);
-    let reason = line.trim_start_matches("warning: ");
-    assert!(html.contains("<p class=\"verdict "), "headline");
-    assert!(html.contains(&super::escape::escape(reason)), "{reason}");
+    let reason = super::escape::escape(line.trim_start_matches("warning: "));
+    assert!(html.contains("<p class=\"verdict inconclusive\">"), "the headline");
+    assert!(html.contains("<div class=\"status inconclusive\">"), "the scenario's status");
+    assert!(html.contains(&format!("<li>{reason}</li>")), "{reason}");
     assert!(!html.contains(&super::escape::escape(&line)), "not a warning any more");
 }
 

@@ -17,8 +17,8 @@
 use cargo_loadbench::ScenarioResult;
 use loadbench::report::units;
 
+use super::axis::millis;
 use super::grid::timeline_end;
-use super::section::millis;
 
 /// What a timeline covers, for the rates drawn from it.
 #[derive(Debug, Clone, PartialEq)]
