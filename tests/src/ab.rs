@@ -224,7 +224,7 @@ impl AbRun {
         let mut command = Command::new(cargo_loadbench_path());
         command
             .arg("loadbench")
-            .args(args)
+            .args(crate::cli::judged_args(args, false))
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(File::create(&stdout).expect("stdout file"))

@@ -67,7 +67,7 @@ impl Running {
         let stderr = tempfile::tempfile().expect("stderr file");
         command
             .arg("loadbench")
-            .args(args)
+            .args(crate::cli::judged_args(args, false))
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(stdout.try_clone().expect("clone stdout file"))

@@ -64,18 +64,8 @@ fn a_service_in_another_language_from_its_first_pull_request_to_a_slower_one() {
     let counts = tempfile::tempdir().expect("tempdir");
     let json = repo.root.join("loadbench.json");
     let json = json.to_str().expect("UTF-8 path");
-    let args = [
-        "ab",
-        "--allow-inconclusive",
-        &service_only,
-        "--manifest-path",
-        "bench/Cargo.toml",
-        "--serve",
-        serve,
-        "--quiet",
-        "--json",
-        json,
-    ];
+    let args =
+        ["ab", &service_only, "--manifest-path", "bench/Cargo.toml", "--serve", serve, "--quiet", "--json", json];
     let out = run_in(&repo.root, &args, &served_env(counts.path()));
     assert_eq!(out.code, Some(0), "{out:#?}");
     let (base_short, head_short) = (repo.short(&service_only), repo.short(&with_bench));
@@ -111,7 +101,7 @@ fn a_service_in_another_language_from_its_first_pull_request_to_a_slower_one() {
         let json = results.path().join(format!("aa-{run}.json"));
         let mut ab = AbRun::start(
             &repo.root,
-            &["ab", "--allow-inconclusive", &with_bench, "--serve", serve, "--json", json.to_str().expect("UTF-8")],
+            &["ab", &with_bench, "--serve", serve, "--json", json.to_str().expect("UTF-8")],
             &[],
         );
         let neighbour = (run == 4).then(|| {
@@ -135,7 +125,7 @@ fn a_service_in_another_language_from_its_first_pull_request_to_a_slower_one() {
     repo.write_service(0.008, 0.002);
     let slower = repo.commit("make the page twice as slow");
     for _ in 0..3 {
-        let out = run_in(&repo.root, &["ab", "--allow-inconclusive", &readme, "--serve", serve, "--quiet"], &[]);
+        let out = run_in(&repo.root, &["ab", &readme, "--serve", serve, "--quiet"], &[]);
         assert_eq!(out.code, Some(1), "{out:#?}");
         let errors = error_lines(&out);
         let [error] = errors.as_slice() else { panic!("{out:#?}") };
@@ -165,7 +155,7 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
     // SIGTERM in the middle of the rounds: the services are stopped (each wrote its count on
     // SIGTERM), the rounds so far are reported, marked interrupted, and the exit code says so.
     let json = counts.path().join("interrupted.json");
-    let args = ["ab", "--allow-inconclusive", &with_bench, "--serve", serve, "--json", json.to_str().expect("UTF-8")];
+    let args = ["ab", &with_bench, "--serve", serve, "--json", json.to_str().expect("UTF-8")];
     let mut ab = AbRun::start(&repo.root, &args, &served_env(counts.path()));
     assert!(ab.wait_for("[round 2 of 6]", DEADLINE), "{}", ab.stderr());
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(ab.pid() as i32), nix::sys::signal::Signal::SIGTERM)
@@ -203,7 +193,7 @@ fn a_signal_stops_both_services_and_what_a_killed_run_left_is_cleaned_up() {
 
     // (The base's scenarios this time: the head's would do as well.)
     let before = Checkout::of(&repo);
-    let args = ["ab", "--allow-inconclusive", &with_bench, "--serve", serve, "--scenarios", "base", "--quiet"];
+    let args = ["ab", &with_bench, "--serve", serve, "--scenarios", "base", "--quiet"];
     let out = run_in(&repo.root, &args, &[]);
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert!(
@@ -281,7 +271,7 @@ fn each_side_s_bench_binary_measures_its_own_server() {
     let before = Checkout::of(&repo);
     // As from a user's shell: not the toolchain cargo and rustup name for the tests' own run.
     let ab = |base: &str, head: &str| {
-        let args = ["ab", "--allow-inconclusive", base, "--head", head, "--quiet"];
+        let args = ["ab", base, "--head", head, "--quiet"];
         AbRun::start_without(&repo.root, &args, &[], &["RUSTUP_TOOLCHAIN", "CARGO", "RUSTC"]).finish(DEADLINE)
     };
 

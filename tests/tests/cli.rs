@@ -27,13 +27,8 @@ use loadbench_tests::cli::{
 use loadbench_tests::{Behavior, TestServer, closed_port_url};
 
 /// `cargo loadbench --manifest-path fixtures/basic/Cargo.toml ARGS…`.
-/// `cargo loadbench` on the fixture `basic`, with `--allow-inconclusive`: what these tests judge
-/// is the command line, not the self-check of a shared machine (a scenario that measured nothing
-/// still exits 1).
 fn run_basic(args: &[&str]) -> Output {
-    let mut all = vec!["--allow-inconclusive"];
-    all.extend_from_slice(args);
-    run_fixture("basic", &all)
+    run_fixture("basic", args)
 }
 
 #[test]
@@ -113,8 +108,6 @@ fn loadbench_scale_reduces_every_scenario_and_says_so() {
         "--json",
         json.to_str().expect("UTF-8 path"),
         "--quiet",
-        // The scale is judged here, not the self-check of a shared machine.
-        "--allow-inconclusive",
     ];
     let out = cargo_loadbench_with_env(&args, &[(loadbench::cli::SCALE_ENV, "0.1".as_ref())]);
 
@@ -447,7 +440,7 @@ fn under_shell(setup: &str, dir: &std::path::Path, args: &[&str]) -> Output {
         .arg("-c")
         .arg(format!("{setup} && exec \"$0\" loadbench \"$@\""))
         .arg(cargo_loadbench_path())
-        .args(args)
+        .args(loadbench_tests::cli::judged_args(args, false))
         .current_dir(dir)
         .env_remove(loadbench::cli::TARGET_ENV)
         .env_remove(loadbench::cli::OUTPUT_ENV)
@@ -574,7 +567,7 @@ fn the_open_files_estimate_counts_only_what_this_process_holds() {
     let out = under_shell(
         "ulimit -n 256",
         dir.path(),
-        &["url", &server.url(), "-c", "150", "-n", "300", "--quiet", "--allow-inconclusive", "--json", json],
+        &["url", &server.url(), "-c", "150", "-n", "300", "--quiet", "--json", json],
     );
     assert_eq!(out.code, Some(0), "150 connections fit under 256 open files: {out:#?}");
     let report = read_report(std::path::Path::new(json));

@@ -61,8 +61,7 @@ fn start_url(dir: &Path, shell: Option<&str>, args: &[&str]) -> Running {
     let _ = std::fs::remove_file(&json);
     // A hostile server fails every request by design: a chaos test, which `--allow-failures`
     // is for, so that the exit code says whether the run held, not whether the server answered.
-    // What these tests judge is the accounting, not the self-check of a shared machine.
-    let mut all = vec!["url", "--allow-failures", "--allow-inconclusive"];
+    let mut all = vec!["url", "--allow-failures"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", json.to_str().expect("UTF-8 path")]);
     Running::start(dir, shell, &all)

@@ -27,11 +27,9 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// `cargo loadbench --manifest-path fixtures/gate/Cargo.toml --quiet --allow-inconclusive ARGS…`:
-/// thresholds and regressions are judged here (a regression still exits 1 when inconclusive),
-/// not the self-check of a shared machine.
+/// `cargo loadbench --manifest-path fixtures/gate/Cargo.toml --quiet ARGS…`.
 fn gate(args: &[&str]) -> Output {
-    let mut all = vec!["--quiet", "--allow-inconclusive"];
+    let mut all = vec!["--quiet"];
     all.extend_from_slice(args);
     run_fixture("gate", &all)
 }

@@ -28,8 +28,7 @@ fn serial() -> MutexGuard<'static, ()> {
 fn url_json(args: &[&str]) -> (Output, Results) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
-    // What one request under load reports is judged here, not the self-check of a shared machine.
-    let mut all = vec!["url", "--allow-inconclusive"];
+    let mut all = vec!["url"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", json.to_str().expect("UTF-8 path")]);
     let out = cargo_loadbench(&all);

@@ -78,9 +78,8 @@ fn path(p: &Path) -> &str {
 fn url(args: &[&str]) -> Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
-    // Handshakes that fail on purpose, and short runs whose handshakes can keep the generator's
-    // CPU busy: these tests judge what TLS did, not the verdict.
-    let mut all = vec!["url", "--allow-failures", "--allow-inconclusive"];
+    // Handshakes that fail on purpose: these tests judge what TLS did, not the verdict.
+    let mut all = vec!["url", "--allow-failures"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", path(&json)]);
     let out = cargo_loadbench(&all);

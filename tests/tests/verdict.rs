@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use cargo_loadbench::{Results, ScenarioResult, VerdictStatus};
 use loadbench::threshold::Metric;
-use loadbench_tests::cli::{Output, cargo_loadbench_with_env, read_report, row};
+use loadbench_tests::cli::{Output, cargo_loadbench_judged, read_report, row};
 use loadbench_tests::{Behavior, TestServer};
 
 /// The runs measure rates: one at a time, so that none shares the CPUs with another.
@@ -60,7 +60,7 @@ fn url(args: &[&str], files: &Files) -> (Output, Results) {
     for path in [&files.json, &files.junit, &files.markdown, &files.html] {
         all.extend_from_slice(&["-o", text(path)]);
     }
-    let out = cargo_loadbench_with_env(&all, &[("GITHUB_STEP_SUMMARY", files.summary.as_os_str())]);
+    let out = cargo_loadbench_judged(&all, &[("GITHUB_STEP_SUMMARY", files.summary.as_os_str())]);
     assert!(files.json.exists(), "no JSON written: {out:#?}");
     (out, read_report(&files.json))
 }
@@ -249,7 +249,7 @@ fn a_failed_comparison_shows_old_to_new_first_and_stays_failed_when_rendered_aga
     assert!(message.contains("p50 ") && message.contains(" → ") && message.contains("beyond ±5%"), "{message}");
 
     // Rendered again from the saved JSON: the same verdict, baseline and comparison.
-    let again = cargo_loadbench_with_env(
+    let again = cargo_loadbench_judged(
         &["report", text(&head.json), "--format", "markdown"],
         &[("GITHUB_STEP_SUMMARY", OsStr::new(""))],
     );
@@ -263,7 +263,7 @@ fn a_failed_comparison_shows_old_to_new_first_and_stays_failed_when_rendered_aga
     );
     assert!(again.errors().iter().any(|l| l.contains("regressed against baseline `main`")), "{again:#?}");
     let junit = dir.path().join("again.xml");
-    let again = cargo_loadbench_with_env(&["report", text(&head.json), "-o", text(&junit)], &[]);
+    let again = cargo_loadbench_judged(&["report", text(&head.json), "-o", text(&junit)], &[]);
     assert_eq!(again.code, Some(1), "{again:#?}");
     assert_eq!(junit_children(&Files::read(&junit), "failure"), failures, "the same failure");
 }

@@ -252,10 +252,9 @@ fn the_workflow_passes_a_first_and_an_unchanged_pull_request_and_fails_a_twice_s
     }
 }
 
-/// `cargo loadbench --manifest-path fixtures/gate/Cargo.toml --quiet --allow-inconclusive ARGS…`:
-/// the gates are judged here, not the self-check of a shared machine.
+/// `cargo loadbench --manifest-path fixtures/gate/Cargo.toml --quiet ARGS…`.
 fn gate(args: &[&str]) -> Output {
-    let mut all = vec!["--quiet", "--allow-inconclusive"];
+    let mut all = vec!["--quiet"];
     all.extend_from_slice(args);
     loadbench_tests::cli::run_fixture("gate", &all)
 }
