@@ -282,12 +282,12 @@ fn tail(
             );
         }
     }
-    code = code.max(measured_nothing(&report, &cx.labels, gating));
+    code = code.max(measured_nothing(&report, &cx.labels, gating, args.quiet));
     if report.scenarios.iter().any(|s| s.setup_error.is_some()) {
         code = code.max(exit_code::SCENARIO_FAILED);
     }
     // Inconclusive only when nothing worse: a regression in the same run still exits 1.
-    if inconclusive(&report, &cx.labels, gating) && code == exit_code::OK {
+    if inconclusive(&report, &cx.labels, gating, args.quiet) && code == exit_code::OK {
         code = exit_code::INCONCLUSIVE;
     }
     if interrupted {
@@ -308,12 +308,14 @@ fn context<'a>(report: &'a Results, gating: &'a Gating, args: &Args) -> Context<
 
 /// One line per scenario that ran and had no successful iteration: an `error:` that makes the
 /// exit code [`exit_code::GATE_FAILED`] (returned), or a `note:` under `--allow-failures` or
-/// `--no-gate`.
-fn measured_nothing(report: &Results, labels: &[String], gating: &Gating) -> u8 {
+/// `--no-gate` (left out with `--quiet`: the outputs mark the scenario all the same).
+fn measured_nothing(report: &Results, labels: &[String], gating: &Gating, quiet: bool) -> u8 {
     let allowed_by = gating.allowed_by(gating.allow_failures, "--allow-failures");
     let mut code = exit_code::OK;
     for (scenario, label) in report.scenarios.iter().zip(labels).filter(|(s, _)| check::measured_nothing(s)) {
-        eprintln!("{}", check::measured_nothing_verdict(label, scenario, allowed_by));
+        if allowed_by.is_none() || !quiet {
+            eprintln!("{}", check::measured_nothing_verdict(label, scenario, allowed_by));
+        }
         if allowed_by.is_none() {
             code = exit_code::GATE_FAILED;
         }
@@ -321,9 +323,9 @@ fn measured_nothing(report: &Results, labels: &[String], gating: &Gating) -> u8 
     code
 }
 
-/// Says which scenarios were inconclusive; whether that sets the exit code (not under
-/// `--allow-inconclusive` or `--no-gate`).
-fn inconclusive(report: &Results, labels: &[String], gating: &Gating) -> bool {
+/// Says which scenarios were inconclusive (an allowed run's note is left out with `--quiet`);
+/// whether that sets the exit code (not under `--allow-inconclusive` or `--no-gate`).
+fn inconclusive(report: &Results, labels: &[String], gating: &Gating, quiet: bool) -> bool {
     let names: Vec<&str> = report
         .scenarios
         .iter()
@@ -335,7 +337,9 @@ fn inconclusive(report: &Results, labels: &[String], gating: &Gating) -> bool {
         return false;
     }
     let allowed_by = gating.allowed_by(gating.allow_inconclusive, "--allow-inconclusive");
-    eprintln!("{}", check::inconclusive_verdict(&names, allowed_by));
+    if allowed_by.is_none() || !quiet {
+        eprintln!("{}", check::inconclusive_verdict(&names, allowed_by));
+    }
     allowed_by.is_none()
 }
 

@@ -301,6 +301,24 @@ mod tests {
     }
 
     #[test]
+    fn a_run_closes_with_one_line_an_error_or_when_allowed_a_note() {
+        let mut s = scenario();
+        s.ok = 0;
+        s.failed = 100;
+        assert_eq!(
+            measured_nothing_verdict("api/hello", &s, None),
+            "error: api/hello: no iteration succeeded (100 of 100 failed); add --allow-failures to pass such a run"
+        );
+        assert_eq!(
+            measured_nothing_verdict("api/hello", &s, Some("--allow-failures")),
+            "note: api/hello: no iteration succeeded (100 of 100 failed); not failing the run (--allow-failures)"
+        );
+        assert!(inconclusive_verdict(&["a", "b"], None).starts_with("error: inconclusive: a, b: "));
+        assert!(inconclusive_verdict(&["a"], None).contains("exit code 4; add --allow-inconclusive"));
+        assert!(inconclusive_verdict(&["a"], Some("--no-gate")).ends_with("not failing the run (--no-gate)"));
+    }
+
+    #[test]
     fn a_scenario_with_no_success_measured_nothing() {
         let mut s = scenario();
         assert!(!measured_nothing(&s));
