@@ -41,7 +41,11 @@ SHAPES = (
     ("h2", "h2", ("loadbench-h2", "h2load", "oha-h2")),
     ("pipelined", "h1", ("loadbench-pipelined", "wrk-pipelined", "loadbench-unpipelined", "wrk-unpipelined")),
 )
-OURS = ("loadbench-h2", "loadbench-pipelined", "loadbench-unpipelined")
+OURS = ("loadbench-h2", "loadbench-pipelined", "loadbench-unpipelined", "before-h2", "before-pipelined")
+# With `--before BUILD`: the same two loadbench runs of an older build, each right after its
+# newer twin in every round, and the bound on their ratio (a change that should cost nothing).
+BEFORE = {"loadbench-h2": "before-h2", "loadbench-pipelined": "before-pipelined"}
+BEFORE_BOUND = 1.05
 # (ours, other, the most CPU per request ours may cost, as a multiple of the other's): issue 15.
 TARGETS = (
     ("loadbench-h2", "h2load", 1.0),
@@ -53,6 +57,8 @@ TARGETS = (
 
 def command(tool, url, out):
     d = DURATION_S
+    if tool.startswith("before-"):
+        return [ARGS.before if arg == ARGS.loadbench else arg for arg in command("loadbench-" + tool[7:], url, out)]
     if tool == "loadbench-h2":
         return [ARGS.loadbench, "--bench", "--exact", "c1000_5s", "--target", url, "--http2",
                 "--connections", str(H2_CONNECTIONS), "--quiet", "--json", out]
@@ -173,6 +179,18 @@ def per_round_ratios(results, ours, other):
     return [a["cpu_us"] / b["cpu_us"] for a, b in zip(results[ours], results[other]) if a and b]
 
 
+def shapes():
+    """SHAPES, with each `--before` twin right after its newer build."""
+    if not ARGS.before:
+        return SHAPES
+    return tuple((shape, server, tuple(t for tool in tools for t in (tool, BEFORE.get(tool)) if t))
+                 for shape, server, tools in SHAPES)
+
+
+def targets():
+    return TARGETS + tuple((ours, before, BEFORE_BOUND) for ours, before in BEFORE.items() if ARGS.before)
+
+
 def report(results, loads):
     pinning = "servers on CPU 0, generators on CPU 1" if (os.cpu_count() or 1) >= 2 else "no pinning (1 CPU)"
     print(f"\nMedians of {ARGS.rounds} interleaved rounds, {DURATION_S} s per run; {pinning}; CPU = user+sys of the "
@@ -183,7 +201,7 @@ def report(results, loads):
         "pipelined": f"HTTP/1.1 pipelined {PIPE_DEPTH} deep on {PIPE_CONNECTIONS} connections, and unpipelined on "
                      f"{USERS_PIPELINED}",
     }
-    for shape, _, tools in SHAPES:
+    for shape, _, tools in shapes():
         print(f"{titles[shape]}\n")
         print("| generator | protocol | connections | req/s | p50 | p99 | CPU µs/req | user µs/req | sys µs/req "
               "| peak RSS |")
@@ -201,7 +219,7 @@ def report(results, loads):
                   f"| {m['rss_mb']:.1f} MB |")
         print()
     print("Targets (CPU per request, median of each round's ratio):\n")
-    for ours, other, bound in TARGETS:
+    for ours, other, bound in targets():
         each = per_round_ratios(results, ours, other)
         if not each:
             print(f"- {ours}/{other} ≤ {bound}×: not measured (a side failed or did not run)")
@@ -225,7 +243,7 @@ def main():
     cpus = os.cpu_count() or 1
     server_cpu, generator_cpu = (0, 1) if cpus >= 2 else (None, None)
     selected = set(ARGS.tools.split(",")) if ARGS.tools else None
-    results = {t: [] for _, _, tools in SHAPES for t in tools}
+    results = {t: [] for _, _, tools in shapes() for t in tools}
     loads = []
     servers = {}
     try:
@@ -234,7 +252,7 @@ def main():
         for r in range(1, ARGS.rounds + 1):
             with open("/proc/loadavg") as f:
                 loads.append(float(f.read().split()[0]))
-            for shape, server, tools in SHAPES:
+            for shape, server, tools in shapes():
                 for tool in tools:
                     if selected and tool not in selected:
                         continue
@@ -260,6 +278,7 @@ if __name__ == "__main__":
     parser = runner_arguments(__doc__, rounds=3)
     parser.add_argument("--lua", required=True, help="wrk's pipelining script (bench/pipeline.lua)")
     parser.add_argument("--tools", help="comma-separated subset of the generators to run (default: all)")
+    parser.add_argument("--before", help="an older build's peer-loadbench, run after each loadbench row and compared")
     parser.add_argument("--save", help="write every run's figures to this JSON file")
     ARGS = parser.parse_args()
     main()
