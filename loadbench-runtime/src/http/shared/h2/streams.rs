@@ -13,7 +13,7 @@ use http::StatusCode;
 
 use super::frame::{self, DEFAULT_MAX_FRAME, DEFAULT_WINDOW};
 use super::hpack::{self, RequestHead};
-use super::{CONNECTION_WINDOW, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
+use super::{CONNECTION_WINDOW, MAX_PENDING_ACKS, OUTPUT_BOUND, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
 use crate::http::response::Parts;
@@ -45,6 +45,19 @@ pub(crate) struct Conn {
     next_id: u32,
     /// Frames not yet written.
     pub(super) out: BytesMut,
+    /// Bytes written since the connection opened: where `out` begins in its output.
+    written: u64,
+    /// Bytes of requests (their HEADERS and DATA) queued since `out` was last empty: at least
+    /// those in `out`, so that what `out` holds beyond them was queued in answer to the server.
+    requested: usize,
+    /// Acknowledgements of the server's PING and SETTINGS queued and not known to be written,
+    /// and where the last one ends in the output: all are written once `written` reaches it.
+    acks: u32,
+    acks_end: u64,
+    /// Frames received that answer a stream (HEADERS, CONTINUATION, DATA, RST_STREAM), counted
+    /// by the driver: a request given up while this is what it was when the request was queued
+    /// heard nothing from the connection in all that time.
+    pub(super) answers: u64,
     slots: Vec<Slot>,
     free: Vec<usize>,
     /// The open streams' ids and slots, oldest first: responses mostly come in that order, so
@@ -64,6 +77,8 @@ pub(crate) struct Conn {
 pub(super) struct Slot {
     pub(super) id: u32,
     pub(super) policy: BodyPolicy,
+    /// The connection's [`Conn::answers`] when the request was queued.
+    heard: u64,
     /// Its header block, while it waits for a stream.
     block: Vec<u8>,
     /// Request body not yet sent.
@@ -122,6 +137,11 @@ impl Conn {
             send_window: DEFAULT_WINDOW,
             next_id: 1,
             out,
+            written: 0,
+            requested: 0,
+            acks: 0,
+            acks_end: 0,
+            answers: 0,
             slots: Vec::new(),
             free: Vec::new(),
             active: VecDeque::new(),
@@ -155,6 +175,7 @@ impl Conn {
         };
         hpack::encode_request(&mut slot.block, &head);
         slot.policy = request.policy;
+        slot.heard = self.answers;
         slot.body = request.body.clone();
         slot.head = None;
         slot.body_in = BodyIn::default();
@@ -184,7 +205,9 @@ impl Conn {
         slot.recv_window = i64::from(STREAM_WINDOW);
         slot.recv_unacked = 0;
         slot.state = State::Open;
+        let before = self.out.len();
         frame::headers(&mut self.out, id, &slot.block, slot.body.is_empty(), self.max_frame);
+        self.requested += self.out.len() - before;
         self.active.push_back((id, index));
         if !slot.body.is_empty() {
             self.bodies.push(index);
@@ -209,6 +232,7 @@ impl Conn {
                 let room = slot.window.min(self.send_window).min(self.max_frame as i64);
                 let n = slot.body.len().min(usize::try_from(room).unwrap_or(0));
                 frame::data(&mut self.out, slot.id, &slot.body[..n], n == slot.body.len());
+                self.requested += frame::HEADER_LEN + n;
                 slot.body.advance(n);
                 slot.window -= n as i64;
                 self.send_window -= n as i64;
@@ -219,6 +243,36 @@ impl Conn {
                 i += 1;
             }
         }
+    }
+
+    /// Takes `n` written bytes off the output.
+    pub(super) fn wrote(&mut self, n: usize) {
+        self.out.advance(n);
+        self.written += n as u64;
+        if self.written >= self.acks_end {
+            self.acks = 0;
+        }
+        if self.out.is_empty() {
+            self.requested = 0;
+        }
+    }
+
+    /// Queues the acknowledgement of a PING with `payload`, or of SETTINGS (`None`): `false`
+    /// when more than [`MAX_PENDING_ACKS`] now wait unwritten, and the connection must end.
+    pub(super) fn ack(&mut self, ping: Option<&[u8]>) -> bool {
+        match ping {
+            Some(payload) => frame::ping_ack(&mut self.out, payload),
+            None => frame::settings_ack(&mut self.out),
+        }
+        self.acks += 1;
+        self.acks_end = self.written + self.out.len() as u64;
+        self.acks <= MAX_PENDING_ACKS
+    }
+
+    /// Whether more than [`OUTPUT_BOUND`] bytes queued in answer to the server wait unwritten:
+    /// the driver reads nothing more until the socket takes some.
+    pub(super) fn output_full(&self) -> bool {
+        self.out.len() > OUTPUT_BOUND.saturating_add(self.requested)
     }
 
     /// Adds `increment` to a stream's send window (`index`'s), or the connection's.
@@ -344,6 +398,13 @@ impl Conn {
         }
     }
 
+    /// Takes no new streams: the lane opens another connection, and the requests waiting for a
+    /// stream here are sent there.
+    fn retire(&mut self) {
+        self.open = false;
+        self.fail_pending();
+    }
+
     /// Asks the driver to end the connection.
     pub(super) fn close(&mut self) {
         self.open = false;
@@ -363,7 +424,17 @@ impl Slots for Conn {
     }
 
     /// An open stream is cancelled (`RST_STREAM` with `CANCEL`).
+    ///
+    /// A request given up (its timeout, or the run's end) with no frame answering any stream of
+    /// the connection since it was queued means a connection that answered nothing for as long as
+    /// its user waited: it takes no new streams, so that the lane opens another for the next
+    /// requests, and the requests waiting for a stream go there. Those still open on it stay until
+    /// they are answered or time out (their kind stays `timeout`). Judged by the streams, not by a
+    /// PING: a server whose application is wedged still answers PINGs, which its HTTP/2 layer
+    /// does, and what users wait for is their responses.
     fn abandon(&mut self, index: usize) {
+        let stalled =
+            matches!(self.slots[index].state, State::Open | State::Pending) && self.slots[index].heard == self.answers;
         if matches!(self.slots[index].state, State::Open) && !self.closing {
             frame::rst_stream(&mut self.out, self.slots[index].id, frame::CANCEL);
             self.wake_driver();
@@ -375,6 +446,9 @@ impl Slots for Conn {
         slot.body = Bytes::new();
         slot.body_in = BodyIn::default();
         self.free.push(index);
+        if stalled {
+            self.retire();
+        }
         // Room for one waiting stream.
         self.open_pending();
     }
@@ -385,6 +459,7 @@ impl Slot {
         Slot {
             id: 0,
             policy: BodyPolicy::Discard,
+            heard: 0,
             block: Vec::new(),
             body: Bytes::new(),
             window: 0,
