@@ -35,10 +35,10 @@ const DEADLINE: Duration = Duration::from_secs(60);
 /// What a busy machine may add to a run's own bound (its timeout, its rounds).
 const SLACK: Duration = Duration::from_secs(5);
 
-/// Run before the generator, in the same process: 4 GiB of address space, far above what a run
+/// Run before the generator, in the same process: 8 GiB of address space, far above what a run
 /// needs, so that a client that a server makes grow fails an allocation and stops rather than
 /// take the machine's memory.
-const ADDRESS_SPACE: &str = "ulimit -v 4194304";
+const ADDRESS_SPACE: &str = "ulimit -v 8388608";
 
 /// The kind the requests of a connection closed for a flood of control frames fail with.
 // i32-h2lim: "protocol", once `ErrorKind::Protocol` is merged.
