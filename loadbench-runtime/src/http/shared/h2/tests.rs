@@ -421,3 +421,32 @@ fn acknowledgements_wait_unwritten_up_to_the_limit_and_requests_never_fill_the_o
     conn.out.extend_from_slice(&vec![0; OUTPUT_BOUND + 1]);
     assert!(conn.output_full(), "bytes queued in answer to the server past the bound stop reading");
 }
+
+#[test]
+fn a_server_that_floods_pings_without_reading_is_told_to_calm_down() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    local(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let target = Target::resolve(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        tokio::task::spawn_local(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut preface = [0; 24];
+            tcp.read_exact(&mut preface).await.unwrap();
+            // SETTINGS, then 2,000 PINGs, and nothing read again.
+            let mut out = vec![0, 0, 0, 4, 0, 0, 0, 0, 0];
+            for _ in 0..2_000 {
+                out.extend_from_slice(&[0, 0, 8, 6, 0, 0, 0, 0, 0]);
+                out.extend_from_slice(&[1; 8]);
+            }
+            tcp.write_all(&out).await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        let h2 = connect(&target).await;
+        let given = tokio::time::timeout(std::time::Duration::from_secs(5), get(&h2)).await;
+        let failure = given.expect("the flood ended the connection").expect_err("a flooded connection answered");
+        assert!(!failure.retry, "{}", failure.error);
+        assert!(failure.error.to_string().contains("ENHANCE_YOUR_CALM"), "{}", failure.error);
+        assert!(!h2.is_open());
+    });
+}
