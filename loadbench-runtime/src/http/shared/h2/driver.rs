@@ -84,9 +84,6 @@ impl Driver {
             if self.input.len() < end {
                 break;
             }
-            // What tells a stalled connection from a slow stream (`Conn::abandon`).
-            conn.answers +=
-                u64::from(matches!(head.kind, frame::DATA | frame::HEADERS | frame::CONTINUATION | frame::RST_STREAM));
             self.rx.frame(conn, head, &self.input[at + HEADER_LEN..end])?;
             at = end;
         }

@@ -47,17 +47,19 @@ pub(crate) struct Conn {
     pub(super) out: BytesMut,
     /// Bytes written since the connection opened: where `out` begins in its output.
     written: u64,
-    /// Bytes of requests (their HEADERS and DATA) queued since `out` was last empty: at least
-    /// those in `out`, so that what `out` holds beyond them was queued in answer to the server.
-    requested: usize,
-    /// Acknowledgements of the server's PING and SETTINGS queued and not known to be written,
-    /// and where the last one ends in the output: all are written once `written` reaches it.
+    /// Bytes queued in answer to the server (acknowledgements, resets) and not known to be
+    /// written, the acknowledgements of its PING and SETTINGS among them, and where the last of
+    /// them ends in the output: all are written once `written` reaches it. Counted where such a
+    /// frame is queued, so that requests cost nothing; window updates (13 bytes per 8 MiB
+    /// received) are left out.
+    replies: usize,
     acks: u32,
-    acks_end: u64,
-    /// Frames received that answer a stream (HEADERS, CONTINUATION, DATA, RST_STREAM), counted
-    /// by the driver: a request given up while this is what it was when the request was queued
-    /// heard nothing from the connection in all that time.
-    pub(super) answers: u64,
+    replies_end: u64,
+    /// Streams finished (answered, reset or failed), counted: a request given up while this is
+    /// what it was when the request was queued saw no stream of the connection end in all that
+    /// time. Counted per stream rather than per frame received, which would cost the driver a
+    /// test on every frame.
+    answers: u64,
     slots: Vec<Slot>,
     free: Vec<usize>,
     /// The open streams' ids and slots, oldest first: responses mostly come in that order, so
@@ -138,9 +140,9 @@ impl Conn {
             next_id: 1,
             out,
             written: 0,
-            requested: 0,
+            replies: 0,
             acks: 0,
-            acks_end: 0,
+            replies_end: 0,
             answers: 0,
             slots: Vec::new(),
             free: Vec::new(),
@@ -205,9 +207,7 @@ impl Conn {
         slot.recv_window = i64::from(STREAM_WINDOW);
         slot.recv_unacked = 0;
         slot.state = State::Open;
-        let before = self.out.len();
         frame::headers(&mut self.out, id, &slot.block, slot.body.is_empty(), self.max_frame);
-        self.requested += self.out.len() - before;
         self.active.push_back((id, index));
         if !slot.body.is_empty() {
             self.bodies.push(index);
@@ -232,7 +232,6 @@ impl Conn {
                 let room = slot.window.min(self.send_window).min(self.max_frame as i64);
                 let n = slot.body.len().min(usize::try_from(room).unwrap_or(0));
                 frame::data(&mut self.out, slot.id, &slot.body[..n], n == slot.body.len());
-                self.requested += frame::HEADER_LEN + n;
                 slot.body.advance(n);
                 slot.window -= n as i64;
                 self.send_window -= n as i64;
@@ -249,30 +248,35 @@ impl Conn {
     pub(super) fn wrote(&mut self, n: usize) {
         self.out.advance(n);
         self.written += n as u64;
-        if self.written >= self.acks_end {
+        if self.written >= self.replies_end {
+            self.replies = 0;
             self.acks = 0;
         }
-        if self.out.is_empty() {
-            self.requested = 0;
-        }
+    }
+
+    /// Counts what was queued after `before` bytes of the output as an answer to the server.
+    fn replied(&mut self, before: usize) {
+        self.replies += self.out.len() - before;
+        self.replies_end = self.written + self.out.len() as u64;
     }
 
     /// Queues the acknowledgement of a PING with `payload`, or of SETTINGS (`None`): `false`
     /// when more than [`MAX_PENDING_ACKS`] now wait unwritten, and the connection must end.
     pub(super) fn ack(&mut self, ping: Option<&[u8]>) -> bool {
+        let before = self.out.len();
         match ping {
             Some(payload) => frame::ping_ack(&mut self.out, payload),
             None => frame::settings_ack(&mut self.out),
         }
+        self.replied(before);
         self.acks += 1;
-        self.acks_end = self.written + self.out.len() as u64;
         self.acks <= MAX_PENDING_ACKS
     }
 
     /// Whether more than [`OUTPUT_BOUND`] bytes queued in answer to the server wait unwritten:
     /// the driver reads nothing more until the socket takes some.
     pub(super) fn output_full(&self) -> bool {
-        self.out.len() > OUTPUT_BOUND.saturating_add(self.requested)
+        self.replies > OUTPUT_BOUND
     }
 
     /// Adds `increment` to a stream's send window (`index`'s), or the connection's.
@@ -309,6 +313,7 @@ impl Conn {
 
     /// Hands `index` its result and closes its stream, if it has one.
     pub(super) fn finish(&mut self, index: usize, result: Result<Received, Failure>) {
+        self.answers += 1;
         self.unlist(index);
         let slot = &mut self.slots[index];
         slot.body = Bytes::new();
@@ -330,7 +335,9 @@ impl Conn {
 
     /// Cancels the stream of `index` (`RST_STREAM` with `code`) and fails its request.
     pub(super) fn reset(&mut self, index: usize, code: u32, failure: Failure) {
+        let before = self.out.len();
         frame::rst_stream(&mut self.out, self.slots[index].id, code);
+        self.replied(before);
         self.finish(index, Err(failure));
     }
 
@@ -425,9 +432,9 @@ impl Slots for Conn {
 
     /// An open stream is cancelled (`RST_STREAM` with `CANCEL`).
     ///
-    /// A request given up (its timeout, or the run's end) with no frame answering any stream of
-    /// the connection since it was queued means a connection that answered nothing for as long as
-    /// its user waited: it takes no new streams, so that the lane opens another for the next
+    /// A request given up (its timeout, or the run's end) with no stream of the connection
+    /// finished since it was queued means a connection that answered nothing for as long as its
+    /// user waited: it takes no new streams, so that the lane opens another for the next
     /// requests, and the requests waiting for a stream go there. Those still open on it stay until
     /// they are answered or time out (their kind stays `timeout`). Judged by the streams, not by a
     /// PING: a server whose application is wedged still answers PINGs, which its HTTP/2 layer
@@ -436,7 +443,9 @@ impl Slots for Conn {
         let stalled =
             matches!(self.slots[index].state, State::Open | State::Pending) && self.slots[index].heard == self.answers;
         if matches!(self.slots[index].state, State::Open) && !self.closing {
+            let before = self.out.len();
             frame::rst_stream(&mut self.out, self.slots[index].id, frame::CANCEL);
+            self.replied(before);
             self.wake_driver();
         }
         self.unlist(index);
