@@ -1,6 +1,6 @@
 //! Test support: a real hyper server on 127.0.0.1 that counts what it sees, so tests can compare
 //! what loadbench reports with what the server observed; a server that misbehaves on purpose
-//! ([`hostile`]); a raw HTTP/1.1 server that shows how deep requests were pipelined
+//! ([`hostile`]; over HTTP/2, in raw frames, [`hostile_h2`]); a raw HTTP/1.1 server that shows how deep requests were pipelined
 //! ([`pipelined`]); `cargo loadbench` run as the tests' child ([`cli`]) or watched while it runs
 //! ([`child`]: peak memory, signals, a deadline); a test PKI and an HTTPS server that counts
 //! handshakes and resumptions ([`tls`]); the JSON Schema every results document a test reads
@@ -32,6 +32,7 @@ pub mod child;
 pub mod cli;
 pub mod h2server;
 pub mod hostile;
+pub mod hostile_h2;
 pub mod pipelined;
 pub mod schema;
 pub mod timing;

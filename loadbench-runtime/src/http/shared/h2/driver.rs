@@ -88,6 +88,11 @@ impl Driver {
             at = end;
         }
         self.input.advance(at);
+        if conn.output_full() {
+            // The server is not reading what it made this client queue: nothing more is read
+            // until the socket takes some of it (the write's wake resumes reading).
+            return Ok(false);
+        }
         self.input.reserve(16 * 1024);
         // `read_buf`'s future holds nothing but its two references, so one made for each poll
         // loses nothing.
@@ -105,7 +110,7 @@ impl Driver {
             return match Pin::new(&mut self.stream).poll_write(cx, &conn.out) {
                 Poll::Ready(Ok(0)) => Err(Ended::Eof),
                 Poll::Ready(Ok(n)) => {
-                    conn.out.advance(n);
+                    conn.wrote(n);
                     self.flush = self.stream.buffers_writes();
                     Ok(true)
                 }
@@ -158,6 +163,7 @@ impl Driver {
                     ),
                 )
             } else {
+                // i32-h2lim: Protocol, for `Ended::Protocol` (`code` is `Some`).
                 Error::new(ErrorKind::Io, text.clone())
             };
             Failure::new(error, false)
@@ -277,8 +283,8 @@ impl Receiver {
                 if head.len != 8 || head.stream != 0 {
                     return Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "a PING not of 8 bytes on stream 0"));
                 }
-                if !head.has(frame::ACK) {
-                    frame::ping_ack(&mut conn.out, payload);
+                if !head.has(frame::ACK) && !conn.ack(Some(payload)) {
+                    return Err(too_many_acks());
                 }
                 Ok(())
             }
@@ -346,7 +352,9 @@ impl Receiver {
                 _ => {}
             }
         }
-        frame::settings_ack(&mut conn.out);
+        if !conn.ack(None) {
+            return Err(too_many_acks());
+        }
         conn.send_bodies();
         Ok(())
     }
@@ -463,6 +471,15 @@ impl Receiver {
         }
         Ok(())
     }
+}
+
+/// The end of a connection whose server sends PING or SETTINGS frames faster than it reads
+/// their acknowledgements.
+fn too_many_acks() -> Ended {
+    Ended::Protocol(
+        frame::ENHANCE_YOUR_CALM,
+        "PING or SETTINGS frames sent faster than their acknowledgements are read (over 1,000 waiting)",
+    )
 }
 
 /// A frame's payload less its padding.

@@ -22,7 +22,13 @@
 //! - `GOAWAY`: no new stream; the streams above its last stream id, and those never opened, may
 //!   be sent again on a new connection; `RST_STREAM`: that stream's error
 //!   ([`ErrorKind::StreamReset`]), or with `REFUSED_STREAM` a request that may be sent again;
-//! - `PING` answered, `PRIORITY` and unknown frames ignored, server push refused in SETTINGS.
+//! - `PING` answered, `PRIORITY` and unknown frames ignored, server push refused in SETTINGS;
+//! - the output bounded: at most [`MAX_PENDING_ACKS`] acknowledgements of the server's PING and
+//!   SETTINGS frames wait unwritten (past it, `GOAWAY` with `ENHANCE_YOUR_CALM`), and nothing is
+//!   read while more than [`OUTPUT_BOUND`] bytes queued in answer to the server wait;
+//! - a stalled connection replaced: a request given up (its timeout) with no stream of the
+//!   connection finished since it was queued makes the connection take no new streams, so that
+//!   the lane opens another for the next requests (`Conn::abandon` says why no PING).
 
 mod driver;
 mod frame;
@@ -57,6 +63,23 @@ const CONNECTION_WINDOW: u32 = 64 << 20;
 /// with a low `MAX_CONCURRENT_STREAMS` never has to refuse the first burst of a lane's users.
 /// The SETTINGS arrive within the first round trip, and the waiting streams are opened then.
 const STREAMS_BEFORE_SETTINGS: usize = 1;
+
+/// The most acknowledgements of the server's PING and SETTINGS frames that may wait unwritten:
+/// past it, the server sends control frames faster than it reads their answers (a flood, or a
+/// server that stopped reading), and the connection is closed with `ENHANCE_YOUR_CALM`. 1,000, as
+/// nghttp2's `max_outbound_ack` and Envoy's `max_outbound_control_frames`: a server that pings to
+/// keep a connection alive sends one every few seconds, and its answer is written at once.
+const MAX_PENDING_ACKS: u32 = 1_000;
+
+/// The most bytes the client keeps queued in answer to the server (acknowledgements, resets):
+/// over it, the driver stops reading until the socket takes them, so that what a server makes
+/// the client queue is bounded whatever it sends. 256 KiB: a server can make the client queue at
+/// most about a byte per byte it sends (a PING's acknowledgement is as long as the PING), so one
+/// read of 16 KiB never comes near it; the acknowledgements alone stop at [`MAX_PENDING_ACKS`]
+/// (17 KB), and this holds for the resets too, one per stream. Requests' bytes never count: a
+/// server slow to read a large upload while it sends responses would otherwise have both sides
+/// wait for the other, and counting them would cost every request.
+const OUTPUT_BOUND: usize = 256 * 1024;
 
 /// The size of the chunks that response heads and one-frame bodies are split from.
 const CHUNK: usize = 16 * 1024;

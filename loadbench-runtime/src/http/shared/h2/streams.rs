@@ -13,7 +13,7 @@ use http::StatusCode;
 
 use super::frame::{self, DEFAULT_MAX_FRAME, DEFAULT_WINDOW};
 use super::hpack::{self, RequestHead};
-use super::{CONNECTION_WINDOW, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
+use super::{CONNECTION_WINDOW, MAX_PENDING_ACKS, OUTPUT_BOUND, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
 use crate::http::response::Parts;
@@ -45,6 +45,21 @@ pub(crate) struct Conn {
     next_id: u32,
     /// Frames not yet written.
     pub(super) out: BytesMut,
+    /// Bytes written since the connection opened: where `out` begins in its output.
+    written: u64,
+    /// Bytes queued in answer to the server (acknowledgements, resets) and not known to be
+    /// written, the acknowledgements of its PING and SETTINGS among them, and where the last of
+    /// them ends in the output: all are written once `written` reaches it. Counted where such a
+    /// frame is queued, so that requests cost nothing; window updates (13 bytes per 8 MiB
+    /// received) are left out.
+    replies: usize,
+    acks: u32,
+    replies_end: u64,
+    /// Streams finished (answered, reset or failed), counted: a request given up while this is
+    /// what it was when the request was queued saw no stream of the connection end in all that
+    /// time. Counted per stream rather than per frame received, which would cost the driver a
+    /// test on every frame.
+    answers: u64,
     slots: Vec<Slot>,
     free: Vec<usize>,
     /// The open streams' ids and slots, oldest first: responses mostly come in that order, so
@@ -64,6 +79,8 @@ pub(crate) struct Conn {
 pub(super) struct Slot {
     pub(super) id: u32,
     pub(super) policy: BodyPolicy,
+    /// The connection's [`Conn::answers`] when the request was queued.
+    heard: u64,
     /// Its header block, while it waits for a stream.
     block: Vec<u8>,
     /// Request body not yet sent.
@@ -122,6 +139,11 @@ impl Conn {
             send_window: DEFAULT_WINDOW,
             next_id: 1,
             out,
+            written: 0,
+            replies: 0,
+            acks: 0,
+            replies_end: 0,
+            answers: 0,
             slots: Vec::new(),
             free: Vec::new(),
             active: VecDeque::new(),
@@ -155,6 +177,7 @@ impl Conn {
         };
         hpack::encode_request(&mut slot.block, &head);
         slot.policy = request.policy;
+        slot.heard = self.answers;
         slot.body = request.body.clone();
         slot.head = None;
         slot.body_in = BodyIn::default();
@@ -221,6 +244,41 @@ impl Conn {
         }
     }
 
+    /// Takes `n` written bytes off the output.
+    pub(super) fn wrote(&mut self, n: usize) {
+        self.out.advance(n);
+        self.written += n as u64;
+        if self.written >= self.replies_end {
+            self.replies = 0;
+            self.acks = 0;
+        }
+    }
+
+    /// Counts what was queued after `before` bytes of the output as an answer to the server.
+    fn replied(&mut self, before: usize) {
+        self.replies += self.out.len() - before;
+        self.replies_end = self.written + self.out.len() as u64;
+    }
+
+    /// Queues the acknowledgement of a PING with `payload`, or of SETTINGS (`None`): `false`
+    /// when more than [`MAX_PENDING_ACKS`] now wait unwritten, and the connection must end.
+    pub(super) fn ack(&mut self, ping: Option<&[u8]>) -> bool {
+        let before = self.out.len();
+        match ping {
+            Some(payload) => frame::ping_ack(&mut self.out, payload),
+            None => frame::settings_ack(&mut self.out),
+        }
+        self.replied(before);
+        self.acks += 1;
+        self.acks <= MAX_PENDING_ACKS
+    }
+
+    /// Whether more than [`OUTPUT_BOUND`] bytes queued in answer to the server wait unwritten:
+    /// the driver reads nothing more until the socket takes some.
+    pub(super) fn output_full(&self) -> bool {
+        self.replies > OUTPUT_BOUND
+    }
+
     /// Adds `increment` to a stream's send window (`index`'s), or the connection's.
     pub(super) fn grow_window(&mut self, index: Option<usize>, increment: i64) -> bool {
         let window = match index {
@@ -255,6 +313,7 @@ impl Conn {
 
     /// Hands `index` its result and closes its stream, if it has one.
     pub(super) fn finish(&mut self, index: usize, result: Result<Received, Failure>) {
+        self.answers += 1;
         self.unlist(index);
         let slot = &mut self.slots[index];
         slot.body = Bytes::new();
@@ -276,7 +335,9 @@ impl Conn {
 
     /// Cancels the stream of `index` (`RST_STREAM` with `code`) and fails its request.
     pub(super) fn reset(&mut self, index: usize, code: u32, failure: Failure) {
+        let before = self.out.len();
         frame::rst_stream(&mut self.out, self.slots[index].id, code);
+        self.replied(before);
         self.finish(index, Err(failure));
     }
 
@@ -344,6 +405,13 @@ impl Conn {
         }
     }
 
+    /// Takes no new streams: the lane opens another connection, and the requests waiting for a
+    /// stream here are sent there.
+    fn retire(&mut self) {
+        self.open = false;
+        self.fail_pending();
+    }
+
     /// Asks the driver to end the connection.
     pub(super) fn close(&mut self) {
         self.open = false;
@@ -363,9 +431,21 @@ impl Slots for Conn {
     }
 
     /// An open stream is cancelled (`RST_STREAM` with `CANCEL`).
+    ///
+    /// A request given up (its timeout, or the run's end) with no stream of the connection
+    /// finished since it was queued means a connection that answered nothing for as long as its
+    /// user waited: it takes no new streams, so that the lane opens another for the next
+    /// requests, and the requests waiting for a stream go there. Those still open on it stay until
+    /// they are answered or time out (their kind stays `timeout`). Judged by the streams, not by a
+    /// PING: a server whose application is wedged still answers PINGs, which its HTTP/2 layer
+    /// does, and what users wait for is their responses.
     fn abandon(&mut self, index: usize) {
+        let stalled =
+            matches!(self.slots[index].state, State::Open | State::Pending) && self.slots[index].heard == self.answers;
         if matches!(self.slots[index].state, State::Open) && !self.closing {
+            let before = self.out.len();
             frame::rst_stream(&mut self.out, self.slots[index].id, frame::CANCEL);
+            self.replied(before);
             self.wake_driver();
         }
         self.unlist(index);
@@ -375,6 +455,9 @@ impl Slots for Conn {
         slot.body = Bytes::new();
         slot.body_in = BodyIn::default();
         self.free.push(index);
+        if stalled {
+            self.retire();
+        }
         // Room for one waiting stream.
         self.open_pending();
     }
@@ -385,6 +468,7 @@ impl Slot {
         Slot {
             id: 0,
             policy: BodyPolicy::Discard,
+            heard: 0,
             block: Vec::new(),
             body: Bytes::new(),
             window: 0,

@@ -339,3 +339,119 @@ fn a_tls_alert_after_the_handshake_is_a_tls_error_with_its_cause() {
         assert!(!failure.retry && !h2.is_open());
     });
 }
+
+/// A server that answers the first stream and no other after it, unless `answer_second`: then the
+/// second stream is answered 10 ms after it came.
+async fn answers_the_first(answer_second: bool) -> Target {
+    server(None, move |n, _, out| async move {
+        match n {
+            0 => respond(out, ok("first")).await,
+            1 if answer_second => {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                respond(out, ok("second")).await;
+            }
+            // Held unanswered until the connection ends.
+            _ => std::future::pending::<()>().await,
+        }
+    })
+    .await
+}
+
+#[test]
+fn a_request_given_up_with_nothing_heard_since_it_was_queued_retires_the_connection() {
+    local(async {
+        let target = answers_the_first(false).await;
+        let h2 = connect(&target).await;
+        assert_eq!(get(&h2).await.unwrap().response.text().unwrap(), "first");
+        let given_up = tokio::time::timeout(std::time::Duration::from_millis(50), get(&h2)).await;
+        assert!(given_up.is_err(), "the second stream was answered");
+        assert!(!h2.is_open(), "a connection that answered nothing while a request waited takes new streams");
+    });
+}
+
+#[test]
+fn a_request_given_up_while_other_streams_are_answered_leaves_the_connection_open() {
+    local(async {
+        let target = answers_the_first(true).await;
+        let h2 = connect(&target).await;
+        assert_eq!(get(&h2).await.unwrap().response.text().unwrap(), "first");
+        // The second stream is answered after 10 ms, the third never: the third is given up at
+        // 100 ms, on a connection that answered a stream meanwhile.
+        let second = get(&h2);
+        let third = tokio::time::timeout(std::time::Duration::from_millis(100), get(&h2));
+        let (second, third) = tokio::join!(second, third);
+        assert_eq!(second.unwrap().response.text().unwrap(), "second");
+        assert!(third.is_err(), "the third stream was answered");
+        assert!(h2.is_open(), "a slow stream on a connection that answers others costs it nothing");
+    });
+}
+
+#[test]
+fn acknowledgements_wait_unwritten_up_to_the_limit_and_requests_never_fill_the_output() {
+    use super::streams::Conn;
+    use super::{MAX_PENDING_ACKS, OUTPUT_BOUND};
+
+    let mut conn = Conn::new(false, b"127.0.0.1", "127.0.0.1:1".parse().unwrap());
+    for _ in 0..MAX_PENDING_ACKS {
+        assert!(conn.ack(Some(&[7; 8])));
+    }
+    assert!(!conn.ack(None), "one acknowledgement past the limit ends the connection");
+    // All written: the count starts again.
+    let queued = conn.out.len();
+    conn.wrote(queued);
+    assert!(conn.ack(Some(&[7; 8])));
+    conn.wrote(conn.out.len() - 1);
+    assert!(conn.ack(None), "an acknowledgement partly written still counts, and the count goes on");
+
+    // A request's header block larger than the bound fills the output with request bytes only.
+    let mut headers = HeaderMap::new();
+    headers.insert("x-large", "v".repeat(OUTPUT_BOUND + 1).parse().unwrap());
+    let body = Bytes::new();
+    let request = Outgoing {
+        wire: b"",
+        method: &Method::GET,
+        path: "/",
+        headers: &headers,
+        body: &body,
+        policy: BodyPolicy::Discard,
+    };
+    let index = conn.push(&request).unwrap();
+    assert!(conn.out.len() > OUTPUT_BOUND);
+    assert!(!conn.output_full(), "a request's own bytes never stop reading");
+    // Resets (13 bytes each) past the bound, none written.
+    for _ in 0..=OUTPUT_BOUND / 13 {
+        conn.reset(index, 0x8, Failure::new(crate::error::Error::new(ErrorKind::Io, "reset"), false));
+    }
+    assert!(conn.output_full(), "bytes queued in answer to the server past the bound stop reading");
+    conn.wrote(conn.out.len());
+    assert!(!conn.output_full(), "all written: reading goes on");
+}
+
+#[test]
+fn a_server_that_floods_pings_without_reading_is_told_to_calm_down() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    local(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let target = Target::resolve(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        tokio::task::spawn_local(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut preface = [0; 24];
+            tcp.read_exact(&mut preface).await.unwrap();
+            // SETTINGS, then 2,000 PINGs, and nothing read again.
+            let mut out = vec![0, 0, 0, 4, 0, 0, 0, 0, 0];
+            for _ in 0..2_000 {
+                out.extend_from_slice(&[0, 0, 8, 6, 0, 0, 0, 0, 0]);
+                out.extend_from_slice(&[1; 8]);
+            }
+            tcp.write_all(&out).await.unwrap();
+            std::future::pending::<()>().await;
+        });
+        let h2 = connect(&target).await;
+        let given = tokio::time::timeout(std::time::Duration::from_secs(5), get(&h2)).await;
+        let failure = given.expect("the flood ended the connection").expect_err("a flooded connection answered");
+        assert!(!failure.retry, "{}", failure.error);
+        assert!(failure.error.to_string().contains("ENHANCE_YOUR_CALM"), "{}", failure.error);
+        assert!(!h2.is_open());
+    });
+}
