@@ -178,7 +178,7 @@ fn stderr_of(child: Child) -> String {
     child.wait_with_output().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default()
 }
 
-/// SIGINT or SIGTERM to `cargo loadbench` alone (as CI runners and `timeout` send it, not to
+/// SIGINT, SIGTERM or SIGHUP to `cargo loadbench` alone (as CI runners and `timeout` send it, not to
 /// the process group): the bench binary stops, the in-flight requests are cancelled after the
 /// grace period, the results say `interrupted: true`, and the exit code names the signal.
 fn a_signal_to_the_parent_alone(sent: Signal, code: i32) {
@@ -213,6 +213,13 @@ fn sigterm_to_cargo_loadbench_stops_its_bench_binary_and_exits_143() {
 #[test]
 fn sigint_to_cargo_loadbench_alone_marks_the_results_interrupted_and_exits_130() {
     a_signal_to_the_parent_alone(Signal::SIGINT, 130);
+}
+
+/// A closed terminal or ssh session sends SIGHUP: handled as SIGTERM (the results are written,
+/// marked interrupted, with what was gathered), and the exit code is 129 (128 + SIGHUP).
+#[test]
+fn sighup_to_cargo_loadbench_keeps_the_partial_results_and_exits_129() {
+    a_signal_to_the_parent_alone(Signal::SIGHUP, 129);
 }
 
 #[test]
