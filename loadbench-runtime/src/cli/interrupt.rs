@@ -9,7 +9,7 @@
 //! reported, marked `interrupted`. The second cancels what is still in flight at once, and the
 //! results gathered so far are reported (within a second; should anything hang, the process
 //! exits anyway [`FAILSAFE`] later). The exit code is 130 after SIGINT, 143 after SIGTERM, 129
-//! after SIGHUP, by the first signal ([`exit_code`]). What the handler says on stderr is written
+//! after SIGHUP, by the first signal ([`exit_code()`]). What the handler says on stderr is written
 //! without a check: after SIGHUP the terminal may be gone, and a failed write must not stop the
 //! results from being written.
 //!
