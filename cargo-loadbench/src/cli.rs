@@ -54,8 +54,10 @@ Exit codes:
   130  interrupted by Ctrl-C (SIGINT): the results so far are still printed and written,
        marked interrupted
   143  stopped by SIGTERM, likewise
+  129  stopped by SIGHUP (the terminal or ssh session closed), likewise: the results are
+       written to their files even when the terminal is gone
 
-A first Ctrl-C or SIGTERM stops starting iterations; those in flight get the grace period
+A first Ctrl-C, SIGTERM or SIGHUP stops starting iterations; those in flight get the grace period
 (--grace), then are cancelled. A second one cancels them at once and reports what was gathered.";
 
 impl Args {

@@ -362,6 +362,17 @@ pub fn writes_step_summary(args: &Args) -> bool {
 fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
     let mut code = exit_code::OK;
     let render = |format: Format| output::render(format, cx);
+    // The files first: after SIGHUP the terminal may be gone, and a write to it must not come
+    // between the run and its results.
+    let json = args.json.iter().map(|path| OutputSpec { format: Format::Json, path: path.clone() });
+    for spec in args.outputs.iter().cloned().chain(json) {
+        let written = render(spec.format)
+            .and_then(|text| loadbench::report::write_atomic(&spec.path, text.as_bytes()).map_err(|e| e.to_string()));
+        if let Err(err) = written {
+            eprintln!("error: cannot write {}: {err}", spec.path.display());
+            code = exit_code::USAGE;
+        }
+    }
     match render(args.format).map(|text| if print { text } else { String::new() }) {
         // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
         Ok(text) => {
@@ -369,15 +380,6 @@ fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
         }
         Err(err) => {
             eprintln!("error: cannot render the results as {:?}: {err}", args.format);
-            code = exit_code::USAGE;
-        }
-    }
-    let json = args.json.iter().map(|path| OutputSpec { format: Format::Json, path: path.clone() });
-    for spec in args.outputs.iter().cloned().chain(json) {
-        let written = render(spec.format)
-            .and_then(|text| loadbench::report::write_atomic(&spec.path, text.as_bytes()).map_err(|e| e.to_string()));
-        if let Err(err) = written {
-            eprintln!("error: cannot write {}: {err}", spec.path.display());
             code = exit_code::USAGE;
         }
     }

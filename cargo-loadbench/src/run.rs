@@ -86,7 +86,7 @@ pub fn list(exe: &Executable, output: &Path) -> Result<Option<ScenarioList>, Err
 ///
 /// The binary inherits stderr (progress); its stdout goes to our stderr to keep our stdout for
 /// the table. It runs in a process group of its own, so that Ctrl-C in a terminal (sent to the
-/// foreground group) reaches it once, through us: every SIGINT or SIGTERM we get is forwarded to
+/// foreground group) reaches it once, through us: every SIGINT, SIGTERM or SIGHUP we get is forwarded to
 /// it ([`interrupt::forward_to`]), and it stops and reports partial results on its own. It dies
 /// with us if we are killed outright ([`interrupt::die_with_parent`]). A binary that cannot even
 /// start is one that could not run, like one that crashed.
@@ -132,16 +132,17 @@ fn outcome(status: ExitStatus, output: &Path) -> Outcome {
     let code = status.code().and_then(|c| u8::try_from(c).ok());
     match code {
         Some(exit_code::USAGE) => Outcome::UsageError,
-        // After a signal the binary stops early, writes its partial results and exits 130 (SIGINT)
-        // or 143 (SIGTERM); a missed attribute threshold is 1, an inconclusive run 4. Either way the
-        // results are there, and the verdict is made again from them.
+        // After a signal the binary stops early, writes its partial results and exits 130 (SIGINT),
+        // 143 (SIGTERM) or 129 (SIGHUP); a missed attribute threshold is 1, an inconclusive run 4.
+        // Either way the results are there, and the verdict is made again from them.
         Some(
             exit_code::OK
             | exit_code::GATE_FAILED
             | exit_code::INCONCLUSIVE
             | exit_code::SCENARIO_FAILED
             | exit_code::INTERRUPTED
-            | exit_code::TERMINATED,
+            | exit_code::TERMINATED
+            | exit_code::HANGUP,
         ) if output.exists() => match read_json(output) {
             Ok(report) => Outcome::Finished(Box::new(report)),
             Err(reason) => Outcome::CouldNotRun(format!("its results could not be read: {reason}")),

@@ -24,3 +24,7 @@ pub const INTERRUPTED: u8 = 130;
 /// Stopped by SIGTERM (128 + 15), as `timeout`, CI runners and service managers send it; like
 /// [`INTERRUPTED`], the partial results were still reported, with `interrupted: true`.
 pub const TERMINATED: u8 = 143;
+/// Stopped by SIGHUP (128 + 1): the terminal or ssh session the run was started from closed.
+/// Handled as SIGTERM: the partial results were still written (to files; the terminal may be
+/// gone), with `interrupted: true`. A run started under `nohup` ignores SIGHUP and goes on.
+pub const HANGUP: u8 = 129;

@@ -82,6 +82,38 @@ impl Running {
         Running { child, started: Instant::now(), peak_rss_kib: 0, stdout, stderr }
     }
 
+    /// Starts `program ARGS…` (a bench binary run directly, as `cargo bench` runs it) in `dir`,
+    /// with extra environment variables, watched as [`Running::start`]'s child is.
+    pub fn start_program(program: &Path, dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Running {
+        let stdout = tempfile::tempfile().expect("stdout file");
+        let stderr = tempfile::tempfile().expect("stderr file");
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(stdout.try_clone().expect("clone stdout file"))
+            .stderr(stderr.try_clone().expect("clone stderr file"))
+            .env_remove(loadbench::cli::TARGET_ENV)
+            .env_remove(loadbench::cli::OUTPUT_ENV)
+            .env_remove("GITHUB_STEP_SUMMARY");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let child = command.spawn().expect("start the program");
+        Running { child, started: Instant::now(), peak_rss_kib: 0, stdout, stderr }
+    }
+
+    /// The highest resident set size seen so far (`VmHWM`, in KiB).
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.peak_rss_kib
+    }
+
+    /// Whether the child has exited.
+    pub fn exited(&mut self) -> bool {
+        self.child.try_wait().expect("poll the child").is_some()
+    }
+
     /// The child's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -173,4 +205,14 @@ fn read_all(file: &mut File) -> String {
     let mut text = String::new();
     let _ = file.rewind().and_then(|_| file.read_to_string(&mut text));
     text
+}
+
+/// Whether process `pid` handles `signal` (a number: 15 for SIGTERM), from the caught-signal
+/// mask in /proc/PID/status: once it does, the signal stops it the way the program decided, not
+/// by the default action.
+pub fn handles(pid: u32, signal: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
+    let mask =
+        status.lines().find_map(|l| l.strip_prefix("SigCgt:")).and_then(|m| u64::from_str_radix(m.trim(), 16).ok());
+    mask.is_some_and(|m| (1..=64).contains(&signal) && m & (1 << (signal - 1)) != 0)
 }

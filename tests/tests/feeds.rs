@@ -2,12 +2,15 @@
 //! server saw it, in every mode; and files that cannot be used, refused before any load.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use loadbench::feed::{FeedEnd, FeedMode, FeedSource};
 use loadbench::report::ScenarioReport;
+use loadbench_tests::child::{self, Finished, Running};
 use loadbench_tests::{Behavior, TestServer};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -285,5 +288,108 @@ fn unusable_files_stop_the_run_before_any_load_with_one_line() {
         assert_eq!(code, Some(2), "{scenario}: {stderr}");
         assert_eq!(stderr, expected, "{scenario}");
     }
+    assert_eq!(server.requests(), 0, "no request reached the server");
+}
+
+/// The bound on what should be quick, generous for a slow and busy machine.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The `feed_errors` binary's scenario `given` run on `file`, started in `dir` and watched.
+fn given_feed(server: &TestServer, dir: &Path, file: &Path) -> Running {
+    Running::start_program(
+        Path::new(env!("CARGO_BIN_EXE_feed_errors")),
+        dir,
+        &["--bench", "--exact", "--target", &server.url(), "given"],
+        &[("FEED_ERRORS_FILE", file.as_os_str())],
+    )
+}
+
+/// A FIFO at `dir/NAME`.
+fn fifo(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    let made = Command::new("mkfifo").arg(&path).status().unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(made.success(), "mkfifo {}", path.display());
+    path
+}
+
+#[test]
+fn a_feed_that_never_ends_is_refused_at_the_limit_in_bounded_memory() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let zero = dir.path().join("zero.csv");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap_or_else(|e| panic!("{e}"));
+    let mut child = given_feed(&server, dir.path(), &zero);
+    let limit_kib = loadbench::feed::DEFAULT_MAX_BYTES / 1024;
+    // Past this, the binary is reading without bound: stopped here rather than let it take the
+    // machine's memory.
+    let runaway_kib = 4 * limit_kib;
+    let start = Instant::now();
+    while !child.exited() && child.peak_rss_kib() < runaway_kib && start.elapsed() < PATIENCE {
+        child.wait_for(Duration::from_millis(50), || false);
+    }
+    let finished = child.stop();
+    assert_eq!(finished.code, Some(2), "{finished:#?}");
+    assert_eq!(
+        finished.stderr,
+        format!(
+            "error: feed {}: larger than 256 MiB, the most a feed may be (a feed is held in memory \
+             whole; FeedSource::max_bytes sets another limit)\n",
+            zero.display()
+        )
+    );
+    // The file's bytes, read once, and the process around them.
+    assert!(finished.peak_rss_kib < limit_kib + 64 * 1024, "peak {} KiB", finished.peak_rss_kib);
+    assert!(finished.wall < PATIENCE, "{:?}", finished.wall);
+    assert_eq!(server.requests(), 0, "no request reached the server");
+}
+
+/// Sends `signal` to `child` once it handles it, then waits for it to exit: its exit code, how long
+/// it took after the signal, and what it printed.
+fn stopped_by(mut child: Running, signal: &str, number: u32) -> (Finished, Duration) {
+    let pid = child.pid();
+    assert!(child.wait_for(PATIENCE, || child::handles(pid, number)), "the binary never handled SIG{signal}");
+    let sent = Instant::now();
+    child.signal(signal);
+    child.wait_for(PATIENCE, || false);
+    let took = sent.elapsed();
+    (child.stop(), took)
+}
+
+/// A FIFO with no writer blocks whoever opens it to read: SIGTERM still stops the run, with
+/// exit code 143, before any load.
+#[test]
+fn a_fifo_feed_with_no_writer_stops_on_sigterm() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let users = fifo(dir.path(), "users.csv");
+    let child = given_feed(&server, dir.path(), &users);
+    // Signals are handled before any feed is read; give it the time to reach the FIFO.
+    std::thread::sleep(Duration::from_millis(300));
+    let (finished, took) = stopped_by(child, "TERM", 15);
+    assert_eq!(finished.code, Some(143), "{took:?} after SIGTERM: {finished:#?}");
+    assert!(took < Duration::from_secs(5), "{took:?} after SIGTERM");
+    assert_eq!(server.requests(), 0, "no request reached the server");
+}
+
+/// A FIFO whose writer sends a header and never closes it blocks the read itself: SIGHUP (a
+/// closed terminal) stops the run as SIGTERM does, with exit code 129, before any load.
+#[test]
+fn a_fifo_feed_whose_writer_never_closes_stops_on_sighup() {
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let users = fifo(dir.path(), "users.csv");
+    let child = given_feed(&server, dir.path(), &users);
+    // Opening the FIFO to write returns once the binary has opened it to read.
+    let (opened, writer) = std::sync::mpsc::channel();
+    let path = users.clone();
+    std::thread::spawn(move || {
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap_or_else(|e| panic!("{e}"));
+        file.write_all(b"username,password\nann,pw-ann\n").unwrap_or_else(|e| panic!("{e}"));
+        let _ = opened.send(file);
+    });
+    let _writer = writer.recv_timeout(PATIENCE).unwrap_or_else(|_| panic!("the binary never opened its feed"));
+    let (finished, took) = stopped_by(child, "HUP", 1);
+    assert_eq!(finished.code, Some(129), "{took:?} after SIGHUP: {finished:#?}");
+    assert!(took < Duration::from_secs(5), "{took:?} after SIGHUP");
     assert_eq!(server.requests(), 0, "no request reached the server");
 }

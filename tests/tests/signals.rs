@@ -17,6 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use loadbench_tests::child::Running;
 use loadbench_tests::cli::{cargo_loadbench_path, fixture, fixture_target_dir, read_report, scenario};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -178,7 +179,7 @@ fn stderr_of(child: Child) -> String {
     child.wait_with_output().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default()
 }
 
-/// SIGINT or SIGTERM to `cargo loadbench` alone (as CI runners and `timeout` send it, not to
+/// SIGINT, SIGTERM or SIGHUP to `cargo loadbench` alone (as CI runners and `timeout` send it, not to
 /// the process group): the bench binary stops, the in-flight requests are cancelled after the
 /// grace period, the results say `interrupted: true`, and the exit code names the signal.
 fn a_signal_to_the_parent_alone(sent: Signal, code: i32) {
@@ -213,6 +214,129 @@ fn sigterm_to_cargo_loadbench_stops_its_bench_binary_and_exits_143() {
 #[test]
 fn sigint_to_cargo_loadbench_alone_marks_the_results_interrupted_and_exits_130() {
     a_signal_to_the_parent_alone(Signal::SIGINT, 130);
+}
+
+/// A closed terminal or ssh session sends SIGHUP: handled as SIGTERM (the results are written,
+/// marked interrupted, with what was gathered), and the exit code is 129 (128 + SIGHUP).
+#[test]
+fn sighup_to_cargo_loadbench_keeps_the_partial_results_and_exits_129() {
+    a_signal_to_the_parent_alone(Signal::SIGHUP, 129);
+}
+
+/// `text` quoted for `sh`.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The terminal itself closing, as an ssh session's end closes it: `cargo loadbench` runs, its
+/// progress on a pseudo-terminal (`script`), under a shell that leads the terminal's session and
+/// passes SIGHUP on to its job, as a login shell does. Killing `script` closes the terminal: the
+/// kernel hangs it up (every later write to it fails, EIO) and sends SIGHUP to the shell. The
+/// results are still written, marked interrupted, with what was gathered, and the exit code is 129.
+/// (Through the shell, a death by SIGHUP reads as 129 too: the JSON, which only a handled
+/// SIGHUP writes, is what tells them apart.)
+#[test]
+fn a_closed_terminal_keeps_the_partial_results_and_exits_129() {
+    let server = Silent::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("results.json");
+    let exit = dir.path().join("exit");
+    let shell = dir.path().join("login.sh");
+    // The session's shell: passes SIGHUP on to its job, then records how the job ended.
+    std::fs::write(
+        &shell,
+        "\"$@\" & job=$!\ntrap 'kill -HUP $job' HUP\nwhile kill -0 $job 2>/dev/null; do wait $job; code=$?; done\n\
+         echo $code > \"$EXIT\"\n",
+    )
+    .expect("write the shell script");
+    let manifest = fixture("basic");
+    let command = [
+        "sh",
+        shell.to_str().unwrap(),
+        cargo_loadbench_path().to_str().unwrap(),
+        "loadbench",
+        "--manifest-path",
+        manifest.to_str().unwrap(),
+        "--exact",
+        "hello",
+        "--target",
+        &server.url,
+        "--grace",
+        "1s",
+        "--json",
+        json.to_str().unwrap(),
+    ]
+    .map(quoted)
+    .join(" ");
+    let mut terminal = Command::new("script")
+        .args(["--quiet", "--flush", "--return", "--command", &command])
+        .arg(dir.path().join("typescript"))
+        .env("CARGO_TARGET_DIR", fixture_target_dir())
+        .env("EXIT", &exit)
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("CI")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start script (util-linux)");
+    let loading = wait_for(Duration::from_secs(600), || {
+        server.accepted() >= HELLO_USERS || terminal.try_wait().ok().flatten().is_some()
+    });
+    assert!(loading && server.accepted() >= HELLO_USERS, "the bench binary never loaded the server");
+    // The terminal's end.
+    terminal.kill().expect("kill script");
+    let _ = terminal.wait();
+    let code = || std::fs::read_to_string(&exit).unwrap_or_default().trim().to_owned();
+    assert!(wait_for(PATIENCE, || !code().is_empty()), "the shell never saw cargo loadbench end");
+    assert_eq!(code(), "129");
+    assert!(json.exists(), "no results written after the terminal closed");
+    let report = read_report(&json);
+    assert!(report.interrupted);
+    let hello = scenario(&report, "hello");
+    assert!(hello.interrupted, "{hello:#?}");
+    assert_eq!((hello.ok, hello.failed, hello.cancelled), (0, 0, HELLO_USERS as u64), "{hello:#?}");
+    assert!(wait_for(PATIENCE, || server.open() == 0), "{} connections left open", server.open());
+}
+
+/// Under `nohup` (SIGHUP ignored from the start) SIGHUP is left ignored: the run goes on to its
+/// end, not interrupted, and exits 0.
+#[test]
+fn a_run_started_with_sighup_ignored_goes_on_after_it() {
+    let server = Silent::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("results.json");
+    let url = format!("{}/", server.url);
+    let mut run = Running::start(
+        dir.path(),
+        Some("trap '' HUP"),
+        &[
+            "url",
+            &url,
+            "-c",
+            "2",
+            "-d",
+            "2s",
+            "--grace",
+            "200ms",
+            "--quiet",
+            "--allow-failures",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(run.wait_for(PATIENCE, || server.accepted() >= 2), "the run never loaded the server");
+    run.signal("HUP");
+    let finished = run.finish(PATIENCE);
+    assert_eq!(finished.code, Some(0), "{finished:#?}");
+    let report = read_report(&json);
+    assert!(!report.interrupted);
+    // Its duration, then the grace period: not cut short by the signal.
+    let ran = Duration::from_micros(report.scenarios[0].duration_us);
+    assert!(ran >= Duration::from_millis(2_000), "{ran:?}");
+    assert_eq!(report.scenarios[0].cancelled, 2, "{:#?}", report.scenarios[0]);
 }
 
 #[test]

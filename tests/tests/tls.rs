@@ -118,16 +118,44 @@ fn all_refused(run: &Run, n: u64, port: u16, cause: &str) {
     assert!(!run.out.stderr.contains("first tls error"), "{}", run.out.stderr);
 }
 
-/// The certificate-verification hint, after the table, on stderr; every iteration's handshake
-/// failed for the certificate (`tls.unverified`, a figure the core adds beside the contract's).
+/// The hints after the table, on stderr, each whole: its first line (`hint: …`) and the lines
+/// indented under it, joined by spaces. Every line fits the hint's width: wrapped, never cut.
 #[track_caller]
-fn hint(run: &Run) -> &str {
+fn hints(run: &Run) -> Vec<String> {
+    let mut hints: Vec<String> = Vec::new();
+    let mut inside = false;
+    for line in run.out.stderr.lines() {
+        if let Some(text) = line.strip_prefix("hint: ") {
+            hints.push(text.to_owned());
+            inside = true;
+        } else if inside && let Some(more) = line.strip_prefix("      ") {
+            hints.last_mut().expect("a hint").push_str(&format!(" {more}"));
+        } else {
+            inside = false;
+            continue;
+        }
+        assert!(line.chars().count() <= loadbench::report::HINT_WIDTH, "a hint's line too wide: {line:?}");
+    }
+    hints
+}
+
+/// The one hint of a run every iteration of which failed for the server's certificate
+/// (`tls.unverified`, a figure the core adds beside the contract's).
+#[track_caller]
+fn only_hint(run: &Run) -> String {
     let s = run.s();
     assert_eq!(s.tls.as_ref().map(|t| t.unverified), Some(s.iterations), "{:?}", s.tls);
-    let line = run.out.stderr.lines().find(|l| l.starts_with("hint: "));
-    let line = line.unwrap_or_else(|| panic!("no hint line:\n{}", run.out.stderr));
-    assert!(line.contains("--cacert") && line.contains("--insecure"), "{line}");
-    line
+    let mut hints = hints(run);
+    assert_eq!(hints.len(), 1, "one hint: {hints:?}\n{}", run.out.stderr);
+    hints.remove(0)
+}
+
+/// The hint for a certificate that could not be verified: trust its CA, or skip verification.
+#[track_caller]
+fn hint(run: &Run) -> String {
+    let hint = only_hint(run);
+    assert!(hint.contains("--cacert FILE") && hint.contains("--insecure"), "{hint}");
+    hint
 }
 
 /// A latency summary (`connect_us`, `tls_handshake_us`) of plausible, ordered values.

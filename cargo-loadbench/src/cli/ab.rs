@@ -29,8 +29,8 @@ Exit codes:
   1    a regression, or a threshold the head missed (not with --no-gate)
   2    usage: a bad flag, a revision that is not a commit, a path outside the repository
   3    a side could not be built or served: which side, and why, in one line
-  130  interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM: the services are stopped and the
-       rounds so far are reported";
+  130  interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM, 129 by SIGHUP (a closed
+       terminal): the services are stopped and the rounds so far are reported";
 
 /// Arguments of `cargo loadbench ab`.
 #[derive(Debug, clap::Args)]

@@ -24,7 +24,7 @@ whose path and query are sent to every target (its host and port are not used). 
 Exit codes: 0 the run completed (failed requests are counted, not fatal), 1 a threshold failed or
 a regression with --fail-on-regression (never with --no-gate), 2 a bad flag, URL (port 1 to 65535), header or body
 file, an output file that cannot be written or a baseline refused, 3 the run could not start (the
-host does not resolve), 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM.";
+host does not resolve), 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM, 129 by SIGHUP (a closed terminal).";
 
 /// Arguments of `cargo loadbench url`.
 #[derive(Debug, clap::Args)]

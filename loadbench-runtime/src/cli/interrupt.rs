@@ -1,11 +1,17 @@
-//! SIGINT (Ctrl-C) and SIGTERM, as every loadbench command line handles them.
+//! SIGINT (Ctrl-C), SIGTERM and SIGHUP, as every loadbench command line handles them.
+//!
+//! SIGHUP (a closed terminal or ssh session) is handled as SIGTERM: the run's results are still
+//! written, so a run that lost its terminal loses only its console output. A process started
+//! with SIGHUP ignored (`nohup`) keeps ignoring it, as its user asked.
 //!
 //! The first signal stops the run gracefully: no new iteration starts, those in flight may go on
 //! for the grace period (`--grace`, default 5 s) and are then cancelled; the partial results are
 //! reported, marked `interrupted`. The second cancels what is still in flight at once, and the
 //! results gathered so far are reported (within a second; should anything hang, the process
-//! exits anyway [`FAILSAFE`] later). The exit code is 130 after SIGINT, 143 after SIGTERM, by
-//! the first signal ([`exit_code`]).
+//! exits anyway [`FAILSAFE`] later). The exit code is 130 after SIGINT, 143 after SIGTERM, 129
+//! after SIGHUP, by the first signal ([`exit_code()`]). What the handler says on stderr is written
+//! without a check: after SIGHUP the terminal may be gone, and a failed write must not stop the
+//! results from being written.
 //!
 //! One handler per process, on a thread of its own, shared by everything that runs in it: a
 //! bench binary's [`Harness::run`](crate::Harness::run), and `cargo loadbench` with the one-shot
@@ -14,11 +20,12 @@
 //! twice) and forwards every signal it gets to it ([`forward_to`]); the binary dies with it if it
 //! is killed outright ([`die_with_parent`]).
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::exit_code;
@@ -61,13 +68,15 @@ fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Installs the handler of SIGINT and SIGTERM (once per process; later calls return the first
-/// one's outcome). With `announce`, the signals say what happens next on stderr (a process that
-/// runs the load itself does; one that waits for a bench binary leaves it to the binary).
+/// Installs the handler of SIGINT, SIGTERM and SIGHUP (once per process; later calls return the
+/// first one's outcome); SIGHUP is left ignored when the process started with it ignored
+/// (`nohup`). With `announce`, the signals say what happens next on stderr (a process that runs
+/// the load itself does; one that waits for a bench binary leaves it to the binary).
 pub fn install(announce: bool) -> Result<(), String> {
     INSTALLED
         .get_or_init(|| {
-            let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(|e| format!("cannot handle signals: {e}"))?;
+            let handled: &[i32] = if hangup_ignored() { &[SIGINT, SIGTERM] } else { &[SIGINT, SIGTERM, SIGHUP] };
+            let mut signals = Signals::new(handled).map_err(|e| format!("cannot handle signals: {e}"))?;
             std::thread::Builder::new()
                 .name("loadbench-signals".to_owned())
                 .spawn(move || {
@@ -81,6 +90,21 @@ pub fn install(announce: bool) -> Result<(), String> {
         .clone()
 }
 
+/// Whether this process started with SIGHUP ignored (`nohup`), from the kernel's mask of ignored
+/// signals (Linux; elsewhere, as if not).
+fn hangup_ignored() -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return false };
+    let mask =
+        status.lines().find_map(|l| l.strip_prefix("SigIgn:")).and_then(|m| u64::from_str_radix(m.trim(), 16).ok());
+    // Bit `n - 1` is signal `n`.
+    mask.is_some_and(|m| m & (1 << (SIGHUP - 1)) != 0)
+}
+
+/// `line` on stderr, and nothing when stderr cannot be written (a terminal closed by SIGHUP).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 fn on_signal(signal: i32, announce: bool) {
     let mut state = state();
     state.count += 1;
@@ -92,14 +116,12 @@ fn on_signal(signal: i32, announce: bool) {
     drop(state);
     STOP.store(true, Ordering::SeqCst);
     match count {
-        1 if announce => eprintln!(
-            "interrupted: no new iteration starts; those in flight get the grace period, then are \
-             cancelled; signal again (Ctrl-C) to stop at once"
-        ),
+        1 if announce => say("interrupted: no new iteration starts; those in flight get the grace period, then are \
+             cancelled; signal again (Ctrl-C) to stop at once"),
         2 => {
             CANCEL.store(true, Ordering::SeqCst);
             if announce {
-                eprintln!("interrupted again: cancelling what is in flight and reporting the results so far");
+                say("interrupted again: cancelling what is in flight and reporting the results so far");
             }
             // Whatever holds the run up (a setup, a write), the process ends.
             let code = exit_code().unwrap_or(exit_code::INTERRUPTED);
@@ -159,10 +181,14 @@ pub fn interrupted() -> bool {
     state().count > 0
 }
 
-/// The exit code an interrupted run ends with: 130 (128 + SIGINT) or 143 (128 + SIGTERM), by the
-/// first signal; `None` when no signal came.
+/// The exit code an interrupted run ends with: 130 (128 + SIGINT), 143 (128 + SIGTERM) or 129
+/// (128 + SIGHUP), by the first signal; `None` when no signal came.
 pub fn exit_code() -> Option<u8> {
-    state().first.map(|signal| if signal == SIGTERM { exit_code::TERMINATED } else { exit_code::INTERRUPTED })
+    state().first.map(|signal| match signal {
+        SIGTERM => exit_code::TERMINATED,
+        SIGHUP => exit_code::HANGUP,
+        _ => exit_code::INTERRUPTED,
+    })
 }
 
 /// The flag the first signal sets, for the runs this process makes.

@@ -35,6 +35,8 @@ impl ConnectionStats {
         self.tls.handshakes += tls.handshakes;
         self.tls.resumed += tls.resumed;
         self.tls.unverified += tls.unverified;
+        self.tls.wrong_name += tls.wrong_name;
+        self.tls.ca_as_server += tls.ca_as_server;
         for (version, n) in [("TLSv1.3", tls.tls13), ("TLSv1.2", tls.handshakes - tls.tls13)] {
             if n > 0 {
                 *self.tls.versions.entry(version.to_owned()).or_default() += n;

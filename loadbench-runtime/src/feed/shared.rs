@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::load::{FeedError, load};
+use super::load::{FeedError, LoadError, load};
 use super::record::Record;
 use super::spec::{FeedEnd, FeedMode, FeedSource};
 use crate::error::{Error, Result};
@@ -24,10 +24,10 @@ pub(crate) struct Feed {
 }
 
 impl Feed {
-    /// Reads `source`'s file. `users` is the scenario's number of virtual users, which a
-    /// per-user feed must have a record for each of.
-    pub(crate) fn load(source: FeedSource, users: u32) -> Result<Feed, FeedError> {
-        let records = load(&source.path)?;
+    /// Reads `source`'s file, unless `stop` is set first. `users` is the scenario's number of
+    /// virtual users, which a per-user feed must have a record for each of.
+    pub(crate) fn load(source: FeedSource, users: u32, stop: &AtomicBool) -> Result<Feed, LoadError> {
+        let records = load(&source.path, source.max_bytes, stop)?;
         if source.mode == FeedMode::PerUser && records.len() < users as usize {
             return Err(FeedError::new(
                 &source.path,
@@ -35,7 +35,8 @@ impl Feed {
                     "has {} records, but feed_mode = \"per_user\" needs one for each of the scenario's {users} users",
                     records.len()
                 ),
-            ));
+            )
+            .into());
         }
         Ok(Feed { source, records: records.into(), next: AtomicU64::new(0), ran_out: AtomicBool::new(false) })
     }
@@ -135,7 +136,11 @@ mod tests {
         let path = dir.path().join("f.csv");
         let mut file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
         file.write_all(b"n\n0\n1\n2\n").unwrap_or_else(|e| panic!("{e}"));
-        let feed = Feed::load(FeedSource::new(path).mode(mode).end(end), users);
+        let feed = match Feed::load(FeedSource::new(path).mode(mode).end(end), users, &AtomicBool::new(false)) {
+            Ok(feed) => Ok(feed),
+            Err(LoadError::Refused(err)) => Err(err),
+            Err(LoadError::Stopped) => panic!("stopped, with no stop asked"),
+        };
         (dir, feed)
     }
 

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::load::DEFAULT_MAX_BYTES;
+
 /// How a feed's records are handed to virtual users.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,7 +76,7 @@ impl FeedConfig {
     pub fn source(&self) -> FeedSource {
         let path = Path::new(self.path);
         let path = if path.is_absolute() { path.to_owned() } else { Path::new(self.root).join(path) };
-        FeedSource { path, shown: self.path.to_owned(), mode: self.mode, end: self.end }
+        FeedSource { path, shown: self.path.to_owned(), mode: self.mode, end: self.end, max_bytes: DEFAULT_MAX_BYTES }
     }
 }
 
@@ -101,13 +103,29 @@ pub struct FeedSource {
     pub(crate) shown: String,
     pub(crate) mode: FeedMode,
     pub(crate) end: FeedEnd,
+    /// The most bytes the file may hold.
+    pub(crate) max_bytes: u64,
 }
 
 impl FeedSource {
     /// The file at `path`, handed out [`FeedMode::Sequential`]ly, wrapping at its end.
     pub fn new(path: impl Into<PathBuf>) -> FeedSource {
         let path = path.into();
-        FeedSource { shown: path.display().to_string(), path, mode: FeedMode::default(), end: FeedEnd::default() }
+        FeedSource {
+            shown: path.display().to_string(),
+            path,
+            mode: FeedMode::default(),
+            end: FeedEnd::default(),
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+
+    /// The most bytes the file may hold ([`DEFAULT_MAX_BYTES`], 256 MiB, unless set here): a
+    /// longer one, or one that never ends (a pipe, a device), is refused with one line before
+    /// any load. The feed is held in memory whole for the run.
+    pub fn max_bytes(mut self, bytes: u64) -> FeedSource {
+        self.max_bytes = bytes;
+        self
     }
 
     /// How records are handed out.

@@ -1,11 +1,12 @@
 //! [`Harness::feed`], and every selected scenario's feed loaded before the first load.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use super::{Harness, HarnessError};
 use crate::engine::registry::ScenarioEntry;
 use crate::engine::{LoadPlan, Sizing};
-use crate::feed::{Feed, FeedSource};
+use crate::feed::{Feed, FeedSource, LoadError};
 
 impl Harness {
     /// Gives scenario `scenario` the records of `source` for [`Ctx::feed`](crate::Ctx::feed),
@@ -26,13 +27,19 @@ impl Harness {
     }
 }
 
+/// Each selected scenario's feed, by scenario name.
+pub(super) type Feeds = Vec<(&'static str, Arc<Feed>)>;
+
 /// Loads the feed of each selected scenario that has one: given to [`Harness::feed`], else
 /// declared by its attribute. A per-user feed is checked against the users the run will have.
+/// `Ok(Err(file))` when `stop` was set while `file` was being read (a blocked FIFO, a long file):
+/// the run ends there, interrupted.
 pub(super) fn load_feeds(
     selected: &[&'static ScenarioEntry],
     given: &[(String, FeedSource)],
     sizing: Sizing,
-) -> Result<Vec<(&'static str, Arc<Feed>)>, HarnessError> {
+    stop: &AtomicBool,
+) -> Result<Result<Feeds, String>, HarnessError> {
     let mut feeds = Vec::new();
     for entry in selected {
         let source = match given.iter().rev().find(|(name, _)| name == entry.name) {
@@ -43,7 +50,12 @@ pub(super) fn load_feeds(
             },
         };
         let users = LoadPlan::new(&entry.config, sizing).concurrency;
-        feeds.push((entry.name, Arc::new(Feed::load(source, users)?)));
+        let file = source.path().display().to_string();
+        match Feed::load(source, users, stop) {
+            Ok(feed) => feeds.push((entry.name, Arc::new(feed))),
+            Err(LoadError::Refused(err)) => return Err(err.into()),
+            Err(LoadError::Stopped) => return Ok(Err(file)),
+        }
     }
-    Ok(feeds)
+    Ok(Ok(feeds))
 }

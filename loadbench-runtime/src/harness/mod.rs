@@ -18,6 +18,7 @@ mod runner;
 mod targets;
 pub mod watch;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
@@ -324,8 +325,8 @@ impl Harness {
     /// scenario ran (request errors are counted, not fatal), 1 when a scenario missed one of its
     /// `thresholds(…)` (or, with `--fail-on-warning`, earned a warning that it measured nothing),
     /// 2 for a usage or configuration error, 3 when a scenario could not run,
-    /// 130 when stopped by Ctrl-C (SIGINT), 143 by SIGTERM (the partial results are still
-    /// reported).
+    /// 130 when stopped by Ctrl-C (SIGINT), 143 by SIGTERM, 129 by SIGHUP (the partial results
+    /// are still reported, written to their files before anything is printed).
     pub fn run(mut self) -> ExitCode {
         // Started by `cargo loadbench`: never outlive it.
         interrupt::die_with_parent();
@@ -483,7 +484,18 @@ impl Harness {
             }
         }
         // Every selected scenario's feed, read before any load, so that a bad file costs nothing.
-        let feeds = load_feeds(&selected, &self.feeds, sizing)?;
+        let feeds = match load_feeds(&selected, &self.feeds, sizing, &self.stop.graceful)? {
+            Ok(feeds) => feeds,
+            Err(file) => {
+                // Stopped before any load: the results say so, with no scenario. Said without a
+                // check: the terminal may be gone (SIGHUP), and the results must still be written.
+                let _ = writeln!(std::io::stderr(), "interrupted while reading feed {file}: no scenario ran");
+                let mut report = RunReport::new(SystemTime::now());
+                report.interrupted = true;
+                report.shard = self.shard.map(|shard| ShardReport { index: shard.index(), count: shard.count() });
+                return Ok(report);
+            }
+        };
         let connections = Connections::new(std::mem::take(&mut self.client), resolved.urls.iter().map(String::as_str))?;
         // Every check is done: wait for the common start, then run.
         let start = self.start_at.map(|at| {

@@ -14,7 +14,7 @@ pub(super) struct Allow {
     pub(super) failures: bool,
 }
 
-/// The exit code a finished run earns: 130 if it was interrupted (143 by SIGTERM), 3 if any
+/// The exit code a finished run earns: 130 if it was interrupted (143 by SIGTERM, 129 by SIGHUP), 3 if any
 /// scenario could not run, 1 if a threshold failed or a scenario measured nothing (unless
 /// allowed), 4 if it was inconclusive (unless allowed), else 0.
 pub(super) fn exit_code(report: &RunReport, allow: Allow) -> u8 {

@@ -48,6 +48,10 @@ pub(crate) struct TlsCounters {
     pub(crate) tls13: u64,
     /// Handshakes that failed because the server's certificate could not be verified.
     pub(crate) unverified: u64,
+    /// Of those, the ones whose certificate was not valid for the target's host name.
+    pub(crate) wrong_name: u64,
+    /// Of those, the ones whose certificate was self-signed and marked as a CA.
+    pub(crate) ca_as_server: u64,
 }
 
 /// Responses per status code. Few distinct codes occur in a run, so the first few are kept

@@ -9,7 +9,7 @@ use super::Recorder;
 use super::connection::ExchangeError;
 use super::counters::HttpCounters;
 use super::stream::{OpenError, Opened, Stream};
-use super::tls::Cause;
+use super::tls::{Cause, Unverified};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Counts a connection just opened (or whose TLS handshake failed after its TCP connect) and
@@ -65,9 +65,14 @@ pub(super) fn exchange_failed(err: ExchangeError, addr: SocketAddr, counters: &m
     Error::with_source(kind, "request failed", err)
 }
 
-/// The error of a failed TLS handshake, counted as unverified when the certificate was the cause.
+/// The error of a failed TLS handshake, counted as unverified when the certificate was the cause,
+/// and by how, for the hint that follows the table.
 fn tls_failed(counters: &mut HttpCounters, addr: SocketAddr, cause: &Cause) -> Error {
-    counters.tls.unverified += u64::from(cause.verification);
+    if let Some(how) = cause.certificate {
+        counters.tls.unverified += 1;
+        counters.tls.wrong_name += u64::from(how == Unverified::WrongName);
+        counters.tls.ca_as_server += u64::from(how == Unverified::CaAsServer);
+    }
     Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
 }
 

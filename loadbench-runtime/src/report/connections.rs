@@ -4,7 +4,7 @@
 //! redirects followed on them.
 
 use super::units::{micros, thousands};
-use super::{HttpVersion, ScenarioReport};
+use super::{HttpVersion, ScenarioReport, TlsReport};
 
 /// `connections: 50 opened; connect p50 85µs, p99 310µs; TLS handshake p50 1.21ms, p99 3.40ms
 /// (48 full, 2 resumed, TLSv1.3)`: for `https://`, whose handshakes are worth seeing, and when
@@ -83,22 +83,102 @@ pub(super) fn insecure_line(s: &ScenarioReport) -> Option<&'static str> {
         .map(|_| "warning: TLS certificates were not verified (--insecure): the server's identity was not checked")
 }
 
+/// The widest a hint's line is, `hint: ` included: a hint is wrapped, never cut.
+pub const HINT_WIDTH: usize = 100;
+
 /// Hints for the run's failures that a flag answers, once per run: after the table, on stderr.
+/// Each is whole, wrapped at [`HINT_WIDTH`] columns, its later lines indented under its first
+/// word (one string, its lines joined by `\n`). A certificate that failed verification gets the
+/// fix for how it failed: another host name, a self-signed CA's certificate, or any other
+/// (`--cacert`, `--insecure`).
 pub fn hints<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioReport>) -> Vec<String> {
+    let mut tls = TlsReport::default();
+    for report in scenarios.into_iter().filter_map(|s| s.tls.as_ref()) {
+        tls.add(report);
+    }
     let mut hints = Vec::new();
-    if scenarios.into_iter().any(|s| s.tls.as_ref().is_some_and(|t| t.unverified > 0)) {
+    if tls.wrong_name > 0 {
         hints.push(
-            "hint: the server's TLS certificate could not be verified; pass --cacert FILE to trust its CA (PEM), \
-             or --insecure to skip verification"
-                .to_owned(),
+            "the server's TLS certificate is not valid for the host name in the target URL (the cause \
+             above names the ones it holds): put one of those names in the URL, and add --connect-to \
+             NAME:PORT:ADDRESS:PORT to reach this server under it when that name leads elsewhere",
         );
     }
-    hints
+    if tls.ca_as_server > 0 {
+        hints.push(
+            "the server's TLS certificate is self-signed and marked as a CA (as `openssl req -x509` makes \
+             one), and a CA's certificate is never accepted as a server's own, not even with --cacert: \
+             pass --insecure to skip verification, or give the server a certificate issued by a CA and \
+             pass that CA with --cacert FILE",
+        );
+    }
+    if tls.unverified > tls.wrong_name + tls.ca_as_server {
+        hints.push(
+            "the server's TLS certificate could not be verified; pass --cacert FILE to trust its CA (PEM), \
+             or --insecure to skip verification",
+        );
+    }
+    hints.into_iter().map(|text| wrap("hint: ", text, HINT_WIDTH)).collect()
+}
+
+/// `lead` then `text`, wrapped at spaces to lines of at most `width` characters (a longer word
+/// alone on its line), each line after the first indented by `lead`'s width.
+fn wrap(lead: &str, text: &str, width: usize) -> String {
+    let indent = " ".repeat(lead.chars().count());
+    let mut out = lead.to_owned();
+    let mut line = lead.chars().count();
+    let mut first = true;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if !first && line + 1 + len > width {
+            out.push('\n');
+            out.push_str(&indent);
+            line = indent.len();
+            first = true;
+        }
+        if !first {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += len;
+        first = false;
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_certificate_failure_gets_its_own_fix_wrapped_whole() {
+        let with = |unverified, wrong_name, ca_as_server| {
+            let mut s = ScenarioReport::not_started("s", crate::report::ConfigReport::default());
+            s.tls = Some(TlsReport { unverified, wrong_name, ca_as_server, ..TlsReport::default() });
+            hints([&s])
+        };
+        assert!(with(0, 0, 0).is_empty());
+        let name = with(5, 5, 0);
+        assert_eq!(name.len(), 1, "{name:?}");
+        assert!(name[0].contains("not valid for the host name") && name[0].contains("--connect-to"), "{name:?}");
+        assert!(!name[0].contains("--cacert") && !name[0].contains("--insecure"), "{name:?}");
+        let ca = with(3, 0, 3);
+        assert_eq!(ca.len(), 1, "{ca:?}");
+        assert!(ca[0].contains("--insecure") && ca[0].contains("never accepted"), "{ca:?}");
+        let issuer = with(4, 0, 0);
+        assert!(issuer[0].contains("--cacert FILE") && issuer[0].contains("--insecure"), "{issuer:?}");
+        // Two causes in one run: a hint for each.
+        assert_eq!(with(7, 2, 0).len(), 2);
+        for hint in [&name[0], &ca[0], &issuer[0]] {
+            let lines: Vec<&str> = hint.lines().collect();
+            assert!(lines[0].starts_with("hint: ") && lines.len() > 1, "{hint}");
+            assert!(lines.iter().all(|l| l.chars().count() <= HINT_WIDTH), "{hint}");
+            assert!(lines[1..].iter().all(|l| l.starts_with("      ") && !l[6..].starts_with(' ')), "{hint}");
+        }
+        assert_eq!(wrap("> ", "a bb ccc", 6), "> a bb\n  ccc");
+        assert_eq!(wrap("> ", "abcdefgh x", 6), "> abcdefgh\n  x");
+    }
     use crate::report::ConfigReport;
 
     fn report(connections: Option<u32>, pipeline: Option<u32>, http2: bool, version: HttpVersion) -> ScenarioReport {

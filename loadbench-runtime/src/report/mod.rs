@@ -31,7 +31,7 @@ pub mod warnings;
 
 pub use causes::{Causes, ErrorCause, LISTED_CAUSES};
 pub use columns::LatencyColumns;
-pub use connections::hints;
+pub use connections::{HINT_WIDTH, hints};
 pub use document::{
     GateReport, MachineInfo, OLDEST_READABLE_VERSION, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList,
     ShardReport, StartReport, ToolInfo,

@@ -18,6 +18,14 @@ pub struct TlsReport {
     /// in `errors.tls` with the others).
     #[serde(default)]
     pub unverified: u64,
+    /// Of `unverified`, the handshakes whose certificate was not valid for the target's host name
+    /// (a name the certificate does not hold): the right name, or `--connect-to`, answers them.
+    #[serde(default)]
+    pub wrong_name: u64,
+    /// Of `unverified`, the handshakes whose certificate was self-signed and marked as a CA, which
+    /// is never accepted as a server's own certificate, even trusted with `--cacert`.
+    #[serde(default)]
+    pub ca_as_server: u64,
 }
 
 impl TlsReport {
@@ -26,6 +34,8 @@ impl TlsReport {
         self.handshakes += other.handshakes;
         self.resumed += other.resumed;
         self.unverified += other.unverified;
+        self.wrong_name += other.wrong_name;
+        self.ca_as_server += other.ca_as_server;
         for (version, &n) in &other.versions {
             *self.versions.entry(version.clone()).or_default() += n;
         }

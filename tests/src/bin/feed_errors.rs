@@ -1,5 +1,6 @@
 //! A bench binary whose scenarios' feeds cannot be used, for `tests/feeds.rs`: each must stop
-//! the run with one `error:` line and exit code 2 before any request is sent.
+//! the run with one `error:` line and exit code 2 before any request is sent. Scenario `given`
+//! reads the file named by `FEED_ERRORS_FILE` (made by the test: a FIFO, a link to /dev/zero).
 
 /// Sends one request per iteration, so that any load would show on the test server.
 async fn one_request(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
@@ -34,4 +35,16 @@ async fn fine(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     one_request(ctx).await
 }
 
-loadbench::main!();
+/// Its feed is the file the test names in `FEED_ERRORS_FILE`.
+#[loadbench::scenario(count = 5)]
+async fn given(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    one_request(ctx).await
+}
+
+fn main() -> std::process::ExitCode {
+    let harness = loadbench::Harness::new();
+    match std::env::var_os("FEED_ERRORS_FILE") {
+        Some(file) => harness.feed("given", loadbench::feed::FeedSource::new(file)).run(),
+        None => harness.run(),
+    }
+}

@@ -226,7 +226,9 @@ pub fn scenario_report() -> ScenarioReport {
             handshakes: 10,
             resumed: 2,
             versions: BTreeMap::from([("TLSv1.3".to_owned(), 10)]),
-            unverified: 1,
+            unverified: 3,
+            wrong_name: 1,
+            ca_as_server: 1,
         }),
         warnings: vec![
             Warning { kind: WarningKind::NoRequests, message: "no HTTP exchange".into() },

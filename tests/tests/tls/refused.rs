@@ -9,7 +9,7 @@ use loadbench_tests::tls::{Identity, OTHER_NAME, Pki, TlsOptions, TlsServer};
 use loadbench_tests::{Behavior, TestServer};
 use serde_json::json;
 
-use super::{all_ok, all_refused, hint, path, serial, summary, url};
+use super::{all_ok, all_refused, hint, only_hint, path, serial, summary, url};
 
 #[test]
 fn an_unknown_ca_fails_every_iteration_with_a_hint() {
@@ -33,17 +33,23 @@ fn an_unknown_ca_fails_every_iteration_with_a_hint() {
     }
 }
 
-// `openssl req -x509` makes such certificates: webpki's `CaUsedAsEndEntity` reads as an unknown
-// issuer.
+// `openssl req -x509` makes such certificates (webpki's `CaUsedAsEndEntity`): trusting it with
+// `--cacert` does not help, so the advice is `--insecure`, said whole after the table.
 #[test]
-fn a_self_signed_ca_certificate_is_of_an_unknown_issuer() {
+fn a_self_signed_ca_certificate_is_refused_with_its_whole_advice() {
     let _serial = serial();
     let pki = Pki::new();
     let server = TlsServer::start(&pki, TlsOptions { identity: Identity::SelfSignedCa, ..TlsOptions::default() });
     let run = url(&[&server.url(), "-n", "20", "-c", "2"]);
 
-    all_refused(&run, 20, server.port(), "unknown issuer");
-    hint(&run);
+    all_refused(&run, 20, server.port(), "self-signed and marked as a CA");
+    // The table's cause line holds the whole cause: nothing cut.
+    let line = run.out.stdout.lines().find(|l| l.contains("× tls: ")).unwrap_or_default();
+    assert!(!line.ends_with('…'), "cut: {line}");
+    let hint = only_hint(&run);
+    assert!(hint.contains("self-signed and marked as a CA") && hint.contains("--insecure"), "{hint}");
+    assert!(hint.contains("not even with --cacert"), "{hint}");
+    assert_eq!(run.count("/tls/ca_as_server"), 20);
     assert_eq!((server.handshakes(), server.requests()), (0, 0));
 }
 
@@ -54,8 +60,13 @@ fn a_certificate_for_another_name_needs_connect_to() {
     let server = TlsServer::start(&pki, TlsOptions { identity: Identity::OtherName, ..TlsOptions::default() });
     let port = server.port();
     let refused = url(&[&server.url(), "-n", "50", "-c", "5", "--cacert", path(&pki.ca)]);
-    all_refused(&refused, 50, port, "not valid for");
-    hint(&refused);
+    all_refused(&refused, 50, port, &format!("not valid for `127.0.0.1` (it names: {OTHER_NAME})"));
+    // The fix is another name (and --connect-to), not another trust store.
+    let hint = only_hint(&refused);
+    assert!(hint.contains("not valid for the host name in the target URL"), "{hint}");
+    assert!(hint.contains("--connect-to NAME:PORT:ADDRESS:PORT"), "{hint}");
+    assert!(!hint.contains("--cacert") && !hint.contains("--insecure"), "{hint}");
+    assert_eq!(refused.count("/tls/wrong_name"), 50);
     assert_eq!(server.handshakes(), 0);
 
     // The certificate's name in the URL, the connection sent to the server's address: SNI, name

@@ -6,11 +6,24 @@ use rustls::{AlertDescription, CertificateError, Error as Tls, PeerIncompatible}
 /// Why a handshake failed.
 #[derive(Debug, Clone)]
 pub(crate) struct Cause {
-    /// The cause in plain words.
+    /// The cause in plain words: what happened, short enough for a line of the table. What to do
+    /// about it is the hint's, after the table, by [`Cause::certificate`].
     pub(crate) text: String,
-    /// Whether the server's certificate failed verification: what `--cacert` or `--insecure`
-    /// answer.
-    pub(crate) verification: bool,
+    /// How the server's certificate failed verification, when it did.
+    pub(crate) certificate: Option<Unverified>,
+}
+
+/// How a server's certificate failed verification: each answered by a different fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unverified {
+    /// Not valid for the host name the target names: the right name, with `--connect-to` to reach
+    /// this server under it.
+    WrongName,
+    /// Self-signed and marked as a CA, which is never accepted as a server's own certificate,
+    /// even trusted with `--cacert`: `--insecure`, or a certificate issued by a CA.
+    CaAsServer,
+    /// Any other reason (an unknown issuer, expired, revoked): `--cacert` or `--insecure`.
+    Other,
 }
 
 impl Cause {
@@ -37,12 +50,14 @@ impl Cause {
     }
 
     fn plain(text: String) -> Cause {
-        Cause { text, verification: false }
+        Cause { text, certificate: None }
     }
 
     fn of_tls(err: &Tls) -> Cause {
         let text = match err {
-            Tls::InvalidCertificate(cert) => return Cause { text: certificate(cert), verification: true },
+            Tls::InvalidCertificate(cert) => {
+                return Cause { text: certificate(cert), certificate: Some(unverified(cert)) };
+            }
             Tls::NoCertificatesPresented => "the server presented no certificate".to_owned(),
             Tls::AlertReceived(alert) => received(*alert),
             Tls::PeerIncompatible(why) => incompatible(why),
@@ -53,6 +68,20 @@ impl Cause {
         };
         Cause::plain(text)
     }
+}
+
+/// Which fix a certificate's failure calls for.
+fn unverified(err: &CertificateError) -> Unverified {
+    match err {
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => Unverified::WrongName,
+        CertificateError::Other(other) if ca_used_as_end_entity(other) => Unverified::CaAsServer,
+        _ => Unverified::Other,
+    }
+}
+
+/// webpki's `CaUsedAsEndEntity`, which rustls passes on only as an opaque error.
+fn ca_used_as_end_entity(other: &rustls::OtherError) -> bool {
+    format!("{other:?}").contains("CaUsedAsEndEntity")
 }
 
 /// The server's certificate failed verification.
@@ -91,10 +120,8 @@ fn certificate(err: &CertificateError) -> String {
              but did not sign it: a self-signed certificate?)"
                 .to_owned()
         }
-        C::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => {
-            "the server's certificate was issued by an unknown issuer: it is self-signed and marked as a CA, \
-             which cannot be trusted as a server's own certificate (use --insecure for it)"
-                .to_owned()
+        C::Other(other) if ca_used_as_end_entity(other) => {
+            "the server's certificate is self-signed and marked as a CA, which is never a server's own".to_owned()
         }
         other => format!("the server's certificate was refused: {other:?}"),
     }

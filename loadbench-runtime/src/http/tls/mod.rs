@@ -26,7 +26,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
-pub(crate) use cause::Cause;
+pub(crate) use cause::{Cause, Unverified};
 
 /// Sessions each virtual user keeps for resumption: one server, and a spare ticket (TLS 1.3
 /// servers usually send two, each good for one resumption).
