@@ -22,11 +22,20 @@
 //! - `GOAWAY`: no new stream; the streams above its last stream id, and those never opened, may
 //!   be sent again on a new connection; `RST_STREAM`: that stream's error
 //!   ([`ErrorKind::StreamReset`]), or with `REFUSED_STREAM` a request that may be sent again;
-//! - `PING` answered, `PRIORITY` and unknown frames ignored, server push refused in SETTINGS.
+//! - `PING` answered, `PRIORITY` and unknown frames ignored, server push refused in SETTINGS;
+//! - a response's header list at most `max_header_list_size` (`ClientOptions`, 64 KiB by
+//!   default), advertised in `SETTINGS_MAX_HEADER_LIST_SIZE` and counted while the block is
+//!   decoded (`hpack/fields.rs`); responses RFC 9113 calls malformed (8.1.1) refused as their
+//!   stream's error (`RST_STREAM` with `PROTOCOL_ERROR`), their `content-length` held to their
+//!   DATA; a server whose first frame is not SETTINGS is not spoken to.
 
 mod driver;
 mod frame;
+#[cfg(test)]
+mod fuzz;
 mod hpack;
+#[cfg(test)]
+mod refusal_tests;
 mod streams;
 #[cfg(test)]
 mod tests;
@@ -98,7 +107,8 @@ impl Http2 {
     /// `LocalSet` (every worker does): the connection's driver is a local task.
     pub(crate) fn start(stream: Stream, target: &Target) -> Http2 {
         let https = matches!(stream, Stream::Tls(_));
-        let conn = Rc::new(RefCell::new(Conn::new(https, target.host_header().as_bytes(), target.addr())));
+        let limit = target.max_header_list_size();
+        let conn = Rc::new(RefCell::new(Conn::new(https, target.host_header().as_bytes(), target.addr(), limit)));
         tokio::task::spawn_local(driver::Driver::new(Rc::clone(&conn), stream));
         Http2 { conn }
     }
