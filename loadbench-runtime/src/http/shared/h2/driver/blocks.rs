@@ -60,17 +60,18 @@ impl Receiver {
             return Ok(());
         }
         let slot = conn.slot_mut(index);
+        // A response to HEAD, a 204 or a 304 has no content whatever its length says
+        // (RFC 9113, 8.1.1); any other is held to it.
+        let no_content = slot.head_request || matches!(decoded.status.as_u16(), 204 | 304);
+        let content_length = if no_content { None } else { decoded.content_length };
         if let BodyPolicy::Keep(limit) = slot.policy
-            && decoded.content_length.is_some_and(|len| len > limit)
+            && content_length.is_some_and(|len| len > limit)
         {
             // Refused before a byte of the body is read.
             conn.reset(index, frame::CANCEL, too_large(limit));
             return Ok(());
         }
-        // A response to HEAD, a 204 or a 304 has no content whatever its length says
-        // (RFC 9113, 8.1.1); any other is held to it.
-        let no_content = slot.head_request || matches!(decoded.status.as_u16(), 204 | 304);
-        slot.content_length = if no_content { None } else { decoded.content_length };
+        slot.content_length = content_length;
         slot.head = Some((decoded.status, head, decoded.sets_cookie));
         if end_stream {
             self::end_stream(conn, index);
