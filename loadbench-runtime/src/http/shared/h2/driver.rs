@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWrite};
 
-use self::blocks::{continued, end_stream, protocol_failure};
+use self::blocks::{Continued, end_stream, protocol_failure};
 use super::frame::{self, HEADER_LEN, Head};
 use super::hpack;
 use super::streams::{Conn, too_large};
@@ -52,9 +52,8 @@ pub(super) struct Receiver {
     /// Bodies that came in one DATA frame, split off into each response: one allocation for
     /// many responses.
     bodies: BytesMut,
-    /// A header block that goes on in CONTINUATION frames: its stream, its bytes so far, and
-    /// whether its HEADERS ended the stream.
-    continuation: Option<(u32, Vec<u8>, bool)>,
+    /// A header block that goes on in CONTINUATION frames.
+    continuation: Option<Continued>,
     /// The connection's receive window, and what arrived since some was given back.
     window: i64,
     unacked: u32,
@@ -239,13 +238,13 @@ impl Receiver {
     /// The bytes of a header block held until its CONTINUATION frames end it.
     #[cfg(test)]
     pub(super) fn held(&self) -> usize {
-        self.continuation.as_ref().map_or(0, |(_, block, _)| block.len())
+        self.continuation.as_ref().map_or(0, |continued| continued.block.len())
     }
 
     /// Handles one frame.
     pub(super) fn frame(&mut self, conn: &mut Conn, head: Head, payload: &[u8]) -> Result<(), Ended> {
-        if let Some((stream, _, _)) = &self.continuation
-            && (head.kind != frame::CONTINUATION || head.stream != *stream)
+        if let Some(continued) = &self.continuation
+            && (head.kind != frame::CONTINUATION || head.stream != continued.stream)
         {
             return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "a header block cut off by another frame"));
         }
@@ -261,21 +260,19 @@ impl Receiver {
                 if head.has(frame::END_HEADERS) {
                     self.header_block(conn, head.stream, block, head.has(frame::END_STREAM))
                 } else {
-                    continued(conn, 0, block.len())?;
-                    self.continuation = Some((head.stream, block.to_vec(), head.has(frame::END_STREAM)));
+                    self.continuation = Some(Continued::begin(conn, head.stream, block, head.has(frame::END_STREAM))?);
                     Ok(())
                 }
             }
             frame::CONTINUATION => {
-                let Some((stream, mut block, end_stream)) = self.continuation.take() else {
+                let Some(mut continued) = self.continuation.take() else {
                     return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS"));
                 };
-                continued(conn, block.len(), payload.len())?;
-                block.extend_from_slice(payload);
+                continued.take(conn, payload)?;
                 if head.has(frame::END_HEADERS) {
-                    self.header_block(conn, stream, &block, end_stream)
+                    self.header_block(conn, continued.stream, &continued.block, continued.end_stream)
                 } else {
-                    self.continuation = Some((stream, block, end_stream));
+                    self.continuation = Some(continued);
                     Ok(())
                 }
             }

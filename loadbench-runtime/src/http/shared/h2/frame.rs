@@ -49,6 +49,7 @@ pub(super) const FRAME_SIZE_ERROR: u32 = 0x6;
 pub(super) const REFUSED_STREAM: u32 = 0x7;
 pub(super) const CANCEL: u32 = 0x8;
 pub(super) const COMPRESSION_ERROR: u32 = 0x9;
+pub(super) const ENHANCE_YOUR_CALM: u32 = 0xb;
 
 /// An error code's name, as the RFC spells it.
 pub(super) fn reason(code: u32) -> String {

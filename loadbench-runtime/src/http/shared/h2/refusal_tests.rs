@@ -16,8 +16,8 @@ use tokio::net::TcpListener;
 
 use super::Http2;
 use super::frame::{
-    CANCEL, COMPRESSION_ERROR, CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PROTOCOL_ERROR,
-    RST_STREAM, SETTINGS, SETTINGS_MAX_HEADER_LIST_SIZE,
+    CANCEL, COMPRESSION_ERROR, CONTINUATION, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, HEADERS,
+    PROTOCOL_ERROR, RST_STREAM, SETTINGS, SETTINGS_MAX_HEADER_LIST_SIZE,
 };
 use crate::error::ErrorKind;
 use crate::http::connection::BodyPolicy;
@@ -402,5 +402,25 @@ fn a_response_with_a_thousand_headers_keeps_every_one() {
         let reply = send(&h2, Method::GET).await.unwrap();
         let map = reply.response.headers();
         assert_eq!((map.len(), map.get("x-999").map(|v| v.as_bytes())), (1_000, Some(&b"999"[..])));
+    });
+}
+
+#[test]
+fn endless_empty_continuation_frames_end_the_connection() {
+    local(async {
+        let (target, seen) = raw_server(settings(), |_, id| {
+            let mut out = frame(HEADERS, END_STREAM, id, &[0x88]);
+            for _ in 0..10_000 {
+                out.extend(frame(CONTINUATION, 0, id, &[]));
+            }
+            out
+        })
+        .await;
+        let h2 = connect(&target).await;
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(5), send(&h2, Method::GET)).await;
+        let failure = refused(answer.expect("a block that never ends ends the request"), "endless CONTINUATION");
+        assert_eq!(failure.error.kind(), ErrorKind::Protocol, "{}", failure.error);
+        assert!(failure.error.to_string().contains("too many CONTINUATION frames"), "{}", failure.error);
+        assert_eq!(goaway(&seen).await, Some(ENHANCE_YOUR_CALM));
     });
 }

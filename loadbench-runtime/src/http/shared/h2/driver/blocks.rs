@@ -80,18 +80,50 @@ impl Receiver {
     }
 }
 
-/// Checks that a header block cut into CONTINUATION frames, `held` bytes so far, may take
-/// `more`: a block is buffered whole before it is decoded, and never beyond the header list's
-/// limit. Past it the block is not decoded at all, which loses the connection's HPACK table
-/// (RFC 9113, 4.3: a connection error, `COMPRESSION_ERROR`). An encoder's block is no larger
-/// than the list it encodes (a field's name and value, sent as literals, cost less than the 32
-/// bytes the list counts; indexed ones a byte or two), so a block this large would have been
-/// refused anyway: only its stream's neighbours are lost with it.
-pub(super) fn continued(conn: &Conn, held: usize, more: usize) -> Result<(), Ended> {
-    if held.saturating_add(more) > conn.max_header_list {
-        return Err(Ended::Protocol(frame::COMPRESSION_ERROR, "a header block larger than the header list limit"));
+/// A header block that goes on in CONTINUATION frames, buffered whole before it is decoded.
+///
+/// Never beyond the header list's limit: past it the block is not decoded at all, which loses
+/// the connection's HPACK table (RFC 9113, 4.3: a connection error, `COMPRESSION_ERROR`). An
+/// encoder's block is no larger than the list it encodes (a field's name and value, sent as
+/// literals, cost less than the 32 bytes the list counts; indexed ones a byte or two), so a block
+/// this large would have been refused anyway: only its stream's neighbours are lost with it. Nor
+/// in more frames than the limit needs, as the `h2` crate counts them (a quarter more than full
+/// frames would take, at least 16): endless empty frames hold no memory but never end the block
+/// (`ENHANCE_YOUR_CALM`).
+pub(super) struct Continued {
+    pub(super) stream: u32,
+    pub(super) block: Vec<u8>,
+    /// Whether its HEADERS ended the stream.
+    pub(super) end_stream: bool,
+    /// The CONTINUATION frames it took so far.
+    frames: usize,
+}
+
+impl Continued {
+    /// A block that HEADERS without END_HEADERS begins with `fragment`.
+    pub(super) fn begin(conn: &Conn, stream: u32, fragment: &[u8], end_stream: bool) -> Result<Continued, Ended> {
+        let mut continued = Continued { stream, block: Vec::new(), end_stream, frames: 0 };
+        continued.grow(conn, fragment)?;
+        Ok(continued)
     }
-    Ok(())
+
+    /// Takes a CONTINUATION frame's `fragment`.
+    pub(super) fn take(&mut self, conn: &Conn, fragment: &[u8]) -> Result<(), Ended> {
+        self.frames += 1;
+        let full = (conn.max_header_list / frame::DEFAULT_MAX_FRAME).max(1);
+        if self.frames > (full + full / 4).max(16) {
+            return Err(Ended::Protocol(frame::ENHANCE_YOUR_CALM, "too many CONTINUATION frames in one header block"));
+        }
+        self.grow(conn, fragment)
+    }
+
+    fn grow(&mut self, conn: &Conn, fragment: &[u8]) -> Result<(), Ended> {
+        if self.block.len().saturating_add(fragment.len()) > conn.max_header_list {
+            return Err(Ended::Protocol(frame::COMPRESSION_ERROR, "a header block larger than the header list limit"));
+        }
+        self.block.extend_from_slice(fragment);
+        Ok(())
+    }
 }
 
 /// The end of `index`'s stream: its response, unless its body disagrees with its
