@@ -12,7 +12,7 @@ pub enum ErrorKind {
     Timeout,
     /// A response had a status the scenario did not accept.
     Status,
-    /// The connection failed mid-exchange: reset, closed early, or a malformed response.
+    /// The connection failed mid-exchange: reset, or closed before the response was complete.
     Io,
     /// The scenario body failed for a reason of its own.
     Scenario,
@@ -29,11 +29,16 @@ pub enum ErrorKind {
     /// refused unprocessed (`REFUSED_STREAM`, or above a `GOAWAY`'s last stream) is sent again
     /// instead.
     StreamReset,
+    /// The server broke the protocol: a malformed response or frame (an HTTP/1.1 head that
+    /// does not parse, is larger than 64 KiB or has more than 100 headers; an HTTP/2 response
+    /// RFC 9113 calls malformed), a header list past the limit (`max_header_list_size`), a
+    /// flood of control frames. The request is never counted ok.
+    Protocol,
 }
 
 impl ErrorKind {
     /// The kind's name in the results (`errors`, `causes[].kind`): `"connect"`, `"timeout"`,
-    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"` or `"stream_reset"`.
+    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"`, `"stream_reset"` or `"protocol"`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",
@@ -45,6 +50,7 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::Panic => "panic",
             ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::Protocol => "protocol",
         }
     }
 }

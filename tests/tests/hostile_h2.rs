@@ -41,8 +41,7 @@ const SLACK: Duration = Duration::from_secs(5);
 const ADDRESS_SPACE: &str = "ulimit -v 8388608";
 
 /// The kind the requests of a connection closed for a flood of control frames fail with.
-// i32-h2lim: "protocol", once `ErrorKind::Protocol` is merged.
-const FLOOD_KIND: &str = "io";
+const FLOOD_KIND: &str = "protocol";
 
 /// One finished `cargo loadbench url … --json FILE` and the document it wrote, if any.
 struct Run {

@@ -112,7 +112,7 @@ impl RunSettings {
         };
         let connections = &self.connections;
         let target = match Target::resolve_with(url, &connections.options.connect_to, connections.tls.as_ref()) {
-            Ok(target) => target,
+            Ok(target) => target.with_max_header_list_size(connections.options.max_header_list_size),
             Err(err) => {
                 report.setup_error = Some(err.to_string());
                 return report;

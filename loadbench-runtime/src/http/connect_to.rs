@@ -8,9 +8,10 @@ use std::str::FromStr;
 
 use super::tls::TlsOptions;
 
-/// How a run's connections are made: TLS settings and address overrides. The default verifies
-/// certificates against the machine's trust store and connects where the URL's host resolves.
-#[derive(Debug, Clone, Default)]
+/// How a run's connections are made: TLS settings, address overrides and the limits a server is
+/// held to. The default verifies certificates against the machine's trust store, connects where
+/// the URL's host resolves and allows an HTTP/2 response header list of 64 KiB.
+#[derive(Debug, Clone)]
 pub struct ClientOptions {
     /// TLS settings, for `https://` targets.
     pub tls: TlsOptions,
@@ -27,6 +28,33 @@ pub struct ClientOptions {
     pub pipeline: Option<u32>,
     /// `--http2`: speak HTTP/2 to every scenario's target, whatever its `http2`.
     pub http2: bool,
+    /// The most an HTTP/2 response's header list may cost, in bytes, counted as RFC 9113 counts
+    /// it: each field's name and value and 32 bytes. Advertised to the server in
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE` and enforced while the header block is decoded: a
+    /// response past it fails its request as a `protocol` error (the connection goes on), and
+    /// no header block is buffered beyond it. 65,536 (64 KiB) by default, as HTTP/1.1's limit
+    /// on a response head.
+    pub max_header_list_size: u32,
+}
+
+/// The default [`ClientOptions::max_header_list_size`]: 64 KiB, as HTTP/1.1's largest head.
+pub const DEFAULT_MAX_HEADER_LIST_SIZE: u32 = 64 * 1024;
+
+// Both protocols hold a server to one limit on what a response's head may cost.
+const _: () = assert!(DEFAULT_MAX_HEADER_LIST_SIZE as usize == super::h1::MAX_HEAD_BYTES);
+
+impl Default for ClientOptions {
+    fn default() -> ClientOptions {
+        ClientOptions {
+            tls: TlsOptions::default(),
+            connect_to: Vec::new(),
+            follow_redirects: None,
+            connections: None,
+            pipeline: None,
+            http2: false,
+            max_header_list_size: DEFAULT_MAX_HEADER_LIST_SIZE,
+        }
+    }
 }
 
 impl ClientOptions {

@@ -60,7 +60,10 @@ pub(super) fn exchange_failed(err: ExchangeError, addr: SocketAddr, counters: &m
     }
     let kind = match err {
         ExchangeError::BodyTooLarge { .. } => ErrorKind::BodyTooLarge,
-        _ => ErrorKind::Io,
+        // A head that does not parse, is too large or has too many headers, a bad
+        // `Content-Length`, a malformed chunked body: the server broke HTTP/1.1.
+        ExchangeError::Protocol(_) => ErrorKind::Protocol,
+        ExchangeError::Write(_) | ExchangeError::Read(_) | ExchangeError::Closed => ErrorKind::Io,
     };
     Error::with_source(kind, "request failed", err)
 }

@@ -230,21 +230,38 @@ fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// The headers of a complete response head, for [`crate::Response::headers`]. Built only when a
 /// scenario asks: most iterations look at the status alone, and a `HeaderMap` costs more than
 /// the rest of the parse.
+///
+/// An HTTP/1.1 head has at most [`MAX_HEADERS`] (more fail its request); the head of an HTTP/2
+/// response, written by its decoder, may have more, as many as its header list's limit allows,
+/// and they are all read.
 pub(crate) fn header_map(head: &[u8]) -> HeaderMap {
     let mut storage = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let mut map = HeaderMap::new();
-    if httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, head, &mut storage).is_ok() {
-        map.reserve(response.headers.len());
-        for h in response.headers.iter() {
-            // httparse has already checked names and values against the grammar these enforce.
-            if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(h.name.as_bytes()), HeaderValue::from_bytes(h.value))
-            {
-                map.append(name, value);
+    match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, head, &mut storage) {
+        Ok(_) => fill(&mut map, response.headers),
+        Err(httparse::Error::TooManyHeaders) => {
+            // One header a line at most.
+            let lines = head.iter().filter(|&&b| b == b'\n').count();
+            let mut storage = vec![httparse::EMPTY_HEADER; lines];
+            let mut response = httparse::Response::new(&mut storage);
+            if response.parse(head).is_ok() {
+                fill(&mut map, response.headers);
             }
         }
+        Err(_) => {}
     }
     map
+}
+
+fn fill(map: &mut HeaderMap, headers: &[httparse::Header<'_>]) {
+    map.reserve(headers.len());
+    for h in headers {
+        // httparse has already checked names and values against the grammar these enforce.
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(h.name.as_bytes()), HeaderValue::from_bytes(h.value)) {
+            map.append(name, value);
+        }
+    }
 }
 
 /// Where a chunked body's decoder stands between reads.
@@ -424,6 +441,19 @@ mod tests {
         let map = header_map(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nSet-Cookie: a\r\nSet-Cookie: b\r\n\r\n");
         assert_eq!(map["content-type"], "text/plain");
         assert_eq!(map.get_all("set-cookie").iter().count(), 2);
+    }
+
+    #[test]
+    fn a_head_with_more_headers_than_http1_allows_loses_none_of_them() {
+        let mut head = b"HTTP/1.1 200 \r\n".to_vec();
+        for i in 0..1_000 {
+            head.extend_from_slice(format!("x-{i}: {i}\r\n").as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+        let map = header_map(&head);
+        assert_eq!(map.len(), 1_000);
+        assert_eq!(map["x-999"], "999");
+        assert!(parse_head(&head, &Method::GET).is_err(), "over HTTP/1.1 the head is refused");
     }
 
     #[test]

@@ -48,7 +48,7 @@ mod target;
 mod tls;
 
 pub use builder::RequestBuilder;
-pub use connect_to::{ClientOptions, ConnectTo};
+pub use connect_to::{ClientOptions, ConnectTo, DEFAULT_MAX_HEADER_LIST_SIZE};
 pub use cookies::Cookies;
 pub(crate) use counters::HttpCounters;
 pub use ctx::Ctx;

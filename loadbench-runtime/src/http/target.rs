@@ -30,6 +30,8 @@ pub struct Target {
     /// The URL as the `url` crate reads it: the origin (scheme, host, port) that cookies are
     /// matched against and that a redirect must stay within.
     origin: url::Url,
+    /// The most an HTTP/2 response's header list may cost (`ClientOptions::max_header_list_size`).
+    max_header_list_size: u32,
 }
 
 /// Why a target URL cannot be used.
@@ -126,7 +128,16 @@ impl Target {
         let base_path = uri.path().trim_end_matches('/').to_owned();
         let origin =
             url::Url::parse(url).map_err(|e| TargetError::Invalid { url: url.to_owned(), reason: e.to_string() })?;
-        Ok(Target { url: url.to_owned(), addr, host_header, base_path, tls, redirected, origin })
+        Ok(Target {
+            url: url.to_owned(),
+            addr,
+            host_header,
+            base_path,
+            tls,
+            redirected,
+            origin,
+            max_header_list_size: super::DEFAULT_MAX_HEADER_LIST_SIZE,
+        })
     }
 
     /// Checks the host and port of an `http://` or `https://` URL and returns the port given, if
@@ -200,6 +211,17 @@ impl Target {
     /// The address connections go to.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The most an HTTP/2 response's header list may cost.
+    pub(crate) fn max_header_list_size(&self) -> u32 {
+        self.max_header_list_size
+    }
+
+    /// This target with the run's limit on HTTP/2 response header lists.
+    pub(crate) fn with_max_header_list_size(mut self, bytes: u32) -> Target {
+        self.max_header_list_size = bytes;
+        self
     }
 
     pub(crate) fn host_header(&self) -> &HeaderValue {

@@ -329,3 +329,26 @@ async fn a_closed_port_is_a_refused_connection() {
     let err = ctx(&closes, MARGIN).get("/").send().await.expect_err("closed without a response");
     assert!(!err.is_refused(), "{err}");
 }
+
+/// A head that does not parse, one past 64 KiB and one with more than 100 headers: the server
+/// broke HTTP/1.1, a `protocol` error, not an `io` one, on a user's connection and pipelined.
+#[tokio::test]
+async fn a_head_that_breaks_http1_is_a_protocol_error() {
+    let mut many = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n".to_owned();
+    for i in 0..101 {
+        many.push_str(&format!("x-{i}: 1\r\n"));
+    }
+    many.push_str("\r\n");
+    let huge = format!("HTTP/1.1 200 OK\r\nx: {}\r\ncontent-length: 0\r\n\r\n", "a".repeat(70_000));
+    for head in ["SSH-2.0-OpenSSH_9.6\r\n\r\n".to_owned(), huge, many] {
+        let reply = head.clone();
+        let url = server(move |mut s| {
+            if read_request(&mut s) {
+                let _ = s.write_all(reply.as_bytes());
+            }
+        });
+        let mut ctx = ctx(&url, Duration::from_secs(10));
+        let err = ctx.get("/").send().await.expect_err("a broken head was taken");
+        assert_eq!(err.kind(), ErrorKind::Protocol, "{}: {err}", &head[..20]);
+    }
+}

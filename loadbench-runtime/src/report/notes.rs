@@ -139,6 +139,7 @@ pub(super) fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("tls", e.tls),
             ("panic", e.panic),
             ("stream_reset", e.stream_reset),
+            ("protocol", e.protocol),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)

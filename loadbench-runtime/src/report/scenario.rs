@@ -477,7 +477,7 @@ pub struct ErrorCounts {
     pub timeout: u64,
     /// A response had a status the scenario rejected (`expect_status`).
     pub status: u64,
-    /// The connection failed mid-exchange (reset, closed early, malformed response).
+    /// The connection failed mid-exchange (reset, closed before the response was complete).
     pub io: u64,
     /// The scenario body returned an error of its own.
     pub scenario: u64,
@@ -494,6 +494,10 @@ pub struct ErrorCounts {
     /// The server reset the request's HTTP/2 stream (`RST_STREAM`).
     #[serde(default)]
     pub stream_reset: u64,
+    /// The server broke the protocol: a malformed response or frame, a header list past the
+    /// limit, a flood of control frames.
+    #[serde(default)]
+    pub protocol: u64,
 }
 
 impl ErrorCounts {
@@ -508,6 +512,7 @@ impl ErrorCounts {
             + self.tls
             + self.panic
             + self.stream_reset
+            + self.protocol
     }
 
     /// The count of `kind`.
@@ -522,6 +527,7 @@ impl ErrorCounts {
             ErrorKind::Tls => &mut self.tls,
             ErrorKind::Panic => &mut self.panic,
             ErrorKind::StreamReset => &mut self.stream_reset,
+            ErrorKind::Protocol => &mut self.protocol,
         }
     }
 
@@ -536,6 +542,7 @@ impl ErrorCounts {
         self.tls += other.tls;
         self.panic += other.panic;
         self.stream_reset += other.stream_reset;
+        self.protocol += other.protocol;
     }
 }
 

@@ -543,6 +543,7 @@ mod tests {
             tls: 0,
             panic: 0,
             stream_reset: 0,
+            protocol: 0,
         };
         s.http.status = [(200, 480), (503, 15)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (480.0, 500.0);

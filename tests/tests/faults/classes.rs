@@ -42,20 +42,20 @@ fn a_short_body_is_an_io_error_per_request() {
 }
 
 #[test]
-fn a_garbage_head_is_an_io_error_per_request() {
+fn a_garbage_head_is_a_protocol_error_per_request() {
     let _serial = serial();
     let server = HostileServer::start(Fault::GarbageHead);
     let (_, got) = fault_run(&server, 20);
-    assert_eq!(got, outcomes(&[("io", 20)]));
+    assert_eq!(got, outcomes(&[("protocol", 20)]));
     assert_eq!(server.requests(), 20);
 }
 
 #[test]
-fn an_oversized_head_is_an_io_error_per_request() {
+fn an_oversized_head_is_a_protocol_error_per_request() {
     let _serial = serial();
     let server = HostileServer::start(Fault::OversizedHead);
     let (_, got) = fault_run(&server, 20);
-    assert_eq!(got, outcomes(&[("io", 20)]));
+    assert_eq!(got, outcomes(&[("protocol", 20)]));
     assert_eq!(server.requests(), 20);
 }
 

@@ -146,6 +146,7 @@ pub fn scenario_report() -> ScenarioReport {
         tls: 1,
         panic: 1,
         stream_reset: 1,
+        protocol: 1,
     };
     ScenarioReport {
         name: "checkout".into(),
@@ -294,7 +295,18 @@ pub fn thresholds() -> Vec<Threshold> {
 }
 
 fn causes() -> Causes {
-    let names = ["connect", "timeout", "status", "io", "scenario", "body_too_large", "tls", "panic", "stream_reset"];
+    let names = [
+        "connect",
+        "timeout",
+        "status",
+        "io",
+        "scenario",
+        "body_too_large",
+        "tls",
+        "panic",
+        "stream_reset",
+        "protocol",
+    ];
     Causes {
         top: names
             .iter()
@@ -320,6 +332,7 @@ fn step(name: &str) -> StepReport {
             tls: 0,
             panic: 0,
             stream_reset: 0,
+            protocol: 0,
         },
         causes: causes(),
         latency_us: Some(latency()),

@@ -139,6 +139,7 @@ fn kinds(errors: &ErrorCounts) -> Vec<(&'static str, u64)> {
         ("tls", errors.tls),
         ("panic", errors.panic),
         ("stream reset", errors.stream_reset),
+        ("protocol", errors.protocol),
     ];
     all.into_iter().filter(|(_, n)| *n > 0).collect()
 }

@@ -32,7 +32,7 @@ use crate::error::ErrorKind;
 use crate::report::units::{micros, thousands};
 
 /// The error kinds as the report names them, in its order: the order of the `errors:` list.
-const KINDS: [(ErrorKind, &str); 9] = [
+const KINDS: [(ErrorKind, &str); 10] = [
     (ErrorKind::Connect, "connect"),
     (ErrorKind::Timeout, "timeout"),
     (ErrorKind::Status, "status"),
@@ -42,6 +42,7 @@ const KINDS: [(ErrorKind, &str); 9] = [
     (ErrorKind::Tls, "tls"),
     (ErrorKind::Panic, "panic"),
     (ErrorKind::StreamReset, "stream_reset"),
+    (ErrorKind::Protocol, "protocol"),
 ];
 
 fn kind_index(kind: ErrorKind) -> usize {

@@ -1,5 +1,8 @@
 //! The task that owns an HTTP/2 connection's socket: it writes the frames the users queued
 //! (all of them in one write), reads the server's frames and hands each stream its response.
+//! A response's header blocks are `blocks.rs`'s.
+
+mod blocks;
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -11,8 +14,9 @@ use std::task::{Context, Poll};
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWrite};
 
+use self::blocks::{Continued, end_stream, protocol_failure};
 use super::frame::{self, HEADER_LEN, Head};
-use super::hpack::{self, DecodeError};
+use super::hpack;
 use super::streams::{Conn, too_large};
 use super::{CONNECTION_WINDOW, STREAM_WINDOW};
 use crate::error::{Error, ErrorKind};
@@ -43,14 +47,13 @@ pub(super) struct Driver {
 }
 
 /// What reading frames keeps between them.
-struct Receiver {
+pub(super) struct Receiver {
     responses: hpack::Responses,
     /// Bodies that came in one DATA frame, split off into each response: one allocation for
     /// many responses.
     bodies: BytesMut,
-    /// A header block that goes on in CONTINUATION frames: its stream, its bytes so far, and
-    /// whether its HEADERS ended the stream.
-    continuation: Option<(u32, Vec<u8>, bool)>,
+    /// A header block that goes on in CONTINUATION frames.
+    continuation: Option<Continued>,
     /// The connection's receive window, and what arrived since some was given back.
     window: i64,
     unacked: u32,
@@ -58,28 +61,15 @@ struct Receiver {
 
 impl Driver {
     pub(super) fn new(conn: Rc<RefCell<Conn>>, stream: Stream) -> Driver {
-        Driver {
-            conn,
-            stream,
-            input: BytesMut::with_capacity(16 * 1024),
-            rx: Receiver {
-                responses: hpack::Responses::new(),
-                bodies: BytesMut::new(),
-                continuation: None,
-                window: i64::from(CONNECTION_WINDOW),
-                unacked: 0,
-            },
-            flush: false,
-        }
+        let rx = Receiver::new(conn.borrow().max_header_list);
+        Driver { conn, stream, input: BytesMut::with_capacity(16 * 1024), rx, flush: false }
     }
 
     /// Handles every whole frame read, then reads more: `Ok(true)` when bytes came in.
     fn poll_read(&mut self, cx: &mut Context<'_>, conn: &mut Conn) -> Result<bool, Ended> {
         let mut at = 0;
         while let Some(head) = Head::parse(&self.input[at..]) {
-            if head.len > frame::DEFAULT_MAX_FRAME {
-                return Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "a frame larger than this client allows"));
-            }
+            check_head(conn, head)?;
             let end = at + HEADER_LEN + head.len;
             if self.input.len() < end {
                 break;
@@ -148,6 +138,7 @@ impl Driver {
             Ended::Io(e) => format!("request failed: {e}"),
             Ended::Protocol(code, what) => format!("the server broke HTTP/2 ({}): {what}", frame::reason(*code)),
         };
+        let kind = if code.is_some() { ErrorKind::Protocol } else { ErrorKind::Io };
         conn.fail_all(&|| {
             let error = if let Some(cause) = &tls {
                 // As `Ctx::exchange` reports a TLS 1.3 server's refusal of the client's certificate.
@@ -156,15 +147,14 @@ impl Driver {
                 // Prior knowledge (`--http2` on `http://`) to a server that never answered in
                 // HTTP/2: say what is most likely wrong.
                 Error::new(
-                    ErrorKind::Io,
+                    kind,
                     format!(
                         "{text}; the server never answered in HTTP/2: does it speak HTTP/2 without TLS? \
                          (--http2 and http2 = true on http:// send HTTP/2 with prior knowledge, h2c)"
                     ),
                 )
             } else {
-                // i32-h2lim: Protocol, for `Ended::Protocol` (`code` is `Some`).
-                Error::new(ErrorKind::Io, text.clone())
+                Error::new(kind, text.clone())
             };
             Failure::new(error, false)
         });
@@ -225,11 +215,41 @@ impl Future for Driver {
     }
 }
 
+/// A frame's header, before its payload is waited for: the server's first frame must be its
+/// SETTINGS (its connection preface, RFC 9113, 3.4), and none may be larger than this client
+/// allows.
+pub(super) fn check_head(conn: &Conn, head: Head) -> Result<(), Ended> {
+    if !conn.answered && (head.kind != frame::SETTINGS || head.has(frame::ACK)) {
+        return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "the server's first frame is not SETTINGS"));
+    }
+    if head.len > frame::DEFAULT_MAX_FRAME {
+        return Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "a frame larger than this client allows"));
+    }
+    Ok(())
+}
+
 impl Receiver {
+    /// What a connection whose header lists may cost `max_header_list` bytes starts with.
+    pub(super) fn new(max_header_list: usize) -> Receiver {
+        Receiver {
+            responses: hpack::Responses::new(max_header_list),
+            bodies: BytesMut::new(),
+            continuation: None,
+            window: i64::from(CONNECTION_WINDOW),
+            unacked: 0,
+        }
+    }
+
+    /// The bytes of a header block held until its CONTINUATION frames end it.
+    #[cfg(test)]
+    pub(super) fn held(&self) -> usize {
+        self.continuation.as_ref().map_or(0, |continued| continued.block.len())
+    }
+
     /// Handles one frame.
-    fn frame(&mut self, conn: &mut Conn, head: Head, payload: &[u8]) -> Result<(), Ended> {
-        if let Some((stream, _, _)) = &self.continuation
-            && (head.kind != frame::CONTINUATION || head.stream != *stream)
+    pub(super) fn frame(&mut self, conn: &mut Conn, head: Head, payload: &[u8]) -> Result<(), Ended> {
+        if let Some(continued) = &self.continuation
+            && (head.kind != frame::CONTINUATION || head.stream != continued.stream)
         {
             return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "a header block cut off by another frame"));
         }
@@ -245,21 +265,19 @@ impl Receiver {
                 if head.has(frame::END_HEADERS) {
                     self.header_block(conn, head.stream, block, head.has(frame::END_STREAM))
                 } else {
-                    self.continuation = Some((head.stream, block.to_vec(), head.has(frame::END_STREAM)));
+                    self.continuation = Some(Continued::begin(conn, head.stream, block, head.has(frame::END_STREAM))?);
                     Ok(())
                 }
             }
             frame::CONTINUATION => {
-                let Some((stream, mut block, end_stream)) = self.continuation.take() else {
+                let Some(mut continued) = self.continuation.take() else {
                     return Err(Ended::Protocol(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS"));
                 };
-                block.extend_from_slice(payload);
+                continued.take(conn, payload)?;
                 if head.has(frame::END_HEADERS) {
-                    self.header_block(conn, stream, &block, end_stream)
-                } else if block.len() > STREAM_WINDOW as usize {
-                    Err(Ended::Protocol(frame::PROTOCOL_ERROR, "a header block without end"))
+                    self.header_block(conn, continued.stream, &continued.block, continued.end_stream)
                 } else {
-                    self.continuation = Some((stream, block, end_stream));
+                    self.continuation = Some(continued);
                     Ok(())
                 }
             }
@@ -391,6 +409,10 @@ impl Receiver {
             return Ok(());
         }
         slot.body_in.len += data.len() as u64;
+        if slot.content_length.is_some_and(|length| slot.body_in.len > length) {
+            conn.reset(index, frame::PROTOCOL_ERROR, protocol_failure("DATA beyond the response's content-length"));
+            return Ok(());
+        }
         if let BodyPolicy::Keep(limit) = slot.policy {
             if slot.body_in.len > limit {
                 conn.reset(index, frame::CANCEL, too_large(limit));
@@ -413,7 +435,7 @@ impl Receiver {
             }
         }
         if end {
-            conn.answer(index);
+            end_stream(conn, index);
             return Ok(());
         }
         slot.recv_unacked += len;
@@ -422,52 +444,6 @@ impl Receiver {
             slot.recv_window += i64::from(unacked);
             slot.recv_unacked = 0;
             frame::window_update(&mut conn.out, id, unacked);
-        }
-        Ok(())
-    }
-
-    /// A whole header block of `stream`: decoded in any case (it changes the connection's
-    /// table), then its stream's response head, its trailers, or an informational head.
-    fn header_block(&mut self, conn: &mut Conn, stream: u32, block: &[u8], end_stream: bool) -> Result<(), Ended> {
-        let decoded = match self.responses.decode(block) {
-            Ok(decoded) => Some(decoded),
-            Err(DecodeError::NoStatus) => None,
-            Err(DecodeError::Compression) => {
-                return Err(Ended::Protocol(frame::COMPRESSION_ERROR, "a header block HPACK cannot decode"));
-            }
-        };
-        let Some(index) = conn.stream(stream) else {
-            // A stream this client cancelled.
-            return Ok(());
-        };
-        if conn.slot_mut(index).head.is_some() {
-            // Trailers: nothing in them is kept.
-            if end_stream {
-                conn.answer(index);
-            }
-            return Ok(());
-        }
-        let Some((decoded, head)) = decoded else {
-            conn.reset(index, frame::PROTOCOL_ERROR, protocol_failure("a response without a :status"));
-            return Ok(());
-        };
-        if decoded.status.is_informational() {
-            if end_stream {
-                conn.reset(index, frame::PROTOCOL_ERROR, protocol_failure("a stream ended without a final response"));
-            }
-            return Ok(());
-        }
-        let slot = conn.slot_mut(index);
-        if let BodyPolicy::Keep(limit) = slot.policy
-            && decoded.content_length.is_some_and(|len| len > limit)
-        {
-            // Refused before a byte of the body is read.
-            conn.reset(index, frame::CANCEL, too_large(limit));
-            return Ok(());
-        }
-        slot.head = Some((decoded.status, head, decoded.sets_cookie));
-        if end_stream {
-            conn.answer(index);
         }
         Ok(())
     }
@@ -500,9 +476,4 @@ fn u32_at(payload: &[u8], ok: bool) -> Result<u32, Ended> {
         Some(b) if ok => Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
         _ => Err(Ended::Protocol(frame::FRAME_SIZE_ERROR, "a frame of the wrong size")),
     }
-}
-
-/// A stream the server answered against the protocol: its request's error.
-fn protocol_failure(what: &str) -> Failure {
-    Failure::new(Error::new(ErrorKind::Io, format!("the server broke HTTP/2: {what}")), false)
 }

@@ -39,6 +39,7 @@ pub(super) const SETTINGS_ENABLE_PUSH: u16 = 0x2;
 pub(super) const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
 pub(super) const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
 pub(super) const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
+pub(super) const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 0x6;
 
 /// Error codes (RFC 9113, 7).
 pub(super) const NO_ERROR: u32 = 0x0;

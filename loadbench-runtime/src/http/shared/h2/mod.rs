@@ -28,11 +28,20 @@
 //!   read while more than [`OUTPUT_BOUND`] bytes queued in answer to the server wait;
 //! - a stalled connection replaced: a request given up (its timeout) with no stream of the
 //!   connection finished since it was queued makes the connection take no new streams, so that
-//!   the lane opens another for the next requests (`Conn::abandon` says why no PING).
+//!   the lane opens another for the next requests (`Conn::abandon` says why no PING);
+//! - a response's header list at most `max_header_list_size` (`ClientOptions`, 64 KiB by
+//!   default), advertised in `SETTINGS_MAX_HEADER_LIST_SIZE` and counted while the block is
+//!   decoded (`hpack/fields.rs`); responses RFC 9113 calls malformed (8.1.1) refused as their
+//!   stream's error (`RST_STREAM` with `PROTOCOL_ERROR`), their `content-length` held to their
+//!   DATA; a server whose first frame is not SETTINGS is not spoken to.
 
 mod driver;
 mod frame;
+#[cfg(test)]
+mod fuzz;
 mod hpack;
+#[cfg(test)]
+mod refusal_tests;
 mod streams;
 #[cfg(test)]
 mod tests;
@@ -121,7 +130,8 @@ impl Http2 {
     /// `LocalSet` (every worker does): the connection's driver is a local task.
     pub(crate) fn start(stream: Stream, target: &Target) -> Http2 {
         let https = matches!(stream, Stream::Tls(_));
-        let conn = Rc::new(RefCell::new(Conn::new(https, target.host_header().as_bytes(), target.addr())));
+        let limit = target.max_header_list_size();
+        let conn = Rc::new(RefCell::new(Conn::new(https, target.host_header().as_bytes(), target.addr(), limit)));
         tokio::task::spawn_local(driver::Driver::new(Rc::clone(&conn), stream));
         Http2 { conn }
     }

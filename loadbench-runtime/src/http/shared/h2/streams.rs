@@ -36,6 +36,10 @@ pub(crate) struct Conn {
     authority: String,
     /// The server's `MAX_CONCURRENT_STREAMS`.
     pub(super) max_streams: usize,
+    /// The most a response's header list may cost, advertised in our
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE`: a head or trailers past it fail their request, and no
+    /// header block is buffered beyond it.
+    pub(super) max_header_list: usize,
     /// The server's `MAX_FRAME_SIZE`: the most a frame this client writes carries.
     pub(super) max_frame: usize,
     /// The server's `INITIAL_WINDOW_SIZE`: a new stream's send window.
@@ -92,6 +96,11 @@ pub(super) struct Slot {
     pub(super) recv_unacked: u32,
     /// The response's status and head, once its final HEADERS came.
     pub(super) head: Option<(StatusCode, Bytes, bool)>,
+    /// The request is a `HEAD`: its response has no content, whatever its length says.
+    pub(super) head_request: bool,
+    /// The response's `content-length`, which its DATA must add up to; `None` without one, or
+    /// for a response that has no content.
+    pub(super) content_length: Option<u64>,
     pub(super) body_in: BodyIn,
     answer: Answer,
     pub(super) state: State,
@@ -118,12 +127,18 @@ pub(super) enum State {
 }
 
 impl Conn {
-    pub(super) fn new(https: bool, authority: &[u8], addr: SocketAddr) -> Conn {
+    /// A connection to `addr`, whose response header lists may cost at most `max_header_list`
+    /// bytes.
+    pub(super) fn new(https: bool, authority: &[u8], addr: SocketAddr, max_header_list: u32) -> Conn {
         let mut out = BytesMut::with_capacity(4096);
         out.extend_from_slice(frame::PREFACE);
         frame::settings(
             &mut out,
-            &[(frame::SETTINGS_ENABLE_PUSH, 0), (frame::SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW)],
+            &[
+                (frame::SETTINGS_ENABLE_PUSH, 0),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW),
+                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, max_header_list),
+            ],
         );
         frame::window_update(&mut out, 0, CONNECTION_WINDOW - DEFAULT_WINDOW as u32);
         Conn {
@@ -134,6 +149,7 @@ impl Conn {
             addr,
             authority: String::from_utf8_lossy(authority).into_owned(),
             max_streams: STREAMS_BEFORE_SETTINGS,
+            max_header_list: usize::try_from(max_header_list).unwrap_or(usize::MAX),
             max_frame: DEFAULT_MAX_FRAME,
             initial_window: DEFAULT_WINDOW,
             send_window: DEFAULT_WINDOW,
@@ -180,6 +196,8 @@ impl Conn {
         slot.heard = self.answers;
         slot.body = request.body.clone();
         slot.head = None;
+        slot.head_request = *request.method == http::Method::HEAD;
+        slot.content_length = None;
         slot.body_in = BodyIn::default();
         slot.state = State::Pending;
         if self.pending.is_empty() && self.active.len() < self.max_streams {
@@ -475,6 +493,8 @@ impl Slot {
             recv_window: 0,
             recv_unacked: 0,
             head: None,
+            head_request: false,
+            content_length: None,
             body_in: BodyIn::default(),
             answer: Answer::default(),
             state: State::Free,

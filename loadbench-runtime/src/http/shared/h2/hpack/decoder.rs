@@ -116,6 +116,12 @@ impl Decoder {
         self.generation
     }
 
+    /// The dynamic table's size, as RFC 7541 counts it.
+    #[cfg(test)]
+    pub(crate) fn table_size(&self) -> usize {
+        self.table.size
+    }
+
     /// Decodes `block`, calling `field` with each name and value in order.
     pub(crate) fn decode(&mut self, block: &[u8], mut field: impl FnMut(&[u8], &[u8])) -> Result<(), Invalid> {
         let mut at = 0;

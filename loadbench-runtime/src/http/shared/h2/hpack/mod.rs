@@ -19,10 +19,17 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{HeaderMap, Method, StatusCode, header};
 
+#[cfg(test)]
+mod conformance;
 mod decoder;
+mod fields;
+#[cfg(test)]
+mod fuzz;
 mod huffman;
 
 pub(super) use decoder::Decoder;
+use fields::Fields;
+pub(super) use fields::Refusal;
 
 /// HPACK's static table entries a request uses (RFC 7541, Appendix A).
 const AUTHORITY: usize = 1;
@@ -126,50 +133,45 @@ pub(super) struct ResponseHead {
 }
 
 /// Why a header block could not be used.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum DecodeError {
     /// The block is not valid HPACK: the connection's table is lost (`COMPRESSION_ERROR`).
     Compression,
-    /// No valid `:status`.
-    NoStatus,
+    /// The block decoded, the table kept in step, but its fields are refused: its stream's
+    /// error, the connection goes on.
+    Refused(Refusal),
 }
 
 /// Decodes a response's header block with the connection's `decoder`, appending its regular
 /// headers to `head` as an HTTP/1.1 head carries them (a status line, "name: value" lines, an
-/// empty line), which `Response::headers` parses when a scenario asks for them. Fields with a
-/// byte HTTP/2 forbids in a value (CR, LF, NUL) are left out. On an error, `head` is as it was.
+/// empty line), which `Response::headers` parses when a scenario asks for them. A header list
+/// larger than `limit`, or one RFC 9113 calls malformed, is refused; what is appended is bounded
+/// by `limit`, as nothing is appended once the list passes it. On an error, `head` is as it was.
 pub(super) fn decode_response(
     decoder: &mut Decoder,
     block: &[u8],
     head: &mut BytesMut,
+    limit: usize,
 ) -> Result<ResponseHead, DecodeError> {
-    let (mut status, mut content_length, mut sets_cookie) = (None, None, false);
+    let mut fields = Fields::new(limit, false);
     let start = head.len();
     head.put_slice(b"HTTP/1.1 000 \r\n");
+    // A refused block is decoded to its end all the same: see `fields.rs`.
     let decoded = decoder.decode(block, |name, value| {
-        if name.first() == Some(&b':') {
-            if name == b":status" {
-                status = StatusCode::from_bytes(value).ok();
-            }
-            return;
+        if fields.take(name, value) {
+            head.put_slice(name);
+            head.put_slice(b": ");
+            head.put_slice(value);
+            head.put_slice(b"\r\n");
         }
-        if value.iter().any(|&b| b <= b'\r' && matches!(b, b'\r' | b'\n' | 0)) {
-            return;
-        }
-        match name {
-            b"content-length" => content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()),
-            b"set-cookie" => sets_cookie = true,
-            _ => {}
-        }
-        head.put_slice(name);
-        head.put_slice(b": ");
-        head.put_slice(value);
-        head.put_slice(b"\r\n");
     });
-    let outcome = match (decoded, status) {
-        (Err(_), _) => Err(DecodeError::Compression),
-        (Ok(()), None) => Err(DecodeError::NoStatus),
-        (Ok(()), Some(status)) => Ok(ResponseHead { status, content_length, sets_cookie }),
+    let outcome = match (decoded, fields.refused, fields.status) {
+        (Err(_), _, _) => Err(DecodeError::Compression),
+        (Ok(()), Some(refusal), _) => Err(DecodeError::Refused(refusal)),
+        (Ok(()), None, None) => Err(DecodeError::Refused(Refusal::Malformed("a response without a :status"))),
+        (Ok(()), None, Some(status)) => {
+            Ok(ResponseHead { status, content_length: fields.content_length, sets_cookie: fields.sets_cookie })
+        }
     };
     match &outcome {
         Ok(response) => {
@@ -179,6 +181,21 @@ pub(super) fn decode_response(
         Err(_) => head.truncate(start),
     }
     outcome
+}
+
+/// Decodes a response's trailers with the connection's `decoder`: checked as a head is, their
+/// fields not kept.
+pub(super) fn decode_trailers(decoder: &mut Decoder, block: &[u8], limit: usize) -> Result<(), DecodeError> {
+    let mut fields = Fields::new(limit, true);
+    decoder
+        .decode(block, |name, value| {
+            fields.take(name, value);
+        })
+        .map_err(|_| DecodeError::Compression)?;
+    match fields.refused {
+        Some(refusal) => Err(DecodeError::Refused(refusal)),
+        None => Ok(()),
+    }
 }
 
 /// A connection's response heads: each block decoded into a status and a head for
@@ -194,6 +211,8 @@ pub(super) struct Responses {
     decoder: Decoder,
     heads: BytesMut,
     last: Option<Last>,
+    /// The most a header list may cost (`SETTINGS_MAX_HEADER_LIST_SIZE`).
+    limit: usize,
 }
 
 /// The last block decoded without changing the table, and what it decoded to.
@@ -206,8 +225,9 @@ struct Last {
 }
 
 impl Responses {
-    pub(super) fn new() -> Responses {
-        Responses { decoder: Decoder::new(), heads: BytesMut::new(), last: None }
+    /// The heads of a connection whose header lists may cost at most `limit` bytes.
+    pub(super) fn new(limit: usize) -> Responses {
+        Responses { decoder: Decoder::new(), heads: BytesMut::new(), last: None, limit }
     }
 
     /// `block` decoded: its status, length and cookie flag, and its head.
@@ -219,8 +239,10 @@ impl Responses {
         {
             return Ok((last.response, last.head.clone()));
         }
-        super::reserve_chunk(&mut self.heads, block.len().saturating_mul(4));
-        let response = decode_response(&mut self.decoder, block, &mut self.heads)?;
+        // A head's text is at most its header list's size (a field's ": " and CRLF cost less
+        // than the 32 bytes the list counts), and most are shorter than four times their block.
+        super::reserve_chunk(&mut self.heads, block.len().saturating_mul(4).min(self.limit + 32));
+        let response = decode_response(&mut self.decoder, block, &mut self.heads, self.limit)?;
         let head = self.heads.split().freeze();
         if self.decoder.generation() == generation {
             let last =
@@ -233,6 +255,11 @@ impl Responses {
         }
         Ok((response, head))
     }
+
+    /// A response's trailers, checked and dropped.
+    pub(super) fn trailers(&mut self, block: &[u8]) -> Result<(), DecodeError> {
+        decode_trailers(&mut self.decoder, block, self.limit)
+    }
 }
 
 #[cfg(test)]
@@ -241,6 +268,8 @@ mod tests {
 
     use super::decoder::tests::{decoded, pairs};
     use super::*;
+
+    const LIMIT: usize = 64 * 1024;
 
     #[test]
     fn a_request_block_decodes_to_its_pseudo_headers_and_headers() {
@@ -275,12 +304,9 @@ mod tests {
         let coded = huffman::encode(b"a=1");
         integer(&mut block, 0x80, 7, coded.len());
         block.extend_from_slice(&coded);
-        block.push(0);
-        string(&mut block, b"x-bad");
-        string(&mut block, b"a\r\nb");
         let mut decoder = Decoder::new();
         let mut head = BytesMut::new();
-        let response = decode_response(&mut decoder, &block, &mut head).unwrap();
+        let response = decode_response(&mut decoder, &block, &mut head, LIMIT).unwrap();
         assert_eq!(
             (response.status, response.content_length, response.sets_cookie),
             (StatusCode::NOT_FOUND, Some(12), true)
@@ -290,18 +316,26 @@ mod tests {
         assert_eq!(map.get("set-cookie").unwrap(), "a=1");
         // The next block names the indexed field from the dynamic table.
         head.clear();
-        let response = decode_response(&mut decoder, &[0x88, 0xbe], &mut head).unwrap();
+        let response = decode_response(&mut decoder, &[0x88, 0xbe], &mut head, LIMIT).unwrap();
         assert_eq!((response.status, response.content_length), (StatusCode::OK, Some(12)));
 
         let len = head.len();
-        assert!(matches!(decode_response(&mut decoder, &[0xbe], &mut head), Err(DecodeError::NoStatus)));
+        let missing = Err(DecodeError::Refused(Refusal::Malformed("a response without a :status")));
+        assert_eq!(decode_response(&mut decoder, &[0xbe], &mut head, LIMIT).map(|r| r.status), missing);
         assert_eq!(head.len(), len, "an error leaves the heads as they were");
-        assert!(matches!(decode_response(&mut decoder, &[0xff, 0xff, 0xff], &mut head), Err(DecodeError::Compression)));
+        let invalid = decode_response(&mut decoder, &[0xff, 0xff, 0xff], &mut head, LIMIT);
+        assert_eq!(invalid.map(|r| r.status), Err(DecodeError::Compression));
+        // A value HTTP/2 forbids: the response is refused, not the field left out.
+        let mut bad = vec![0x88, 0];
+        string(&mut bad, b"x-bad");
+        string(&mut bad, b"a\r\nb");
+        let refused = decode_response(&mut decoder, &bad, &mut head, LIMIT).map(|r| r.status);
+        assert_eq!(refused, Err(DecodeError::Refused(Refusal::Malformed("an invalid header value"))));
     }
 
     #[test]
     fn the_same_block_on_the_same_table_is_decoded_once_and_its_head_shared() {
-        let mut responses = Responses::new();
+        let mut responses = Responses::new(LIMIT);
         // `:status: 200` and `x: 1` added to the table: not remembered, as it changes the table.
         let mut adding = vec![0x88, 0x40];
         string(&mut adding, b"x");
