@@ -391,7 +391,8 @@ fn acknowledgements_wait_unwritten_up_to_the_limit_and_requests_never_fill_the_o
     use super::streams::Conn;
     use super::{MAX_PENDING_ACKS, OUTPUT_BOUND};
 
-    let mut conn = Conn::new(false, b"127.0.0.1", "127.0.0.1:1".parse().unwrap());
+    let mut conn =
+        Conn::new(false, b"127.0.0.1", "127.0.0.1:1".parse().unwrap(), crate::http::DEFAULT_MAX_HEADER_LIST_SIZE);
     for _ in 0..MAX_PENDING_ACKS {
         assert!(conn.ack(Some(&[7; 8])));
     }
