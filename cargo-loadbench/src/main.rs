@@ -33,6 +33,7 @@ mod versioned;
 use std::process::ExitCode;
 
 use clap::Parser;
+use loadbench::console::err;
 
 fn main() -> ExitCode {
     let cli::Cargo::Loadbench(args) = match cli::Cargo::try_parse() {
@@ -47,11 +48,13 @@ fn main() -> ExitCode {
         Some(cli::Command::Kube(kube)) => dispatch::kube::run(&args, kube),
         None => dispatch::workspace::run(&args),
     };
-    match outcome {
-        Ok(code) => ExitCode::from(code),
+    let code = match outcome {
+        Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err}");
-            ExitCode::from(err.exit_code())
+            err!("error: {err}");
+            err.exit_code()
         }
-    }
+    };
+    // A stdout or stderr that could not be written fails the run, whatever it measured.
+    ExitCode::from(loadbench::console::exit_code(code))
 }

@@ -29,6 +29,7 @@
 
 // The ground floor: used by every layer above, using none of them.
 mod config;
+pub mod console;
 mod error;
 pub mod exit_code;
 pub mod feed;
