@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use loadbench_tests::cli::{
-    Output, cargo_loadbench_in, cargo_loadbench_path, fixture_bench_binary, isolate, judged_args, read_report,
+    Output, cargo_loadbench_in, cargo_loadbench_path, fixture, fixture_bench_binary, isolate, judged_args, read_report,
 };
 use loadbench_tests::{Behavior, TestServer};
 
@@ -303,4 +303,18 @@ fn a_full_stderr_does_not_stop_the_run_but_fails_it() {
     assert_eq!(read_report(&json).scenarios[0].iterations, N, "its results were written");
     assert!(stdout.contains("GET /"), "and printed: {stdout}");
     assert_eq!(code, Some(2), "a stderr that could not be written fails the run, without a panic's 101");
+
+    // A workspace's bench binary shares the stderr: its results are still read. (Built first:
+    // cargo's own build fails on a full stderr, and that is cargo's.)
+    fixture_bench_binary("basic");
+    let json = dir.path().join("workspace.json");
+    let manifest = fixture("basic");
+    let full = std::fs::OpenOptions::new().write(true).open(full_device(dir.path())).expect("open the full device");
+    let url = server.url();
+    let args = ["--manifest-path", text(&manifest), "--target", &url, "--exact", "hello", "--json", text(&json)];
+    let (code, stdout, _) = with_streams(dir.path(), &args, Stdio::piped(), Stdio::from(full));
+    assert_eq!(read_report(&json).scenarios[0].iterations, 500, "the bench binary's results were read");
+    assert_eq!(server.requests(), N + 500, "the run happened");
+    assert!(stdout.contains("hello"), "and printed: {stdout}");
+    assert_eq!(code, Some(2), "a stderr that could not be written fails the run");
 }

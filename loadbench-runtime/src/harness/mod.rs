@@ -334,8 +334,12 @@ impl Harness {
             Ok(args) => args,
             Err(err) => return cli::report_usage_error(&err),
         };
-        // A stdout or stderr that could not be written fails the run, whatever it measured.
-        ExitCode::from(console::exit_code(self.run_with(args)))
+        let code = self.run_with(args);
+        // A stdout or stderr that could not be written fails the run, whatever it measured; but
+        // not a run for `cargo loadbench`, which shares them, says so itself, and would take the
+        // exit code for a usage error and leave the results unread.
+        let for_cargo_loadbench = std::env::var_os(OUTPUT_ENV).is_some();
+        ExitCode::from(if for_cargo_loadbench { code } else { console::exit_code(code) })
     }
 
     /// [`Harness::run`] once the command line is read: the exit code.
