@@ -5,6 +5,10 @@
 //! half is in [`dispatch`] (the workspace's scenarios, `url`, `report`); all end in [`finish`],
 //! the shared tail. The JSON document they write is the `cargo_loadbench` library's contract.
 
+// `println!` and `eprintln!` panic when the stream cannot be written: every line goes through
+// `loadbench::console` instead.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 mod ab;
 mod baseline;
 mod build;

@@ -26,6 +26,9 @@
 //! server process).
 
 #![warn(missing_docs)]
+// `println!` and `eprintln!` panic when the stream cannot be written: every line goes through
+// `loadbench::console` instead.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 // The ground floor: used by every layer above, using none of them.
 mod config;

@@ -92,14 +92,16 @@ fn on_signal(signal: i32, announce: bool) {
     drop(state);
     STOP.store(true, Ordering::SeqCst);
     match count {
-        1 if announce => eprintln!(
+        1 if announce => crate::console::err!(
             "interrupted: no new iteration starts; those in flight get the grace period, then are \
              cancelled; signal again (Ctrl-C) to stop at once"
         ),
         2 => {
             CANCEL.store(true, Ordering::SeqCst);
             if announce {
-                eprintln!("interrupted again: cancelling what is in flight and reporting the results so far");
+                crate::console::err!(
+                    "interrupted again: cancelling what is in flight and reporting the results so far"
+                );
             }
             // Whatever holds the run up (a setup, a write), the process ends.
             let code = exit_code().unwrap_or(exit_code::INTERRUPTED);
