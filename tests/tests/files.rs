@@ -202,6 +202,27 @@ fn the_bench_binarys_json_onto_a_symlink_writes_its_target_and_a_full_device_kee
 }
 
 #[test]
+fn json_onto_dev_stdout_appends_to_the_file_the_shell_opened() {
+    let _serial = serial();
+    let server = TestServer::start(Behavior::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let saved = saved_results(dir.path(), &server, "saved.json", None);
+    // `cargo loadbench report saved.json --json /dev/stdout >> log.txt`.
+    let log = dir.path().join("log.txt");
+    std::fs::write(&log, "earlier\n").expect("write");
+    let appended = std::fs::OpenOptions::new().append(true).open(&log).expect("open the log");
+
+    let args = ["report", text(&saved), "--json", "/dev/stdout"];
+    let (code, _, stderr) = with_streams(dir.path(), &args, Stdio::from(appended), Stdio::piped());
+
+    assert_eq!(code, Some(0), "{stderr}");
+    let written = std::fs::read_to_string(&log).expect("read the log");
+    let json = written.strip_prefix("earlier\n").unwrap_or_else(|| panic!("the log's first line was lost: {written}"));
+    let document = loadbench_tests::cli::results_json(json, "the JSON after the log's line");
+    assert_eq!(document["scenarios"][0]["iterations"], N);
+}
+
+#[test]
 fn merge_or_report_onto_one_of_their_inputs_is_refused_and_the_input_kept() {
     let _serial = serial();
     let server = TestServer::start(Behavior::default());

@@ -7,11 +7,13 @@
 //!   file and a crash never leaves one;
 //! - a symlink: followed, and its target written so (in the target's directory; a dangling
 //!   link's target is created), so that the link stays a link;
-//! - a FIFO or a character device (`/dev/stdout`, `/dev/null`, a terminal, `>(gzip > x.gz)`):
-//!   written through, opened for writing without truncating or replacing it, as `tee`, `cp` and
-//!   the shells' `>` do; renaming over it would turn the node into a regular file, and as root
-//!   replace `/dev/null` for the whole machine. A FIFO without a reader waits for one, as the
-//!   shells' `>` does;
+//! - a FIFO or a character device (`/dev/null`, a terminal, `>(gzip > x.gz)`): written through,
+//!   opened for writing without truncating or replacing it, as `tee`, `cp` and the shells' `>`
+//!   do; renaming over it would turn the node into a regular file, and as root replace
+//!   `/dev/null` for the whole machine. A FIFO without a reader waits for one, as the shells' `>`
+//!   does;
+//! - one of the process's open files (`/dev/stdout`, `/dev/fd/N`): written through, appended, to
+//!   whatever it is (a pipe, a terminal, a file the shell opened with `>` or `>>`);
 //! - a directory, a block device, a socket: refused, with the reason. A result file is never a
 //!   disk, and a socket cannot be opened.
 //!
@@ -31,7 +33,8 @@ const MAX_LINKS: usize = 40;
 enum Destination {
     /// Atomically, by a rename over this path (the link's target when the path is a symlink).
     Replace(PathBuf),
-    /// Through the node already there, a FIFO or a character device.
+    /// Through the node already there, a FIFO or a character device, or through an open file of
+    /// this process ([`LinksEnd::descriptor`]).
     Through,
 }
 
@@ -42,9 +45,9 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     match destination(path)? {
         Destination::Replace(target) => replace(&target, contents),
         Destination::Through => {
-            // `write(true)` alone: never created, never truncated; a device or a pipe has no
-            // length to truncate and nothing to sync.
-            let mut node = std::fs::OpenOptions::new().write(true).open(path)?;
+            // Never created, never truncated: a device or a pipe has no length to truncate and
+            // nothing to sync, and an open file of this process is appended to.
+            let mut node = std::fs::OpenOptions::new().append(true).open(path)?;
             node.write_all(contents)
         }
     }
@@ -75,7 +78,10 @@ fn directory_of(path: &Path) -> &Path {
 /// How `path` is written, from what is there, following symlinks: an error for what is refused.
 fn destination(path: &Path) -> std::io::Result<Destination> {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => Ok(Destination::Replace(follow_links(path)?)),
+        Ok(meta) if meta.is_file() => {
+            let end = follow_links(path)?;
+            Ok(if end.descriptor { Destination::Through } else { Destination::Replace(end.path) })
+        }
         Ok(meta) => match special(&meta.file_type()) {
             Ok(()) => Ok(Destination::Through),
             Err(refusal) => Err(std::io::Error::other(refusal)),
@@ -83,28 +89,55 @@ fn destination(path: &Path) -> std::io::Result<Destination> {
         // Nothing there, or a dangling symlink: a new file, at the end of the links. (Under a
         // file, not a directory: creating the directory says so.)
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
-            Ok(Destination::Replace(follow_links(path)?))
+            Ok(Destination::Replace(follow_links(path)?.path))
         }
         Err(e) => Err(e),
     }
 }
 
-/// `path` with its last component's symlinks followed, to the first path that is not a link
-/// (which may not exist: a dangling link's target). Links in the directories above are left to
-/// the system, which follows them whatever the last component is.
-fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
+/// Where a path's symlinks lead.
+#[derive(Debug)]
+struct LinksEnd {
+    /// The first path that is not a link (which may not exist: a dangling link's target).
+    path: PathBuf,
+    /// The links lead to an open file of this process (`/dev/stdout`, `/dev/fd/1`,
+    /// `/proc/self/fd/1`): `path` is that link, and the file is written through it where the
+    /// process writes it, appended, as a shell's `>&1` would. Renaming over the file it names
+    /// would replace a log that `>>` appends to, and the process would go on writing into the
+    /// file replaced.
+    descriptor: bool,
+}
+
+/// Follows `path`'s last component's symlinks (links in the directories above are left to the
+/// system, which follows them whatever the last component is).
+fn follow_links(path: &Path) -> std::io::Result<LinksEnd> {
     let mut current = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                if is_descriptor(&current) {
+                    return Ok(LinksEnd { path: current, descriptor: true });
+                }
                 let target = std::fs::read_link(&current)?;
                 // A relative target is relative to the link's directory.
                 current = if target.is_absolute() { target } else { directory_of(&current).join(target) };
             }
-            _ => return Ok(current),
+            _ => return Ok(LinksEnd { path: current, descriptor: false }),
         }
     }
     Err(std::io::Error::other(format!("more than {MAX_LINKS} symlinks in a row")))
+}
+
+/// Whether `link` is one of a process's file descriptors, `/proc/PID/fd/N` by any name.
+#[cfg(target_os = "linux")]
+fn is_descriptor(link: &Path) -> bool {
+    std::fs::canonicalize(directory_of(link))
+        .is_ok_and(|dir| dir.starts_with("/proc") && dir.file_name().is_some_and(|name| name == "fd"))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_descriptor(_link: &Path) -> bool {
+    false
 }
 
 /// Whether a node of this type that is not a regular file is written through (a FIFO, a
@@ -327,6 +360,27 @@ mod tests {
         assert!(refused.starts_with("it is a socket: "), "{refused}");
         assert!(write_atomic(&socket, b"{}").is_err());
         assert!(std::fs::symlink_metadata(&socket).is_ok_and(|m| m.file_type().is_socket()));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_open_file_of_the_process_is_appended_to_not_replaced() {
+        use std::os::fd::AsRawFd as _;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let log = dir.path().join("log.txt");
+        std::fs::write(&log, "earlier\n").unwrap_or_else(|e| panic!("{e}"));
+        let open = std::fs::OpenOptions::new().append(true).open(&log).unwrap_or_else(|e| panic!("{e}"));
+        // As `/dev/stdout` names fd 1: a link to this process's descriptor, by another name.
+        let by_fd = PathBuf::from(format!("/dev/fd/{}", open.as_raw_fd()));
+        let link = dir.path().join("out.json");
+        std::os::unix::fs::symlink(format!("/proc/self/fd/{}", open.as_raw_fd()), &link)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(destination(&by_fd).ok(), Some(Destination::Through));
+        assert_eq!(destination(&link).ok(), Some(Destination::Through));
+        write_atomic(&by_fd, b"one\n").unwrap_or_else(|e| panic!("{e}"));
+        write_atomic(&link, b"two\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(std::fs::read_to_string(&log).ok().as_deref(), Some("earlier\none\ntwo\n"));
+        assert!(same_file(&by_fd, &log), "the file the shell opened is still the one written");
     }
 
     #[cfg(unix)]
