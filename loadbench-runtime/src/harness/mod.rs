@@ -324,7 +324,8 @@ impl Harness {
     /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
     /// scenario ran (request errors are counted, not fatal), 1 when a scenario missed one of its
     /// `thresholds(…)` (or, with `--fail-on-warning`, earned a warning that it measured nothing),
-    /// 2 for a usage or configuration error, 3 when a scenario could not run,
+    /// 2 for a usage or configuration error or an output that could not be written (a results
+    /// file, stdout, stderr: the rest is still written), 3 when a scenario could not run,
     /// 130 when stopped by Ctrl-C (SIGINT), 143 by SIGTERM (the partial results are still
     /// reported).
     pub fn run(self) -> ExitCode {
