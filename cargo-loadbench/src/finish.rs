@@ -429,3 +429,42 @@ fn machine_note(baseline: &Baseline, now: &MachineInfo) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::Cargo;
+
+    fn args(argv: &[&str]) -> Args {
+        let all = ["cargo-loadbench", "loadbench"].iter().chain(argv).copied();
+        let parsed = Cargo::try_parse_from(all);
+        let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };
+        args
+    }
+
+    #[test]
+    fn an_output_over_the_baseline_compared_with_is_refused_and_saving_it_is_not() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let baselines = dir.path().join("baselines");
+        let file = baselines.join("main").join(crate::baseline::FILE);
+        std::fs::create_dir_all(file.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, "{}").unwrap_or_else(|e| panic!("{e}"));
+        let dir_flag = baselines.to_str().unwrap_or_default();
+        let over = dir.path().join("baselines/main/../main/report.json");
+        let over = over.to_str().unwrap_or_default();
+
+        let refused = args(&["--baseline", "main", "--baseline-dir", dir_flag, "-o", &format!("markdown:{over}")]);
+        let gating = Gating::resolve(&refused, dir.path(), &Settings::default());
+        let err = check_outputs(&refused, &gating).unwrap_err().to_string();
+        assert!(err.contains("it is also an input of this command"), "{err}");
+
+        let updated = args(&["--baseline", "main", "--save-baseline", "main", "--baseline-dir", dir_flag]);
+        let gating = Gating::resolve(&updated, dir.path(), &Settings::default());
+        assert!(check_outputs(&updated, &gating).is_ok(), "--save-baseline updates the baseline compared with");
+        let elsewhere = args(&["--baseline", "main", "--baseline-dir", dir_flag, "--json", "out.json"]);
+        let gating = Gating::resolve(&elsewhere, dir.path(), &Settings::default());
+        assert!(check_outputs(&elsewhere, &gating).is_ok());
+    }
+}
