@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use cargo_loadbench::{Results, ScenarioResult};
+use loadbench::console::err;
 use loadbench::report;
 
 use crate::error::Error;
@@ -102,7 +103,7 @@ impl Baselines {
                         .filter(|old| !saved.scenarios.iter().any(|new| new.same_scenario(old)));
                     saved.scenarios.extend(kept.collect::<Vec<_>>());
                 }
-                Err(err) => eprintln!("note: replacing unreadable baseline {}: {err}", path.display()),
+                Err(err) => err!("note: replacing unreadable baseline {}: {err}", path.display()),
             }
         }
         let dir = path.parent().unwrap_or(Path::new("."));

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use loadbench::console::err;
 use loadbench::load;
 use loadbench::threshold::Percentile;
 use loadbench::watch::Watch;
@@ -313,7 +314,7 @@ pub enum Command {
 pub fn report_usage_error(err: &clap::Error) -> std::process::ExitCode {
     match hints::mistaken_flag(err) {
         Some(line) => {
-            eprintln!("{line}");
+            err!("{line}");
             std::process::ExitCode::from(loadbench::exit_code::USAGE)
         }
         None => loadbench::cli::report_usage_error(err),

@@ -3,11 +3,11 @@
 //! thresholds → comparison with the first server (side by side) and with the baseline → outputs
 //! → saving the baseline → exit code.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use cargo_loadbench::Results;
 use loadbench::cli::interrupt;
+use loadbench::console::err;
 use loadbench::exit_code;
 use loadbench::report::{GateReport, LatencyColumns, MachineInfo, check};
 
@@ -119,14 +119,38 @@ impl Gating {
 }
 
 /// Checks, before any build or load, that every file the run will write can be written: each
-/// `--output` and `--json` file, and the baseline `--save-baseline` saves.
+/// `--output` and `--json` file, and the baseline `--save-baseline` saves; and that none of the
+/// outputs is the baseline `--baseline` compares with ([`check_not_inputs`]).
 pub fn check_outputs(args: &Args, gating: &Gating) -> Result<(), Error> {
-    let outputs = args.outputs.iter().map(|o| o.path.clone()).chain(args.json.iter().cloned());
+    let compared = args.baseline.as_deref().map(|name| gating.baselines.path(name));
+    check_not_inputs(args, compared.as_slice())?;
     let baseline = args.save_baseline.as_deref().map(|name| gating.baselines.path(name));
-    for path in outputs.chain(baseline) {
+    for path in output_paths(args).chain(baseline) {
         loadbench::report::check_writable(&path).map_err(|reason| Error::Output { path, reason })?;
     }
     Ok(())
+}
+
+/// Refuses an `--output` or `--json` file that is one of `inputs` (the files `report` and `merge`
+/// read, the baseline compared with), by any name: the same file through a symlink, a hard link
+/// or `..` ([`loadbench::report::same_file`]). Writing it would replace the input with the
+/// results, and a shard of a distributed run cannot be made again. (`--save-baseline` over the
+/// baseline compared with is how a baseline is updated: it keeps what it does not replace.)
+pub fn check_not_inputs(args: &Args, inputs: &[PathBuf]) -> Result<(), Error> {
+    for path in output_paths(args) {
+        if let Some(input) = inputs.iter().find(|input| loadbench::report::same_file(&path, input)) {
+            let named = if *input == path { String::new() } else { format!(" ({})", input.display()) };
+            let reason =
+                format!("it is also an input of this command{named}, which it would replace: name another file");
+            return Err(Error::Output { path, reason });
+        }
+    }
+    Ok(())
+}
+
+/// Every `--output` file, then the `--json` file.
+fn output_paths(args: &Args) -> impl Iterator<Item = PathBuf> + '_ {
+    args.outputs.iter().map(|o| o.path.clone()).chain(args.json.iter().cloned())
 }
 
 /// `--allow-no-scenarios` when `why` says there is nothing to run: one note, then the tail of an
@@ -134,7 +158,7 @@ pub fn check_outputs(args: &Args, gating: &Gating) -> Result<(), Error> {
 /// `--save-baseline`), without the empty table on stdout. Exit code 0 unless an output or the
 /// baseline cannot be written.
 pub fn without_scenarios(args: &Args, gating: &Gating, baseline: Option<&Baseline>, why: &Error) -> u8 {
-    eprintln!("note: no scenario to run ({why}); nothing measured (--allow-no-scenarios)");
+    err!("note: no scenario to run ({why}); nothing measured (--allow-no-scenarios)");
     let report = Results::new(std::time::SystemTime::now());
     tail(args, gating, baseline, report, exit_code::OK, Tail { print: false, saved: false }, Vec::new())
 }
@@ -220,27 +244,27 @@ fn tail(
     cx.html_reports = args.outputs.iter().filter(|o| o.format == Format::Html).map(|o| o.path.clone()).collect();
     code = code.max(write_outputs(args, &cx, print));
     for hint in loadbench::report::hints(report.scenarios.iter().map(|s| &s.report)) {
-        eprintln!("{hint}");
+        err!("{hint}");
     }
 
     if let Some(name) = &args.save_baseline {
         if interrupted {
-            eprintln!("note: baseline `{name}` not saved: the run was interrupted");
+            err!("note: baseline `{name}` not saved: the run was interrupted");
         } else if !report.scenarios.is_empty() && report.scenarios.iter().all(|s| s.setup_error.is_some()) {
             // An empty baseline would later read as "nothing to compare" and pass everything.
-            eprintln!("note: baseline `{name}` not saved: no scenario ran");
+            err!("note: baseline `{name}` not saved: no scenario ran");
         } else if let Some(why) = plausible::below_success_floor(&report) {
             // Every later verdict would be judged against a failing server.
-            eprintln!("error: baseline `{name}` not saved: {why}");
+            err!("error: baseline `{name}` not saved: {why}");
             code = code.max(exit_code::USAGE);
         } else {
             match gating.baselines.save(name, &report) {
                 Ok((path, n)) => {
                     let noun = if n == 1 { "scenario" } else { "scenarios" };
-                    eprintln!("note: saved baseline `{name}` ({n} {noun}) to {}", path.display());
+                    err!("note: saved baseline `{name}` ({n} {noun}) to {}", path.display());
                 }
                 Err(err) => {
-                    eprintln!("error: cannot save baseline `{name}`: {err}");
+                    err!("error: cannot save baseline `{name}`: {err}");
                     code = code.max(exit_code::USAGE);
                 }
             }
@@ -250,15 +274,12 @@ fn tail(
     let gate = GateResult::of(&report, &cx.labels);
     let against = cx.against();
     if gate.failed(gating.fail_on_regression) && gating.no_gate {
-        eprintln!(
-            "note: {}; not failing the run (--no-gate)",
-            gate.describe(gating.fail_on_regression, against.as_deref())
-        );
+        err!("note: {}; not failing the run (--no-gate)", gate.describe(gating.fail_on_regression, against.as_deref()));
     } else if gate.failed(gating.fail_on_regression) {
-        eprintln!("error: {}", gate.describe(gating.fail_on_regression, against.as_deref()));
+        err!("error: {}", gate.describe(gating.fail_on_regression, against.as_deref()));
         code = code.max(exit_code::GATE_FAILED);
     } else if !gate.regressions.is_empty() {
-        eprintln!(
+        err!(
             "note: regressed against {}: {}; add --fail-on-regression to fail the run on it",
             against.as_deref().unwrap_or("the baseline"),
             gate.regressions.join(", ")
@@ -273,10 +294,10 @@ fn tail(
         .collect();
     if !warned.is_empty() {
         if gating.fail_on_warning && !gating.no_gate {
-            eprintln!("error: --fail-on-warning: {} measured nothing (see the warnings)", warned.join(", "));
+            err!("error: --fail-on-warning: {} measured nothing (see the warnings)", warned.join(", "));
             code = code.max(exit_code::GATE_FAILED);
         } else {
-            eprintln!(
+            err!(
                 "note: {} measured nothing (see the warnings); add --fail-on-warning to fail the run on it",
                 warned.join(", ")
             );
@@ -314,7 +335,7 @@ fn measured_nothing(report: &Results, labels: &[String], gating: &Gating, quiet:
     let mut code = exit_code::OK;
     for (scenario, label) in report.scenarios.iter().zip(labels).filter(|(s, _)| check::measured_nothing(s)) {
         if allowed_by.is_none() || !quiet {
-            eprintln!("{}", check::measured_nothing_verdict(label, scenario, allowed_by));
+            err!("{}", check::measured_nothing_verdict(label, scenario, allowed_by));
         }
         if allowed_by.is_none() {
             code = exit_code::GATE_FAILED;
@@ -338,7 +359,7 @@ fn inconclusive(report: &Results, labels: &[String], gating: &Gating, quiet: boo
     }
     let allowed_by = gating.allowed_by(gating.allow_inconclusive, "--allow-inconclusive");
     if allowed_by.is_none() || !quiet {
-        eprintln!("{}", check::inconclusive_verdict(&names, allowed_by));
+        err!("{}", check::inconclusive_verdict(&names, allowed_by));
     }
     allowed_by.is_none()
 }
@@ -369,17 +390,15 @@ fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
         let written = render(spec.format)
             .and_then(|text| loadbench::report::write_atomic(&spec.path, text.as_bytes()).map_err(|e| e.to_string()));
         if let Err(err) = written {
-            eprintln!("error: cannot write {}: {err}", spec.path.display());
+            err!("error: cannot write {}: {err}", spec.path.display());
             code = exit_code::USAGE;
         }
     }
     match render(args.format).map(|text| if print { text } else { String::new() }) {
-        // A closed pipe (`| head`) is not worth a panic; the exit code still tells.
-        Ok(text) => {
-            let _ = std::io::stdout().lock().write_all(text.as_bytes());
-        }
+        // A closed pipe (`| head`) ends quietly; a full disk is an error line and the exit code.
+        Ok(text) => loadbench::console::print(&text),
         Err(err) => {
-            eprintln!("error: cannot render the results as {:?}: {err}", args.format);
+            err!("error: cannot render the results as {:?}: {err}", args.format);
             code = exit_code::USAGE;
         }
     }
@@ -388,7 +407,7 @@ fn write_outputs(args: &Args, cx: &Context, print: bool) -> u8 {
         let written =
             render(Format::Markdown).and_then(|markdown| output::append(&path, &markdown).map_err(|e| e.to_string()));
         if let Err(err) = written {
-            eprintln!("error: cannot append to {STEP_SUMMARY_ENV} ({}): {err}", path.display());
+            err!("error: cannot append to {STEP_SUMMARY_ENV} ({}): {err}", path.display());
             code = exit_code::USAGE;
         }
     }
@@ -411,4 +430,43 @@ fn machine_note(baseline: &Baseline, now: &MachineInfo) -> Option<String> {
             describe(now)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::Cargo;
+
+    fn args(argv: &[&str]) -> Args {
+        let all = ["cargo-loadbench", "loadbench"].iter().chain(argv).copied();
+        let parsed = Cargo::try_parse_from(all);
+        let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };
+        args
+    }
+
+    #[test]
+    fn an_output_over_the_baseline_compared_with_is_refused_and_saving_it_is_not() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let baselines = dir.path().join("baselines");
+        let file = baselines.join("main").join(crate::baseline::FILE);
+        std::fs::create_dir_all(file.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, "{}").unwrap_or_else(|e| panic!("{e}"));
+        let dir_flag = baselines.to_str().unwrap_or_default();
+        let over = dir.path().join("baselines/main/../main/report.json");
+        let over = over.to_str().unwrap_or_default();
+
+        let refused = args(&["--baseline", "main", "--baseline-dir", dir_flag, "-o", &format!("markdown:{over}")]);
+        let gating = Gating::resolve(&refused, dir.path(), &Settings::default());
+        let err = check_outputs(&refused, &gating).unwrap_err().to_string();
+        assert!(err.contains("it is also an input of this command"), "{err}");
+
+        let updated = args(&["--baseline", "main", "--save-baseline", "main", "--baseline-dir", dir_flag]);
+        let gating = Gating::resolve(&updated, dir.path(), &Settings::default());
+        assert!(check_outputs(&updated, &gating).is_ok(), "--save-baseline updates the baseline compared with");
+        let elsewhere = args(&["--baseline", "main", "--baseline-dir", dir_flag, "--json", "out.json"]);
+        let gating = Gating::resolve(&elsewhere, dir.path(), &Settings::default());
+        assert!(check_outputs(&elsewhere, &gating).is_ok());
+    }
 }

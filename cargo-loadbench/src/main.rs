@@ -5,6 +5,10 @@
 //! half is in [`dispatch`] (the workspace's scenarios, `url`, `report`); all end in [`finish`],
 //! the shared tail. The JSON document they write is the `cargo_loadbench` library's contract.
 
+// `println!` and `eprintln!` panic when the stream cannot be written: every line goes through
+// `loadbench::console` instead.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 mod ab;
 mod baseline;
 mod build;
@@ -33,6 +37,7 @@ mod versioned;
 use std::process::ExitCode;
 
 use clap::Parser;
+use loadbench::console::err;
 
 fn main() -> ExitCode {
     let cli::Cargo::Loadbench(args) = match cli::Cargo::try_parse() {
@@ -47,11 +52,13 @@ fn main() -> ExitCode {
         Some(cli::Command::Kube(kube)) => dispatch::kube::run(&args, kube),
         None => dispatch::workspace::run(&args),
     };
-    match outcome {
-        Ok(code) => ExitCode::from(code),
+    let code = match outcome {
+        Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err}");
-            ExitCode::from(err.exit_code())
+            err!("error: {err}");
+            err.exit_code()
         }
-    }
+    };
+    // A stdout or stderr that could not be written fails the run, whatever it measured.
+    ExitCode::from(loadbench::console::exit_code(code))
 }

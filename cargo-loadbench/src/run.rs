@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
 use loadbench::cli::interrupt;
+use loadbench::console::err;
 use loadbench::exit_code;
 use loadbench::report::{OLDEST_READABLE_VERSION, RunReport, SCHEMA_VERSION, ScenarioList};
 use loadbench::threshold::Percentile;
@@ -70,12 +71,12 @@ pub fn list(exe: &Executable, output: &Path) -> Result<Option<ScenarioList>, Err
             // Most likely not ours; but if it is, this is the only hint of what went wrong.
             let stderr = String::from_utf8_lossy(&result.stderr);
             let last = stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
-            eprintln!("note: {}: skipped: not a loadbench target ({}{}{last})", exe.target, result.status, sep(last));
+            err!("note: {}: skipped: not a loadbench target ({}{}{last})", exe.target, result.status, sep(last));
         } else {
-            eprintln!("note: {}: skipped: not a loadbench target", exe.target);
+            err!("note: {}: skipped: not a loadbench target", exe.target);
         }
         if let Some(fix) = crate::mistakes::not_a_loadbench_binary(&exe.target) {
-            eprintln!("warning: {}: {fix}", exe.target);
+            err!("warning: {}: {fix}", exe.target);
         }
         return Ok(None);
     }

@@ -8,7 +8,9 @@ pub const OK: u8 = 0;
 /// that measured nothing ran, so it is not [`SCENARIO_FAILED`]; its figures cannot be trusted,
 /// as a missed threshold's cannot, and CI scripts already read 1 as "ran but did not pass".
 pub const GATE_FAILED: u8 = 1;
-/// Usage, configuration or build error: a bad flag or file, a filter that matches nothing.
+/// Usage, configuration or build error: a bad flag or file, a filter that matches nothing; also
+/// an output that could not be written, a file after the run or stdout or stderr at any time
+/// (what could be printed still is).
 pub const USAGE: u8 = 2;
 /// A scenario could not run: its binary crashed or its setup failed.
 pub const SCENARIO_FAILED: u8 = 3;

@@ -26,9 +26,13 @@
 //! server process).
 
 #![warn(missing_docs)]
+// `println!` and `eprintln!` panic when the stream cannot be written: every line goes through
+// `loadbench::console` instead.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 // The ground floor: used by every layer above, using none of them.
 mod config;
+pub mod console;
 mod error;
 pub mod exit_code;
 pub mod feed;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cargo_loadbench::Commit;
+use loadbench::console::err;
 
 use crate::error::Error;
 
@@ -151,7 +152,7 @@ impl Repo {
         if self.is_worktree(path)? {
             match refresh(path, commit) {
                 Ok(()) => return Ok(()),
-                Err(reason) => eprintln!("note: the worktree at {} is made again: {reason}", path.display()),
+                Err(reason) => err!("note: the worktree at {} is made again: {reason}", path.display()),
             }
             // Twice forced: also when git marked it locked (an add that was interrupted).
             let _ = git(
@@ -229,7 +230,7 @@ pub fn lock(dir: &Path, quiet: bool) -> Result<std::fs::File, String> {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
             if !quiet {
-                eprintln!("     Waiting for another `cargo loadbench ab` that uses {}", dir.display());
+                err!("     Waiting for another `cargo loadbench ab` that uses {}", dir.display());
             }
             file.lock().map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
             Ok(file)

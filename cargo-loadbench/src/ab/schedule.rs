@@ -9,6 +9,7 @@ use std::time::SystemTime;
 
 use cargo_loadbench::Results;
 use loadbench::cli::interrupt;
+use loadbench::console::err;
 use loadbench::exit_code;
 
 use crate::ab::plan::{Part, Unit};
@@ -91,7 +92,7 @@ pub fn run(
                 let mut options = options.clone();
                 options.target.clone_from(&rounds.targets[i]);
                 if !options.quiet {
-                    eprintln!("     Running {} {} on {} [{label}]", part.exe.target, part.names.join(", "), side);
+                    err!("     Running {} {} on {} [{label}]", part.exe.target, part.names.join(", "), side);
                 }
                 let output = scratch.join(format!("run-{}-{round}-{counted}-{u}.json", which.name()));
                 match run_part(part, unit, &options, &output) {
@@ -104,11 +105,11 @@ pub fn run(
                         reports[i].scenarios.extend(scenarios.into_iter().map(|s| ran_in(part.exe, None, s, &[])));
                     }
                     Ran::Failed { reason, entries } => {
-                        eprintln!("error: {} ({side}): {reason}; its scenarios did not run", part.exe.target);
+                        err!("error: {} ({side}): {reason}; its scenarios did not run", part.exe.target);
                         reports[i].scenarios.extend(entries);
                     }
                     Ran::Rejected => {
-                        eprintln!("error: {} ({side}) rejected its configuration; see above", part.exe.target);
+                        err!("error: {} ({side}) rejected its configuration; see above", part.exe.target);
                         measured.code = exit_code::USAGE;
                         stop = true;
                         break 'units;

@@ -21,6 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use loadbench::cli::interrupt;
+use loadbench::console::err;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
@@ -134,7 +135,7 @@ impl Service {
             }
             if waited >= next_note {
                 if !launch.quiet {
-                    eprintln!(
+                    err!(
                         "     Waiting for the {} service on port {port} ({} s of {} s; its output: {})",
                         self.side,
                         waited.as_secs(),

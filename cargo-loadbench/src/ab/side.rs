@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use cargo_loadbench::Commit;
+use loadbench::console::err;
 use loadbench::report::ScenarioList;
 
 use crate::build::{self, Executable};
@@ -102,12 +103,12 @@ impl Side {
             Err(err) => return Err(self.failed(err)),
         };
         if let Some(version) = toolchain.version() {
-            eprintln!("    Building {self} with {version}");
+            err!("    Building {self} with {version}");
         }
         let executables = build::build_with(toolchain, Some(manifest), &targets).map_err(|err| match err {
             Error::BuildFailed => {
                 for fix in crate::mistakes::missing_main(&targets) {
-                    eprintln!("hint: {fix}");
+                    err!("hint: {fix}");
                 }
                 self.failed("the build failed (cargo's errors are above)")
             }

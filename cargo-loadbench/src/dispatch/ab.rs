@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use cargo_loadbench::{Commit, Commits, Results};
 use loadbench::cli::{Filter, interrupt};
+use loadbench::console::err;
 use loadbench::exit_code;
 use loadbench::http::ClientOptions;
 
@@ -58,7 +59,7 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
     let _lock = git::lock(&ab_dir, args.quiet).map_err(Error::Ab)?;
     let left = serve::stop_leftovers(&ab_dir);
     if left > 0 {
-        eprintln!("note: stopped {left} service(s) an interrupted `cargo loadbench ab` left running");
+        err!("note: stopped {left} service(s) an interrupted `cargo loadbench ab` left running");
     }
     let target_dir = &workspace.target_dir;
     let base = checkout(&repo, (Which::Base, base_commit), &ab_dir, &place, target_dir)?;
@@ -108,13 +109,13 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
         let warnings = one_server_warnings(&units, env.as_deref());
         // On stderr before the run, which takes a while, and under the table after it.
         for warning in &warnings {
-            eprintln!("{warning}");
+            err!("{warning}");
         }
         notes.extend(warnings);
     }
 
     if let Err(err) = interrupt::install(false) {
-        eprintln!("warning: {err}; an interrupted run will show no results");
+        err!("warning: {err}; an interrupted run will show no results");
     }
     let mut services = Vec::new();
     let mut targets = [None, None];
@@ -127,7 +128,7 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
         };
         for (i, side) in [&base, &head].into_iter().enumerate() {
             if !args.quiet {
-                eprintln!("     Serving {side}: `{command}` in {}", side.root.display());
+                err!("     Serving {side}: `{command}` in {}", side.root.display());
             }
             let service =
                 Service::start(side.which.name(), &side.root, &launch).map_err(|reason| side.failed(reason))?;
@@ -138,7 +139,7 @@ pub fn run(args: &Args, ab: &AbArgs) -> Result<u8, Error> {
     let warmup = ab.warmup_rounds.unwrap_or(u32::from(serving));
     if !args.quiet {
         let warmups = if warmup > 0 { format!(" after {warmup} warmup round(s)") } else { String::new() };
-        eprintln!("   Comparing {head} with {base}: {rounds_counted} paired round(s){warmups}");
+        err!("   Comparing {head} with {base}: {rounds_counted} paired round(s){warmups}");
     }
     let rounds = Rounds { warmup, counted: rounds_counted, sides: [&base, &head], targets };
     let started = SystemTime::now();
@@ -209,7 +210,7 @@ fn head_crate(
     match locate::search(repo, repo.toplevel())? {
         Some(found) if Some(&found) != nearest.as_ref() => {
             let shown = found.strip_prefix(repo.toplevel()).unwrap_or(&found).display().to_string();
-            eprintln!("note: measuring the crate of {shown}, the one in the repository that uses loadbench (--manifest-path chooses another)");
+            err!("note: measuring the crate of {shown}, the one in the repository that uses loadbench (--manifest-path chooses another)");
             let (workspace, _) = read(&found)?;
             Ok((found, workspace))
         }

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use loadbench::console::{err, out};
 use loadbench::exit_code;
 
 use crate::cli::{Args, CollectArgs, JobArgs, KubeArgs, KubeCommand, MergeArgs};
@@ -106,7 +107,7 @@ fn run_job(args: &Args, job: &JobArgs) -> Result<u8, Error> {
         loadbench::report::write_atomic(path, text.as_bytes())
             .map_err(|e| Error::Output { path: path.clone(), reason: e.to_string() })?;
     } else if !job.apply {
-        print!("{text}");
+        loadbench::console::print(&text);
     }
     if job.apply {
         Kubectl::new(None).apply(&text)?;
@@ -115,13 +116,13 @@ fn run_job(args: &Args, job: &JobArgs) -> Result<u8, Error> {
         let collect = collect_command(&name, job.namespace.as_deref());
         let shards = job.shards;
         match (&file, job.apply) {
-            (_, true) => eprintln!("note: {shards} shards start at {start_at}; then: {collect}"),
-            (Some(path), false) => eprintln!(
+            (_, true) => err!("note: {shards} shards start at {start_at}; then: {collect}"),
+            (Some(path), false) => err!(
                 "note: wrote {}; its {shards} shards start at {start_at}: apply it before then (kubectl apply -f {}), then: {collect}",
                 path.display(),
                 path.display()
             ),
-            (None, false) => eprintln!(
+            (None, false) => err!(
                 "note: the {shards} shards start at {start_at}: apply the Job before then (kubectl apply -f FILE), then: {collect}"
             ),
         }
@@ -182,7 +183,7 @@ fn run_collect(args: &Args, collect: &CollectArgs) -> Result<u8, Error> {
             .map_err(|e| Error::Output { path: path.clone(), reason: e.to_string() })?;
     }
     if !args.quiet {
-        eprintln!("saved the results of {} of {count} shards in {}", gathered.shards.len(), dir.display());
+        err!("saved the results of {} of {count} shards in {}", gathered.shards.len(), dir.display());
     }
     let merge = format!("cargo loadbench merge {}/shard-*.json", shell_word(&dir));
     let mut problems = Vec::new();
@@ -196,17 +197,17 @@ fn run_collect(args: &Args, collect: &CollectArgs) -> Result<u8, Error> {
     }
     if problems.is_empty() {
         if collect.no_merge {
-            println!("{merge}");
+            out!("{merge}");
             return Ok(exit_code::OK);
         }
         if !args.quiet {
-            eprintln!("merging: {merge}");
+            err!("merging: {merge}");
         }
         let files = gathered.shards.keys().map(|index| dir.join(format!("shard-{index}.json"))).collect();
         return super::merge::run(args, &MergeArgs { files });
     }
     if !gathered.shards.is_empty() && !args.quiet {
-        eprintln!("the shards saved can be merged all the same: {merge}");
+        err!("the shards saved can be merged all the same: {merge}");
     }
     Err(Error::KubeIncomplete(format!(
         "{}; a merge of the {} saved shards misses the rest of the load",
@@ -228,7 +229,7 @@ fn wait(kubectl: &Kubectl, name: &str, timeout: Duration, quiet: bool) -> Result
         let JobState::Running { active, succeeded, failed } = state else { return Ok((job, state)) };
         if !quiet && last != Some(state.clone()) {
             let total = status::completions(&job).unwrap_or(0);
-            eprintln!("job {name}: {succeeded} of {total} shards done, {active} running, {failed} failed");
+            err!("job {name}: {succeeded} of {total} shards done, {active} running, {failed} failed");
         }
         let waited = started.elapsed();
         if waited >= timeout {

@@ -15,6 +15,7 @@ pub fn run(args: &Args, files: &MergeArgs) -> Result<u8, Error> {
     if let Some(flag) = args.run_flag() {
         return Err(MergeError::RunFlag { flag }.into());
     }
+    finish::check_not_inputs(args, &files.files)?;
     let shards = files
         .files
         .iter()

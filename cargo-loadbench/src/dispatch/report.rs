@@ -22,6 +22,7 @@ pub fn run(args: &Args, report: &ReportArgs) -> Result<u8, Error> {
     if let Some(flag) = args.run_flag() {
         return Err(Error::NotForReport { flag });
     }
+    finish::check_not_inputs(args, &report.files)?;
     let documents = report
         .files
         .iter()

@@ -17,6 +17,7 @@ use std::time::SystemTime;
 use cargo_loadbench::{Results, ScenarioResult};
 use cargo_metadata::MetadataCommand;
 use loadbench::cli::interrupt;
+use loadbench::console::err;
 use loadbench::exit_code;
 use loadbench::http::ClientOptions;
 use loadbench::load::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load};
@@ -64,7 +65,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
     gate::check_scenarios(&args.thresholds, &[name.as_str()])?;
     let shard = args.distributed.shard;
     if let Some(refusal) = shard.and_then(|shard| shard.too_few_users(&name, url.concurrency)) {
-        eprintln!("error: {refusal}");
+        err!("error: {refusal}");
         return Ok(exit_code::USAGE);
     }
 
@@ -105,14 +106,14 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         .collect::<Result<Vec<_>, Error>>()?;
     // The request runs in this process: it stops on the flag, and says so, as a bench binary does.
     if let Err(err) = interrupt::install(true) {
-        eprintln!("warning: {err}; an interrupted run will show no results");
+        err!("warning: {err}; an interrupted run will show no results");
     }
 
     // Every check is done: wait for the common start of a distributed run, then run.
     let start = args.distributed.start_at.map(|at| {
         let left = at.time().duration_since(SystemTime::now()).unwrap_or_default();
         if !args.quiet && !left.is_zero() {
-            eprintln!("     Waiting {:.1}s for --start-at {}", left.as_secs_f64(), at.millis());
+            err!("     Waiting {:.1}s for --start-at {}", left.as_secs_f64(), at.millis());
         }
         let late = at.wait(&interrupt::stop_flag());
         StartReport { at: at.millis(), late_ms: u64::try_from(late.as_millis()).unwrap_or(u64::MAX) }
@@ -133,7 +134,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
                 return ControlFlow::Break(());
             }
             if !args.quiet {
-                eprintln!("     Running {}{of}", against.label);
+                err!("     Running {}{of}", against.label);
             }
             let samplers: Vec<Sampler> = watches.iter().map(Sampler::start).collect();
             let mut scenario = ScenarioResult::new(against.run.run());
@@ -145,7 +146,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
                 Some(reason) => {
                     // The next run would fail the same way.
                     let at = against.target.as_ref().map_or_else(String::new, |t| format!(" against `{t}`"));
-                    eprintln!("error: `{name}`{at} could not run: {reason}");
+                    err!("error: `{name}`{at} could not run: {reason}");
                     ControlFlow::Break(())
                 }
                 None => ControlFlow::Continue(()),

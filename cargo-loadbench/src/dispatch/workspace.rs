@@ -2,8 +2,8 @@
 //! against several targets, side by side) → the shared tail, [`crate::finish`]: thresholds,
 //! comparisons, outputs, the baseline and the exit code.
 
+use loadbench::console::err;
 use loadbench::http::ClientOptions;
-use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::SystemTime;
@@ -51,7 +51,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     let executables = build::build(manifest_path, &workspace.targets).inspect_err(|err| {
         if matches!(err, Error::BuildFailed) {
             for fix in crate::mistakes::missing_main(&workspace.targets) {
-                eprintln!("hint: {fix}");
+                err!("hint: {fix}");
             }
         }
     })?;
@@ -83,7 +83,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     if let Some(shard) = args.distributed.shard {
         let refusal = plan.iter().flat_map(|(_, s)| s).find_map(|s| shard.too_few_users(&s.name, s.config.concurrency));
         if let Some(refusal) = refusal {
-            eprintln!("error: {refusal}");
+            err!("error: {refusal}");
             return Ok(exit_code::USAGE);
         }
     }
@@ -92,7 +92,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
     // stops and reports on its own, so only it announces them; we stay alive to print what it
     // measured.
     if let Err(err) = interrupt::install(false) {
-        eprintln!("warning: {err}; an interrupted run will show no results");
+        err!("warning: {err}; an interrupted run will show no results");
     }
     let options = RunOptions {
         target: None,
@@ -168,11 +168,11 @@ fn run_plan(
     let mut scenarios_started = 0;
     for (i, (exe, selected)) in plan.iter().enumerate() {
         if interrupt::interrupted() {
-            eprintln!("note: interrupted; {} bench target(s) not started", plan.len() - i);
+            err!("note: interrupted; {} bench target(s) not started", plan.len() - i);
             break;
         }
         if !options.quiet && !targets.side_by_side() {
-            eprintln!("     Running {exe} ({}){of}", exe.path.display(), exe = exe.target);
+            err!("     Running {exe} ({}){of}", exe.path.display(), exe = exe.target);
         }
         // Watched processes are sampled per scenario, and side by side each scenario runs against
         // each target in turn, so each scenario gets a start of its own binary; otherwise one
@@ -195,7 +195,7 @@ fn run_plan(
             if !options.quiet && targets.side_by_side() {
                 let scenario = batch.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ");
                 let against = target.map_or_else(String::new, |t| format!(" against {} ({})", t.label(), t.url));
-                eprintln!("     Running {exe} {scenario}{against}{of}", exe = exe.target);
+                err!("     Running {exe} {scenario}{against}{of}", exe = exe.target);
             }
             started += 1;
             options.progress = Some((scenarios_started, total));
@@ -215,12 +215,12 @@ fn run_plan(
                 Outcome::UsageError => {
                     // The binary has printed the reason; say which binary, and run nothing more:
                     // the same mistake would most likely stop the others too.
-                    eprintln!("error: {} rejected its configuration; see above", exe.target);
+                    err!("error: {} rejected its configuration; see above", exe.target);
                     code = exit_code::USAGE;
                     return ControlFlow::Break(());
                 }
                 Outcome::CouldNotRun(reason) => {
-                    eprintln!("error: {}: {reason}; its scenarios did not run", exe.target);
+                    err!("error: {}: {reason}; its scenarios did not run", exe.target);
                     scenarios.extend(batch.iter().map(|info| {
                         let report = did_not_run(info, &options, &reason);
                         ran_in(exe, name.clone(), report, &[])
@@ -264,5 +264,5 @@ fn print_list(plan: &[(&Executable, Vec<&ScenarioInfo>)], targets: &Targets, thr
             }
         }
     }
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    loadbench::console::print(&out);
 }

@@ -12,6 +12,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::console::err;
+
 /// Where `--help` lists these flags.
 const HEADING: &str = "Distributed runs";
 
@@ -185,7 +187,7 @@ impl StartAt {
         }
         let late = SystemTime::now().duration_since(self.0).unwrap_or_default();
         if late > LATE_NOTE && !stop.load(Ordering::Relaxed) {
-            eprintln!("note: started {:.3}s after --start-at ({})", late.as_secs_f64(), self.millis());
+            err!("note: started {:.3}s after --start-at ({})", late.as_secs_f64(), self.millis());
         }
         late
     }

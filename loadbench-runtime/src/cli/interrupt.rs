@@ -102,7 +102,7 @@ fn hangup_ignored() -> bool {
 
 /// `line` on stderr, and nothing when stderr cannot be written (a terminal closed by SIGHUP).
 fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
+    crate::console::err!("{line}");
 }
 
 fn on_signal(signal: i32, announce: bool) {

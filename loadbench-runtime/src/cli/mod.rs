@@ -20,6 +20,7 @@ pub use filter::{Filter, NoMatch};
 
 use loadbench_grammar::{Percentile, PercentileError};
 
+use crate::console::err;
 use crate::exit_code;
 
 /// Environment variable naming the file where a bench binary writes its results (or its list,
@@ -72,10 +73,16 @@ pub fn parse_percentiles(text: &str) -> Result<Vec<Percentile>, PercentileError>
 /// problem, exit code 2. (`--help` and `--version` also arrive here, and print in full.)
 pub fn report_usage_error(err: &clap::Error) -> ExitCode {
     if !err.use_stderr() {
-        let _ = err.print();
-        return ExitCode::SUCCESS;
+        // `--help` on a full disk fails as any other output would; to a closed pipe, quietly.
+        return match err.print() {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                err!("error: cannot write to stdout: {e}");
+                ExitCode::from(exit_code::USAGE)
+            }
+            _ => ExitCode::SUCCESS,
+        };
     }
-    eprintln!("{}", usage_error_line(err));
+    err!("{}", usage_error_line(err));
     ExitCode::from(exit_code::USAGE)
 }
 

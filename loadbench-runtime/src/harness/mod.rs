@@ -36,6 +36,7 @@ use self::watch::{Sampler, Watch};
 use crate::cli::{
     self, Filter, NoMatch, OUTPUT_ENV, PERCENTILES_ENV, PROGRESS_ENV, SCALE_ENV, Shard, StartAt, interrupt,
 };
+use crate::console::{self, err};
 use crate::engine::registry::{self, ScenarioEntry, Workload};
 use crate::engine::{Board, LoadPlan, Sizing, StopFlags, parse_scale};
 use crate::exit_code;
@@ -324,16 +325,27 @@ impl Harness {
     /// Reads the command line, runs, reports, and returns the exit code: 0 when every selected
     /// scenario ran (request errors are counted, not fatal), 1 when a scenario missed one of its
     /// `thresholds(…)` (or, with `--fail-on-warning`, earned a warning that it measured nothing),
-    /// 2 for a usage or configuration error, 3 when a scenario could not run,
+    /// 2 for a usage or configuration error or an output that could not be written (a results
+    /// file, stdout, stderr: the rest is still written), 3 when a scenario could not run,
     /// 130 when stopped by Ctrl-C (SIGINT), 143 by SIGTERM, 129 by SIGHUP (the partial results
     /// are still reported, written to their files before anything is printed).
-    pub fn run(mut self) -> ExitCode {
+    pub fn run(self) -> ExitCode {
         // Started by `cargo loadbench`: never outlive it.
         interrupt::die_with_parent();
         let args = match BenchArgs::try_parse_from(std::env::args_os()) {
             Ok(args) => args,
             Err(err) => return cli::report_usage_error(&err),
         };
+        let code = self.run_with(args);
+        // A stdout or stderr that could not be written fails the run, whatever it measured; but
+        // not a run for `cargo loadbench`, which shares them, says so itself, and would take the
+        // exit code for a usage error and leave the results unread.
+        let for_cargo_loadbench = std::env::var_os(OUTPUT_ENV).is_some();
+        ExitCode::from(if for_cargo_loadbench { code } else { console::exit_code(code) })
+    }
+
+    /// [`Harness::run`] once the command line is read: the exit code.
+    fn run_with(mut self, args: BenchArgs) -> u8 {
         self.filters = args.filters;
         self.exact = args.exact;
         self.smoke = !args.bench;
@@ -366,8 +378,8 @@ impl Harness {
             return match registered() {
                 Ok(entries) => list::list(&entries, &self.filter(), output.as_deref()),
                 Err(err) => {
-                    eprintln!("error: {err}");
-                    ExitCode::from(exit_code::USAGE)
+                    err!("error: {err}");
+                    exit_code::USAGE
                 }
             };
         }
@@ -375,61 +387,65 @@ impl Harness {
         // Before any load: a result file that cannot be written should cost nothing.
         for path in output.iter().chain(args.json.iter()) {
             if let Err(reason) = report::check_writable(path) {
-                eprintln!("error: cannot write results to {}: {reason}", path.display());
-                return ExitCode::from(exit_code::USAGE);
+                err!("error: cannot write results to {}: {reason}", path.display());
+                return exit_code::USAGE;
             }
         }
         // Signals stop the run through the process's handler (one per process, see
         // `cli::interrupt`); failing to install it, the flags given to `stop_flags` stay.
         match interrupt::install(true) {
             Ok(()) => self.stop = StopFlags { graceful: interrupt::stop_flag(), now: interrupt::cancel_flag() },
-            Err(err) => eprintln!("warning: {err}; a stopped run will show no results"),
+            Err(err) => err!("warning: {err}; a stopped run will show no results"),
         }
         let smoke = self.smoke;
         let (columns, fail_on_warning, allow) = (self.columns.clone(), self.fail_on_warning, self.allow);
         let report = match self.run_report() {
             Ok(report) => report,
             Err(err) => {
-                eprintln!("error: {err}");
-                return ExitCode::from(exit_code::USAGE);
+                err!("error: {err}");
+                return exit_code::USAGE;
             }
         };
+        // A file that cannot be written (a full disk, a full device) loses nothing else: the
+        // table is still printed, and the exit code says it.
+        let mut unwritten = false;
         for path in output.iter().chain(args.json.iter()) {
             if let Err(err) = report::write_json_atomic(path, &report) {
-                eprintln!("error: cannot write results to {}: {err}", path.display());
-                return ExitCode::from(exit_code::USAGE);
+                err!("error: cannot write results to {}: {err}", path.display());
+                unwritten = true;
             }
         }
         if output.is_none() {
-            print!("{}", table::render_with(&report, &columns));
+            console::print(&table::render_with(&report, &columns));
             let failed: Vec<&str> =
                 report.scenarios.iter().filter(|s| check::any_failed(s)).map(|s| s.name.as_str()).collect();
             if !failed.is_empty() {
-                eprintln!("error: thresholds failed: {} (see above)", failed.join(", "));
+                err!("error: thresholds failed: {} (see above)", failed.join(", "));
             }
             // With an output file (as `cargo loadbench` runs it), the reader of the file says it.
             if !smoke {
                 for line in outcome::verdict_lines(&report, allow) {
-                    eprintln!("{line}");
+                    err!("{line}");
                 }
             }
         }
         for hint in report::hints(&report.scenarios) {
-            eprintln!("{hint}");
+            err!("{hint}");
         }
+        let unwritten = if unwritten { exit_code::USAGE } else { exit_code::OK };
         if smoke && let Some(failure) = outcome::smoke_failure(&report) {
-            eprintln!("error: {failure}");
-            return ExitCode::from(exit_code::GATE_FAILED);
+            err!("error: {failure}");
+            return exit_code::GATE_FAILED.max(unwritten);
         }
         let code = outcome::exit_code(&report, allow);
         if fail_on_warning
             && code == exit_code::OK
             && let Some(line) = outcome::warning_failure(&report)
         {
-            eprintln!("error: {line}");
-            return ExitCode::from(exit_code::GATE_FAILED);
+            err!("error: {line}");
+            return exit_code::GATE_FAILED.max(unwritten);
         }
-        ExitCode::from(code)
+        code.max(unwritten)
     }
 
     /// The scenario filter in force.
@@ -502,7 +518,7 @@ impl Harness {
             if self.progress {
                 let left = at.time().duration_since(SystemTime::now()).unwrap_or_default();
                 if !left.is_zero() {
-                    eprintln!("     Waiting {:.1}s for --start-at {}", left.as_secs_f64(), at.millis());
+                    err!("     Waiting {:.1}s for --start-at {}", left.as_secs_f64(), at.millis());
                 }
             }
             let late = at.wait(&self.stop.graceful);
@@ -546,7 +562,7 @@ impl Harness {
                     check::judge(&mut report);
                 }
                 if let Some(err) = &report.setup_error {
-                    eprintln!("error: scenario `{}` could not run: {err}", entry.name);
+                    err!("error: scenario `{}` could not run: {err}", entry.name);
                 }
                 scenarios.push(report);
             }

@@ -3,7 +3,7 @@
 //! and what reads it: the results table (its named requests' rows and checks' lines in `named`),
 //! the threshold check, what limited a saturated generator (`saturation`), the warnings about
 //! runs that measured nothing (`warnings`), the number formats they share (`units`), and
-//! atomic writing of result files (`json`).
+//! safe writing of result files (`json`: atomic over a file, through a FIFO or a device).
 //!
 //! Uses only the ground floor and the shared grammar: the engine and the harness fill the
 //! document, and nothing here depends on them.
@@ -38,7 +38,7 @@ pub use document::{
 };
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};
-pub use json::{check_writable, write_atomic, write_json_atomic};
+pub use json::{check_writable, same_file, write_atomic, write_json_atomic};
 pub use refused::NothingListening;
 pub use saturation::GeneratorLimit;
 pub(crate) use saturation::SATURATED_LAG;

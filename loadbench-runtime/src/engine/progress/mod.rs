@@ -28,6 +28,7 @@ use window::{LatencyBuckets, Recent, Totals, Window};
 
 use super::ramp;
 use crate::config::{Load, Stage};
+use crate::console::err;
 use crate::error::ErrorKind;
 use crate::report::units::{micros, thousands};
 
@@ -237,7 +238,7 @@ impl Follow {
     /// Not a terminal: a line at each 10 %, with the req/s and p99 of the last seconds, and a
     /// total at the end.
     fn print_lines(mut self, stop: &AtomicBool) {
-        eprintln!("{}", start_line(self.position, &self.watched));
+        err!("{}", start_line(self.position, &self.watched));
         let name = Arc::clone(&self.watched.name);
         let mut steps = Steps::new(self.watched.load);
         loop {
@@ -248,11 +249,11 @@ impl Follow {
             let lines = steps.reached(Reading { done, failed, elapsed });
             let tail = recent_tail(&recent);
             for line in lines {
-                eprintln!("{name}: {line}{tail}");
+                err!("{name}: {line}{tail}");
             }
             if finished {
                 let noun = if done == 1 { "iteration" } else { "iterations" };
-                eprintln!("{name}: done ({done} {noun}, {failed} failed, {:.1}s)", elapsed.as_secs_f64());
+                err!("{name}: done ({done} {noun}, {failed} failed, {:.1}s)", elapsed.as_secs_f64());
                 return;
             }
             std::thread::sleep(TICK);
