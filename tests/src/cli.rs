@@ -36,10 +36,15 @@ pub fn fixture_target_dir() -> PathBuf {
 pub fn cargo_loadbench_path() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        escargot::CargoBuild::new()
+        // Without the test package's variables, or ring's build script sees a change and this
+        // build and `cargo test`'s rebuild each other's dependencies in turn.
+        let build = escargot::CargoBuild::new()
             .manifest_path(workspace_root().join("Cargo.toml"))
             .package("cargo-loadbench")
-            .bin("cargo-loadbench")
+            .bin("cargo-loadbench");
+        loadbench::cli::the_running_package()
+            .into_iter()
+            .fold(build, |build, key| build.env_remove(key))
             .run()
             .expect("build cargo-loadbench")
             .path()

@@ -1,6 +1,7 @@
 //! The variables cargo sets for the package it builds or runs, kept out of the cargo commands
 //! loadbench starts.
 
+use std::ffi::OsString;
 use std::process::Command;
 
 /// What cargo sets, besides `CARGO_PKG_*`, for one package (`cargo run`, `cargo test`, a build
@@ -28,10 +29,19 @@ const SET_FOR_A_PACKAGE: [&str; 6] = [
 /// loadbench::cli::forget_the_running_package(&mut cargo);
 /// ```
 pub fn forget_the_running_package(command: &mut Command) {
-    for (key, _) in std::env::vars_os() {
-        let name = key.to_string_lossy();
-        if name.starts_with("CARGO_PKG_") || SET_FOR_A_PACKAGE.contains(&name.as_ref()) {
-            command.env_remove(&key);
-        }
+    for key in the_running_package() {
+        command.env_remove(key);
     }
+}
+
+/// The names of the variables [`forget_the_running_package`] removes, for a command built some
+/// other way (the tests' escargot build of `cargo-loadbench`).
+pub fn the_running_package() -> Vec<OsString> {
+    std::env::vars_os()
+        .map(|(key, _)| key)
+        .filter(|key| {
+            let name = key.to_string_lossy();
+            name.starts_with("CARGO_PKG_") || SET_FOR_A_PACKAGE.contains(&name.as_ref())
+        })
+        .collect()
 }

@@ -20,7 +20,6 @@
 //! twice) and forwards every signal it gets to it ([`forward_to`]); the binary dies with it if it
 //! is killed outright ([`die_with_parent`]).
 
-use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;

@@ -13,7 +13,7 @@ pub mod interrupt;
 
 use std::process::ExitCode;
 
-pub use cargo_env::forget_the_running_package;
+pub use cargo_env::{forget_the_running_package, the_running_package};
 pub use client::ClientArgs;
 pub use distributed::{DistributedArgs, MAX_START_AHEAD, Shard, StartAt};
 pub use filter::{Filter, NoMatch};
