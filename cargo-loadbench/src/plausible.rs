@@ -1,13 +1,284 @@
-//! Whether a baseline deserves trust: figures a run could have measured, and enough successes
-//! to stand for the server's normal behaviour.
+//! Whether a results document deserves trust: figures a run could have measured, counts that
+//! agree with each other, histograms that hold the successes they describe; and, for a baseline,
+//! enough successes to stand for the server's normal behaviour. The one home of these rules:
+//! every file `cargo loadbench report` and `merge` read, and every baseline, passes
+//! [`check_results`]; the shards of a merge pass [`sums_fit`] too.
 //!
 //! A baseline is the yardstick of every later verdict, so one that is wrong wrongs them all: a
 //! baseline saved from a run where every request was refused made each healthy run after it look
 //! like a regression, and a hand-edited or truncated file with `rps: -5` or `rps: 0` beside
-//! successful iterations would judge anything. Both are refused with one line naming the figure.
+//! successful iterations would judge anything. A shard is a part of a whole run: one whose
+//! histogram holds more samples than it had successes rewrites every percentile of the merge.
+//! Each is refused with one line naming the field ([`Implausible`]).
+//!
+//! Every count is added with checked arithmetic: a sum that does not fit is a refusal, never a
+//! wrap.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use cargo_loadbench::{Results, RunSample, ScenarioResult};
-use loadbench::report::LatencyReport;
+use loadbench::cli::{MAX_SHARDS, parse_run_id};
+use loadbench::report::{Causes, ErrorCounts, LatencyReport, StepReport, histogram};
+use serde_json::Value;
+
+/// What is wrong with a document: the field, as a JSON path (`scenarios[0].ok`), and what is
+/// wrong with it, in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Implausible {
+    /// Where: `shard.count`, `scenarios[0].latency_us.histogram`.
+    pub field: String,
+    /// What is wrong with it.
+    pub what: String,
+}
+
+impl fmt::Display for Implausible {
+    /// `FIELD: what is wrong`, as a refusal names it after the file.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.what)
+    }
+}
+
+/// A refusal of `field` because of `what`.
+fn wrong(field: impl Into<String>, what: impl Into<String>) -> Implausible {
+    Implausible { field: field.into(), what: what.into() }
+}
+
+/// The first thing in `report` that no run could have written: a shard index or count out of
+/// range, counts that disagree (`ok` past `iterations`, error kinds that do not add up to
+/// `failed`), a histogram that does not decode or holds another number of samples than the
+/// successes it describes, a rate or latency that is not a duration.
+pub fn check_results(report: &Results) -> Result<(), Implausible> {
+    if let Some(shard) = report.shard {
+        if shard.count == 0 || shard.count > MAX_SHARDS {
+            return Err(wrong(
+                "shard.count",
+                format!("{} is not a number of shards: a run has 1 to {MAX_SHARDS}", shard.count),
+            ));
+        }
+        if shard.index >= shard.count {
+            return Err(wrong(
+                "shard.index",
+                format!("{} is past the {} shards, numbered from 0 to {}", shard.index, shard.count, shard.count - 1),
+            ));
+        }
+    }
+    if let Some(id) = &report.run_id {
+        parse_run_id(id).map_err(|e| wrong("run_id", e))?;
+    }
+    for (i, s) in report.scenarios.iter().enumerate() {
+        check_scenario(&format!("scenarios[{i}]"), s)?;
+    }
+    Ok(())
+}
+
+/// One scenario's counts, rates, latencies, rows, timeline and runs; `at` is its path.
+fn check_scenario(at: &str, s: &ScenarioResult) -> Result<(), Implausible> {
+    let name = &s.name;
+    if s.ok > s.iterations {
+        return Err(wrong(format!("{at}.ok"), format!("{} is more than `{name}`'s {} iterations", s.ok, s.iterations)));
+    }
+    let finished = s.ok.checked_add(s.failed).and_then(|n| n.checked_add(s.cancelled));
+    if finished != Some(s.iterations) {
+        let sum = finished.map_or_else(|| "past 2^64".to_owned(), |n| n.to_string());
+        return Err(wrong(
+            format!("{at}.iterations"),
+            format!(
+                "{} is not ok + failed + cancelled ({} + {} + {} = {sum})",
+                s.iterations, s.ok, s.failed, s.cancelled
+            ),
+        ));
+    }
+    check_failures(at, s.failed, &s.errors, &s.causes)?;
+    let statuses = s.http.status.values().try_fold(0_u64, |sum, &n| sum.checked_add(n));
+    if statuses != Some(s.http.responses) {
+        let sum = statuses.map_or_else(|| "past 2^64".to_owned(), |n| n.to_string());
+        return Err(wrong(
+            format!("{at}.http.status"),
+            format!("the responses by status add up to {sum}, not the {} of http.responses", s.http.responses),
+        ));
+    }
+    for (figure, value) in [("rps", s.rps), ("attempts_per_sec", s.attempts_per_sec)] {
+        if let Some(what) = bad_rate(figure, value) {
+            return Err(wrong(format!("{at}.{figure}"), what));
+        }
+    }
+    check_latency(&format!("{at}.latency_us"), s.latency_us.as_ref(), Some((s.ok, format!("`{name}` has"))))?;
+    for (rows, kind) in [(&s.steps, "steps"), (&s.requests, "requests")] {
+        for (j, row) in rows.iter().enumerate() {
+            check_row(&format!("{at}.{kind}[{j}]"), row)?;
+        }
+    }
+    for (k, second) in s.timeline.iter().enumerate() {
+        let field = format!("{at}.timeline[{k}]");
+        let Some(successes) = second.requests.checked_sub(second.errors) else {
+            return Err(wrong(
+                format!("{field}.errors"),
+                format!("{} is more than the second's {} requests", second.errors, second.requests),
+            ));
+        };
+        if let Some(text) = &second.histogram {
+            check_histogram(&format!("{field}.histogram"), text, Some((successes, "the second has".to_owned())))?;
+        }
+    }
+    for (field, times) in [("connect_us", &s.connect_us), ("tls_handshake_us", &s.tls_handshake_us)] {
+        check_latency(&format!("{at}.{field}"), times.as_ref(), None)?;
+    }
+    for (j, run) in s.runs.iter().enumerate() {
+        if let Some(what) = bad_run(run) {
+            return Err(wrong(format!("{at}.runs[{j}]"), what));
+        }
+    }
+    Ok(())
+}
+
+/// A step's or named request's counts and latency; `at` is its path.
+fn check_row(at: &str, row: &StepReport) -> Result<(), Implausible> {
+    let finished = row.ok.checked_add(row.failed);
+    if finished != Some(row.iterations) {
+        let sum = finished.map_or_else(|| "past 2^64".to_owned(), |n| n.to_string());
+        return Err(wrong(
+            format!("{at}.iterations"),
+            format!("{} is not ok + failed ({} + {} = {sum}) of `{}`", row.iterations, row.ok, row.failed, row.name),
+        ));
+    }
+    check_failures(at, row.failed, &row.errors, &row.causes)?;
+    check_latency(&format!("{at}.latency_us"), row.latency_us.as_ref(), Some((row.ok, format!("`{}` has", row.name))))
+}
+
+/// `failed` against its kinds (`errors`, equal) and its causes (`causes`, at most: files from
+/// before causes were kept have none); `at` is the path of what holds them.
+fn check_failures(at: &str, failed: u64, errors: &ErrorCounts, causes: &Causes) -> Result<(), Implausible> {
+    match kinds_total(errors) {
+        Some(total) if total == failed => {}
+        total => {
+            let sum = total.map_or_else(|| "past 2^64".to_owned(), |n| n.to_string());
+            return Err(wrong(format!("{at}.errors"), format!("the kinds add up to {sum}, not the {failed} failed")));
+        }
+    }
+    let described = causes.top.iter().try_fold(causes.others, |sum, c| sum.checked_add(c.count));
+    if described.is_none_or(|n| n > failed) {
+        let sum = described.map_or_else(|| "past 2^64".to_owned(), |n| n.to_string());
+        return Err(wrong(
+            format!("{at}.causes"),
+            format!("they describe {sum} failures, more than the {failed} failed"),
+        ));
+    }
+    Ok(())
+}
+
+/// The sum of every kind of `errors`, checked; `None` when it does not fit. Read from the kinds
+/// as they are written, so that a kind added to [`ErrorCounts`] is counted without a change here.
+fn kinds_total(errors: &ErrorCounts) -> Option<u64> {
+    let value = serde_json::to_value(errors).ok()?;
+    value.as_object()?.values().try_fold(0_u64, |sum, n| sum.checked_add(n.as_u64().unwrap_or(0)))
+}
+
+/// A latency's figures (durations, in order) and its histogram, when it has one: it decodes and,
+/// with `successes` (`(n, "`hello` has")`), holds exactly `n` samples.
+fn check_latency(
+    at: &str,
+    latency: Option<&LatencyReport>,
+    successes: Option<(u64, String)>,
+) -> Result<(), Implausible> {
+    let Some(latency) = latency else { return Ok(()) };
+    if let Some(what) = bad_latency(latency) {
+        return Err(wrong(at, what));
+    }
+    match &latency.histogram {
+        Some(text) => check_histogram(&format!("{at}.histogram"), text, successes),
+        None => Ok(()),
+    }
+}
+
+/// A histogram decodes (within the bounds of [`histogram::decode`]) and, with `successes`, holds
+/// exactly that many samples: one holding more or fewer would rewrite a merge's percentiles.
+fn check_histogram(at: &str, text: &str, successes: Option<(u64, String)>) -> Result<(), Implausible> {
+    let h =
+        histogram::decode(text).map_err(|reason| wrong(at, format!("not a histogram loadbench reads: {reason}")))?;
+    match successes {
+        Some((n, whose)) if h.len() != n => {
+            Err(wrong(at, format!("it holds {} samples, but {whose} {n} successes: one sample per success", h.len())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether the counts of `parts` (each shard's file and entry of one scenario, at path `at` in
+/// each, in shard order) can be added up:
+/// for every field, the values it holds in every shard (every second of a timeline, every step,
+/// every status code) add up within a `u64`. Each figure a merge adds is a sum of some of those
+/// values, so none of its sums can then wrap. The load (`config`, `share`) is not added, nor is
+/// what compares or judges an entry.
+pub fn sums_fit(at: &str, parts: &[(&Path, &ScenarioResult)]) -> Result<(), (PathBuf, Implausible)> {
+    let mut totals: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    for (i, (path, scenario)) in parts.iter().enumerate() {
+        let Ok(value) = serde_json::to_value(scenario) else { continue };
+        let mut overflow: Option<String> = None;
+        add_counts(&value, &mut String::new(), &mut String::new(), &mut totals, &mut overflow);
+        if let Some(field) = overflow {
+            let with = if i == 0 { "in this shard alone".to_owned() } else { format!("over shards 0 to {i}") };
+            let what =
+                format!("its values add up past 2^64 - 1 {with}: no run counts that many, and a merge would wrap");
+            return Err((path.to_path_buf(), wrong(format!("{at}.{field}"), what)));
+        }
+    }
+    Ok(())
+}
+
+/// Fields of a scenario's entry that a merge does not add up.
+const NOT_ADDED: [&str; 5] = ["config", "share", "comparison", "side_by_side", "verdict"];
+
+/// Adds every whole number under `value` to `totals`, by its path without array indices
+/// (`timeline.requests`, `http.status.200`); the first that does not fit is left in `overflow`.
+fn add_counts(
+    value: &Value,
+    path: &mut String,
+    shown: &mut String,
+    totals: &mut std::collections::HashMap<String, u64>,
+    overflow: &mut Option<String>,
+) {
+    if overflow.is_some() {
+        return;
+    }
+    match value {
+        Value::Number(n) => {
+            if let Some(n) = n.as_u64() {
+                let total = totals.entry(path.clone()).or_insert(0);
+                match total.checked_add(n) {
+                    Some(sum) => *total = sum,
+                    None => *overflow = Some(shown.clone()),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (k, item) in items.iter().enumerate() {
+                let len = shown.len();
+                shown.push_str(&format!("[{k}]"));
+                add_counts(item, path, shown, totals, overflow);
+                shown.truncate(len);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                if path.is_empty() && NOT_ADDED.contains(&key.as_str()) {
+                    continue;
+                }
+                let (len, shown_len) = (path.len(), shown.len());
+                for p in [&mut *path, &mut *shown] {
+                    if !p.is_empty() {
+                        p.push('.');
+                    }
+                    p.push_str(key);
+                }
+                add_counts(field, path, shown, totals, overflow);
+                path.truncate(len);
+                shown.truncate(shown_len);
+            }
+        }
+        _ => {}
+    }
+}
 
 /// The lowest share of successful iterations (of those that succeeded or failed) a scenario may
 /// have in a baseline. Below it the figures describe a failing server, and comparing a healthy
@@ -39,7 +310,12 @@ pub fn below_success_floor(report: &Results) -> Option<String> {
 /// -5`, or a success rate below [`SUCCESS_FLOOR`]; `None` when the baseline can be trusted. An
 /// empty one can: `--allow-no-scenarios` saves it, and comparing with it finds nothing to compare.
 pub fn check_baseline(report: &Results) -> Option<String> {
-    report.scenarios.iter().find_map(impossible).or_else(|| below_success_floor(report))
+    report
+        .scenarios
+        .iter()
+        .find_map(impossible)
+        .or_else(|| check_results(report).err().map(|e| e.to_string()))
+        .or_else(|| below_success_floor(report))
 }
 
 /// What is impossible about one scenario's figures, if anything.
@@ -106,6 +382,9 @@ mod tests {
         let config = ConfigReport { concurrency: 1, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
         let mut s = ScenarioResult::new(ScenarioReport::not_started("hello", config));
         (s.iterations, s.ok, s.failed) = (100, 90, 10);
+        s.errors.status = 10;
+        s.http.responses = 100;
+        s.http.status = [(200, 90), (503, 10)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (900.0, 1_000.0);
         s.latency_us = Some(LatencyReport {
             mean: 2.0,

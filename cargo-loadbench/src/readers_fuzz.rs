@@ -33,6 +33,7 @@ fn real_results() -> Results {
         (s.rps, s.attempts_per_sec) = (ok as f64, (ok + failed) as f64);
         s.errors.status = failed;
         s.http.status = [(200, ok), (503, failed)].into_iter().collect();
+        s.http.responses = ok + failed;
         s.latency_us = Some(LatencyReport {
             mean: 900.0,
             stdev: 50.0,
@@ -152,16 +153,30 @@ fn load_baseline(dir: &Path, bytes: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Reads `bytes` as what a bench binary reports and as a results document: any outcome but a
-/// panic, and an error that says something.
+/// Reads `bytes` as what a bench binary reports and as a results document, as `cargo loadbench
+/// report` and `merge` do (the plausibility checks too): any outcome but a panic, and an error
+/// that says something, on one line.
 fn read_results(dir: &Path, bytes: &[u8]) -> Result<(), TestCaseError> {
     let path = dir.join("results.json");
     std::fs::write(&path, bytes).expect("write");
     if let Err(err) = versioned::read::<RunReport>(&path) {
         prop_assert!(!err.to_string().is_empty());
     }
-    if let Err(err) = versioned::read::<Results>(&path) {
-        prop_assert!(!err.to_string().is_empty());
+    match crate::dispatch::report::read_saved(&path) {
+        Err(err) => {
+            let message = err.to_string();
+            prop_assert!(message.contains(&path.display().to_string()), "{message}");
+            prop_assert!(!message.contains('\n'), "one line: {message}");
+        }
+        Ok(results) => {
+            // What passed can be merged with itself as two shards without a panic.
+            let shard = |index: u32| {
+                let mut r = results.clone();
+                r.shard = Some(loadbench::report::ShardReport { index, count: 2 });
+                crate::merge::Shard { path: path.clone(), results: r }
+            };
+            let _ = crate::merge::merge(vec![shard(0), shard(1)], &[]);
+        }
     }
     Ok(())
 }
@@ -180,6 +195,30 @@ fn the_real_documents_read_back() {
     std::fs::write(baselines.path("main"), &bytes).expect("write");
     let baseline = baselines.load("main").expect("a real baseline loads");
     assert_eq!(baseline.report, real_results());
+    let path = dir.path().join("results.json");
+    std::fs::write(&path, &bytes).expect("write");
+    assert_eq!(crate::dispatch::report::read_saved(&path).expect("a real document is plausible"), real_results());
+}
+
+/// Real documents with one count raised to what tampering or a wrap would leave: each is refused
+/// naming its field, never read as figures.
+#[test]
+fn real_documents_with_a_count_out_of_line_are_refused_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("results.json");
+    for (pointer, value, field) in [
+        ("/scenarios/0/ok", Value::from(501), "scenarios[0].ok"),
+        ("/scenarios/1/failed", Value::from(21), "scenarios[1].iterations"),
+        ("/scenarios/1/errors/status", Value::from(u64::MAX), "scenarios[1].errors"),
+        ("/scenarios/0/http/responses", Value::from(1), "scenarios[0].http.status"),
+        ("/scenarios/0/rps", Value::from(-1.0), "scenarios[0].rps"),
+    ] {
+        let mut json = real_json();
+        *json.pointer_mut(pointer).expect("the field") = value;
+        std::fs::write(&path, serde_json::to_vec(&json).expect("serialize")).expect("write");
+        let err = crate::dispatch::report::read_saved(&path).expect_err(pointer).to_string();
+        assert!(err.starts_with(&format!("{}: {field}: ", path.display())), "{pointer}: {err}");
+    }
 }
 
 proptest! {
