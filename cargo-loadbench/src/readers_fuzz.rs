@@ -2,7 +2,10 @@
 //! results document (what a bench binary reports, read with [`versioned::read`]) are fed
 //! arbitrary bytes, real documents cut short at any point, and real documents with any one value
 //! replaced by a value of any type. Whatever comes in, the readers never panic, a refused
-//! baseline is one line naming its file, and a baseline that is accepted can be compared with.
+//! baseline is one line naming its file, and a baseline that is accepted can be compared with; a
+//! results document that `report` and `merge` accept merges without a panic. A histogram's
+//! encoding, arbitrary, cut short or with bytes replaced, decodes or is refused in a sentence,
+//! quickly and within the decoder's bounds.
 
 // A failed expectation is a failed test; `expect` says which.
 #![allow(clippy::expect_used)]
@@ -221,8 +224,54 @@ fn real_documents_with_a_count_out_of_line_are_refused_naming_it() {
     }
 }
 
+/// A real histogram's encoding (latencies of nanoseconds, 3 digits, deflated), as bytes.
+fn real_histogram() -> Vec<u8> {
+    use base64::Engine as _;
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
+    h.auto(true);
+    for i in 1..=2_000_u64 {
+        h.record(i * 7_919 % 30_000_000 + 1).expect("records");
+    }
+    let text = loadbench::report::histogram::encode(&h).expect("encodes");
+    base64::engine::general_purpose::STANDARD.decode(text).expect("base64")
+}
+
+/// Decodes `bytes` as a histogram's text: a histogram or a sentence, never a panic, within a
+/// second, and no larger than the bounds the decoder keeps.
+fn decode_histogram(bytes: &[u8]) -> Result<(), TestCaseError> {
+    use base64::Engine as _;
+    let started = std::time::Instant::now();
+    match loadbench::report::histogram::decode(&base64::engine::general_purpose::STANDARD.encode(bytes)) {
+        Ok(h) => prop_assert!(h.distinct_values() < 60_000, "{} counters", h.distinct_values()),
+        Err(reason) => prop_assert!(!reason.is_empty() && !reason.contains('{') && !reason.contains('\n'), "{reason}"),
+    }
+    prop_assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn histograms_of_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        decode_histogram(&bytes)?;
+    }
+
+    #[test]
+    fn real_histograms_with_bytes_replaced(flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+        let mut bytes = real_histogram();
+        for (at, byte) in flips {
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+        }
+        decode_histogram(&bytes)?;
+    }
+
+    #[test]
+    fn real_histograms_cut_short(cut in any::<prop::sample::Index>()) {
+        let bytes = real_histogram();
+        decode_histogram(&bytes[..cut.index(bytes.len())])?;
+    }
 
     #[test]
     fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
