@@ -446,9 +446,19 @@ mod tests {
 
     #[test]
     fn flags_read_back_from_what_they_pass_on() {
-        let first = Cli::try_parse_from(["x", "--shard", "1/3", "--start-at", "1796119200.5", "--histograms"])
-            .unwrap_or_else(|e| panic!("{e}"))
-            .distributed;
+        let first = Cli::try_parse_from([
+            "x",
+            "--shard",
+            "1/3",
+            "--start-at",
+            "1796119200.5",
+            "--histograms",
+            "--run-id",
+            "nightly-42",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .distributed;
+        assert_eq!(first.run_id.as_deref(), Some("nightly-42"));
         let again = Cli::try_parse_from(std::iter::once(OsString::from("x")).chain(first.to_args()))
             .unwrap_or_else(|e| panic!("{e}"))
             .distributed;
@@ -458,5 +468,15 @@ mod tests {
         assert!(!Cli::try_parse_from(["x"]).unwrap_or_else(|e| panic!("{e}")).distributed.histograms());
         let err = Cli::try_parse_from(["x", "--shard", "3/3"]).map(|_| ()).unwrap_err().to_string();
         assert!(err.lines().next().is_some_and(|l| l.contains("`3/3` is not a shard")), "{err}");
+    }
+
+    #[test]
+    fn a_run_id_is_one_printable_word() {
+        for good in ["e2e", "loadbench-20261201-110405", "ci/1234:7", &"a".repeat(MAX_RUN_ID)] {
+            assert_eq!(parse_run_id(good).as_deref(), Ok(good), "{good}");
+        }
+        for bad in ["", "two words", "tab\there", "é", &"a".repeat(MAX_RUN_ID + 1)] {
+            assert!(parse_run_id(bad).is_err_and(|e| e.contains("is not a run id")), "{bad}");
+        }
     }
 }
