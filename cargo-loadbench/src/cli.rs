@@ -90,6 +90,7 @@ impl Args {
             ("--shard", self.distributed.shard.is_some()),
             ("--start-at", self.distributed.start_at.is_some()),
             ("--histograms", self.distributed.histograms),
+            ("--run-id", self.distributed.run_id.is_some()),
             ("a client flag (TLS, --connect-to, --connections, --pipeline, --follow-redirects)", !client.is_empty()),
             ("a scenario filter", !self.filters.is_empty()),
         ]
@@ -617,7 +618,7 @@ mod tests {
         for (flags, message) in [
             (
                 &["url", "http://h/", "--shard", "3/3"][..],
-                "`3/3` is not a shard: give I/N with I from 0 to N-1, such as 0/3",
+                "`3/3` is not a shard: give I/N with I from 0 to N-1 and N at most 10000, such as 0/3",
             ),
             (&["url", "http://h/", "--start-at", "soon"], "`soon` is not a start time"),
         ] {

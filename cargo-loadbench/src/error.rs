@@ -158,6 +158,18 @@ pub enum Error {
         reason: String,
     },
 
+    /// A file given to `cargo loadbench report` or `merge` holds figures no run could have
+    /// written (see [`crate::plausible`]).
+    #[error("{}: {field}: {what}", .path.display())]
+    Implausible {
+        /// The file as given.
+        path: PathBuf,
+        /// The field, as a JSON path.
+        field: String,
+        /// What is wrong with it.
+        what: String,
+    },
+
     /// A flag about a workspace's scenarios was given to `cargo loadbench url`.
     #[error("{flag} selects a workspace's scenarios; `cargo loadbench url` sends one request and takes no {flag}")]
     NotForUrl {

@@ -2,7 +2,10 @@
 //! results document (what a bench binary reports, read with [`versioned::read`]) are fed
 //! arbitrary bytes, real documents cut short at any point, and real documents with any one value
 //! replaced by a value of any type. Whatever comes in, the readers never panic, a refused
-//! baseline is one line naming its file, and a baseline that is accepted can be compared with.
+//! baseline is one line naming its file, and a baseline that is accepted can be compared with; a
+//! results document that `report` and `merge` accept merges without a panic. A histogram's
+//! encoding, arbitrary, cut short or with bytes replaced, decodes or is refused in a sentence,
+//! quickly and within the decoder's bounds.
 
 // A failed expectation is a failed test; `expect` says which.
 #![allow(clippy::expect_used)]
@@ -33,6 +36,7 @@ fn real_results() -> Results {
         (s.rps, s.attempts_per_sec) = (ok as f64, (ok + failed) as f64);
         s.errors.status = failed;
         s.http.status = [(200, ok), (503, failed)].into_iter().collect();
+        s.http.responses = ok + failed;
         s.latency_us = Some(LatencyReport {
             mean: 900.0,
             stdev: 50.0,
@@ -152,16 +156,30 @@ fn load_baseline(dir: &Path, bytes: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Reads `bytes` as what a bench binary reports and as a results document: any outcome but a
-/// panic, and an error that says something.
+/// Reads `bytes` as what a bench binary reports and as a results document, as `cargo loadbench
+/// report` and `merge` do (the plausibility checks too): any outcome but a panic, and an error
+/// that says something, on one line.
 fn read_results(dir: &Path, bytes: &[u8]) -> Result<(), TestCaseError> {
     let path = dir.join("results.json");
     std::fs::write(&path, bytes).expect("write");
     if let Err(err) = versioned::read::<RunReport>(&path) {
         prop_assert!(!err.to_string().is_empty());
     }
-    if let Err(err) = versioned::read::<Results>(&path) {
-        prop_assert!(!err.to_string().is_empty());
+    match crate::dispatch::report::read_saved(&path) {
+        Err(err) => {
+            let message = err.to_string();
+            prop_assert!(message.contains(&path.display().to_string()), "{message}");
+            prop_assert!(!message.contains('\n'), "one line: {message}");
+        }
+        Ok(results) => {
+            // What passed can be merged with itself as two shards without a panic.
+            let shard = |index: u32| {
+                let mut r = results.clone();
+                r.shard = Some(loadbench::report::ShardReport { index, count: 2 });
+                crate::merge::Shard { path: path.clone(), results: r }
+            };
+            let _ = crate::merge::merge(vec![shard(0), shard(1)], &[]);
+        }
     }
     Ok(())
 }
@@ -180,10 +198,80 @@ fn the_real_documents_read_back() {
     std::fs::write(baselines.path("main"), &bytes).expect("write");
     let baseline = baselines.load("main").expect("a real baseline loads");
     assert_eq!(baseline.report, real_results());
+    let path = dir.path().join("results.json");
+    std::fs::write(&path, &bytes).expect("write");
+    assert_eq!(crate::dispatch::report::read_saved(&path).expect("a real document is plausible"), real_results());
+}
+
+/// Real documents with one count raised to what tampering or a wrap would leave: each is refused
+/// naming its field, never read as figures.
+#[test]
+fn real_documents_with_a_count_out_of_line_are_refused_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("results.json");
+    for (pointer, value, field) in [
+        ("/scenarios/0/ok", Value::from(501), "scenarios[0].ok"),
+        ("/scenarios/1/failed", Value::from(21), "scenarios[1].iterations"),
+        ("/scenarios/1/errors/status", Value::from(u64::MAX), "scenarios[1].errors"),
+        ("/scenarios/0/http/responses", Value::from(1), "scenarios[0].http.status"),
+        ("/scenarios/0/rps", Value::from(-1.0), "scenarios[0].rps"),
+    ] {
+        let mut json = real_json();
+        *json.pointer_mut(pointer).expect("the field") = value;
+        std::fs::write(&path, serde_json::to_vec(&json).expect("serialize")).expect("write");
+        let err = crate::dispatch::report::read_saved(&path).expect_err(pointer).to_string();
+        assert!(err.starts_with(&format!("{}: {field}: ", path.display())), "{pointer}: {err}");
+    }
+}
+
+/// A real histogram's encoding (latencies of nanoseconds, 3 digits, deflated), as bytes.
+fn real_histogram() -> Vec<u8> {
+    use base64::Engine as _;
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
+    h.auto(true);
+    for i in 1..=2_000_u64 {
+        h.record(i * 7_919 % 30_000_000 + 1).expect("records");
+    }
+    let text = loadbench::report::histogram::encode(&h).expect("encodes");
+    base64::engine::general_purpose::STANDARD.decode(text).expect("base64")
+}
+
+/// Decodes `bytes` as a histogram's text: a histogram or a sentence, never a panic, within a
+/// second, and no larger than the bounds the decoder keeps.
+fn decode_histogram(bytes: &[u8]) -> Result<(), TestCaseError> {
+    use base64::Engine as _;
+    let started = std::time::Instant::now();
+    match loadbench::report::histogram::decode(&base64::engine::general_purpose::STANDARD.encode(bytes)) {
+        Ok(h) => prop_assert!(h.distinct_values() < 60_000, "{} counters", h.distinct_values()),
+        Err(reason) => prop_assert!(!reason.is_empty() && !reason.contains('{') && !reason.contains('\n'), "{reason}"),
+    }
+    prop_assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn histograms_of_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        decode_histogram(&bytes)?;
+    }
+
+    #[test]
+    fn real_histograms_with_bytes_replaced(flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+        let mut bytes = real_histogram();
+        for (at, byte) in flips {
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+        }
+        decode_histogram(&bytes)?;
+    }
+
+    #[test]
+    fn real_histograms_cut_short(cut in any::<prop::sample::Index>()) {
+        let bytes = real_histogram();
+        decode_histogram(&bytes[..cut.index(bytes.len())])?;
+    }
 
     #[test]
     fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {

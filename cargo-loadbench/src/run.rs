@@ -172,7 +172,7 @@ fn sep(text: &str) -> &'static str {
 /// Reads a result file a bench binary wrote, refusing a schema version this build does not
 /// know rather than misreading it.
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    versioned::read(path).map_err(|err| match err {
+    versioned::read_own(path).map_err(|err| match err {
         ReadError::Version(v) => format!(
             "it writes result schema {v}, this cargo-loadbench reads schemas {OLDEST_READABLE_VERSION} to \
              {SCHEMA_VERSION}; \

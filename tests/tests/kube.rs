@@ -408,6 +408,7 @@ fn three_pods_of_a_fixture_start_together_and_collect_merges_them_into_one_run()
         )
         .expect("the shard's JSON");
         assert_eq!(shard["shard"], json!({ "index": index, "count": 3 }), "{shard}");
+        assert_eq!(shard["run_id"], "e2e", "the Job's name names the run: {shard}");
         // The instant the Job gave them all, to the second (the document says it to the ms).
         let at = shard["start"]["at"].as_str().unwrap_or_default().to_owned();
         assert_eq!(at.replace(".000Z", "Z"), start, "{shard}");
@@ -516,6 +517,48 @@ fn bad_flags_are_one_line_usage_errors() {
         let first = output.stderr.lines().next().unwrap_or_default();
         assert!(first.contains(message), "{args:?}: {}", output.stderr);
     }
+}
+
+/// Flags the Job gives every pod itself, after `--`, and a memory a pod cannot start in: once
+/// accepted, each made every pod fail (a bench binary refuses `--shard` twice; `--memory 12` is
+/// 12 bytes), found only once the Job ran.
+#[test]
+fn what_would_fail_every_pod_is_refused_before_the_job_is_written() {
+    let base = ["kube", "job", "--image", "bench:1", "--shards", "3"];
+    for (flags, line) in [
+        (
+            &["--", "--shard", "1/3"][..],
+            "error: --shard after `--`: kube job sets --shard for each pod itself ($(JOB_COMPLETION_INDEX)/N, from --shards N); leave it out",
+        ),
+        (
+            &["--", "--target", "http://api:8080", "--start-at=1796119200"],
+            "error: --start-at after `--`: kube job sets --start-at for each pod itself (from --start-in); leave it out",
+        ),
+        (
+            &["--", "--run-id", "mine"],
+            "error: --run-id after `--`: kube job sets --run-id for each pod itself (the Job's name, --name); leave it out",
+        ),
+    ] {
+        let args: Vec<&str> = base.iter().chain(flags).copied().collect();
+        let output = cargo_loadbench(&args);
+        assert_eq!(output.code, Some(2), "{args:?}: {}", output.stderr);
+        assert_eq!(output.stderr.trim_end(), line, "{args:?}");
+        assert!(output.stdout.is_empty(), "no Job: {}", output.stdout);
+    }
+    for memory in ["12", "15Mi", "1000000"] {
+        let args: Vec<&str> = base.iter().copied().chain(["--memory", memory]).collect();
+        let output = cargo_loadbench(&args);
+        assert_eq!(output.code, Some(2), "{args:?}: {}", output.stderr);
+        assert_eq!(output.stderr.lines().count(), 1, "one line: {}", output.stderr);
+        assert!(
+            output.stderr.contains(&format!("`{memory}` is "))
+                && output.stderr.contains("bytes of memory, less than the 16Mi a shard needs"),
+            "{}",
+            output.stderr
+        );
+    }
+    let (_, job) = job(&["--image", "bench:1", "--shards", "3", "--memory", "16Mi"]);
+    assert_eq!(container(&job)["resources"]["limits"]["memory"], "16Mi");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `cargo loadbench merge`, the real binary, on the shards of a distributed run written here by
 //! hand (every figure known): the merged histogram is the histogram of all the samples, value for
 //! value; a threshold judges the whole run, not a shard; shards that are not one run are refused
-//! with one line and exit code 2; the merged results go to HTML and JUnit as a run's do.
+//! with one line and exit code 2; the merged results go to HTML and JUnit as a run's do. Files
+//! that no run could have written are refused too, in bounded time and memory (`merge/refusals.rs`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -317,3 +318,7 @@ fn shards_that_are_not_one_whole_run_are_refused_with_one_line() {
     assert_eq!((out.code, out.stderr.lines().count()), (Some(2), 1), "{out:#?}");
     assert!(out.stderr.contains("--runs only applies to a run; `cargo loadbench merge`"), "{}", out.stderr);
 }
+
+// A test file is a crate root, whose modules would be looked for beside it.
+#[path = "merge/refusals.rs"]
+mod refusals;

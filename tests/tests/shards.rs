@@ -256,7 +256,18 @@ fn cargo_loadbench_passes_the_flags_to_its_bench_binary_and_keeps_them_in_the_he
     let json = dir.path().join("out.json");
     // Already a second past: the binary starts at once and says how late.
     let at = unix_seconds(SystemTime::now() - Duration::from_secs(1));
-    let args = ["wrong_name", "--exact", "--target", &server.url(), "--shard", "1/3", "--start-at", &at];
+    let args = [
+        "wrong_name",
+        "--exact",
+        "--target",
+        &server.url(),
+        "--shard",
+        "1/3",
+        "--start-at",
+        &at,
+        "--run-id",
+        "nightly-7",
+    ];
     let out = run_fixture("causes", &[&args[..], &["--json", json.to_str().expect("UTF-8 path")][..]].concat());
     assert_eq!(out.code, Some(0), "{out:#?}");
     let late = out.stderr.lines().find(|l| l.starts_with("note: started ")).unwrap_or_else(|| panic!("{out:#?}"));
@@ -266,6 +277,7 @@ fn cargo_loadbench_passes_the_flags_to_its_bench_binary_and_keeps_them_in_the_he
     let report = read_report(&json);
     assert_eq!(report.shard, Some(ShardReport { index: 1, count: 3 }));
     assert!(report.start.as_ref().is_some_and(|s| s.late_ms >= 1_000), "{:?}", report.start);
+    assert_eq!(report.run_id.as_deref(), Some("nightly-7"), "the run's name, for merge to check");
     let scenario = &report.scenarios[0];
     // 4 users and 200 iterations over 3 shards: 2, 1, 1 users and 67, 67, 66 iterations.
     let share = scenario.share.expect("a shard's share");

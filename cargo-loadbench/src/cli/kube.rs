@@ -88,7 +88,8 @@ pub struct JobArgs {
     #[arg(long, value_name = "CPU", default_value = "1", value_parser = parse_cpu)]
     pub cpu: String,
 
-    /// Memory of each shard, requested and limited alike (a Kubernetes quantity: 512Mi, 2Gi)
+    /// Memory of each shard, requested and limited alike (a Kubernetes quantity: 512Mi, 2Gi; a
+    /// bare number is bytes), 16Mi at least
     #[arg(long, value_name = "MEMORY", default_value = "512Mi", value_parser = parse_memory)]
     pub memory: String,
 
@@ -188,14 +189,40 @@ fn parse_cpu(text: &str) -> Result<String, String> {
         .ok_or_else(|| format!("`{text}` is not a CPU quantity such as 1, 2 or 500m"))
 }
 
-/// A memory quantity: a number of bytes with an optional suffix (`512Mi`, `2Gi`, `1G`), above
-/// zero.
+/// The least memory a shard may be given: a bench binary's runtime, its worker threads' stacks
+/// and buffers take several MiB before a request is sent, so below this the pod is killed for
+/// memory at its start. `--memory 12` is 12 bytes to Kubernetes, not 12 GiB or MiB.
+pub const MIN_MEMORY_BYTES: u64 = 16 << 20;
+
+/// A memory quantity as Kubernetes reads it: a number of bytes with an optional suffix, binary
+/// (`512Mi`, `2Gi`) or decimal (`1G`, `500M`), of at least [`MIN_MEMORY_BYTES`] (16Mi).
 fn parse_memory(text: &str) -> Result<String, String> {
-    const SUFFIXES: [&str; 12] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "k", "M", "G", "T", "P", "E"];
-    let number = SUFFIXES.iter().find_map(|s| text.strip_suffix(s)).unwrap_or(text);
-    quantity(number)
-        .then(|| text.to_owned())
-        .ok_or_else(|| format!("`{text}` is not a memory quantity such as 512Mi or 2Gi"))
+    const SUFFIXES: [(&str, f64); 12] = [
+        ("Ki", 1024.0),
+        ("Mi", 1_048_576.0),
+        ("Gi", 1_073_741_824.0),
+        ("Ti", 1_099_511_627_776.0),
+        ("Pi", 1_125_899_906_842_624.0),
+        ("Ei", 1_152_921_504_606_846_976.0),
+        ("k", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+        ("T", 1e12),
+        ("P", 1e15),
+        ("E", 1e18),
+    ];
+    let (number, unit) =
+        SUFFIXES.iter().find_map(|&(s, unit)| Some((text.strip_suffix(s)?, unit))).unwrap_or((text, 1.0));
+    if !quantity(number) {
+        return Err(format!("`{text}` is not a memory quantity such as 512Mi or 2Gi"));
+    }
+    let bytes = number.parse::<f64>().map_or(0.0, |n| n * unit);
+    if bytes < MIN_MEMORY_BYTES as f64 {
+        return Err(format!(
+            "`{text}` is {bytes} bytes of memory, less than the 16Mi a shard needs: give a quantity with its unit, such as 512Mi or 2Gi"
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 /// Whether `number` is a plain decimal number above zero (`1`, `0.5`), as quantities write it.
@@ -243,12 +270,16 @@ mod tests {
         for bad in ["", "0", "0m", "m", "1 cpu", "-1", "1.", ".5", "1Gi"] {
             assert!(parse_cpu(bad).is_err(), "{bad}");
         }
-        for good in ["512Mi", "2Gi", "1G", "1000000", "1.5Gi"] {
+        for good in ["512Mi", "2Gi", "1G", "100000000", "1.5Gi", "16Mi", "17M", "16384Ki"] {
             assert!(parse_memory(good).is_ok(), "{good}");
         }
-        for bad in ["", "0Mi", "Mi", "512 Mi", "512MB", "-1Gi"] {
+        for bad in ["", "0Mi", "Mi", "512 Mi", "512MB", "-1Gi", "12", "1000000", "15Mi", "16M", "0.01Gi"] {
             assert!(parse_memory(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            parse_memory("12"),
+            Err("`12` is 12 bytes of memory, less than the 16Mi a shard needs: give a quantity with its unit, such as 512Mi or 2Gi".to_owned())
+        );
     }
 
     #[test]

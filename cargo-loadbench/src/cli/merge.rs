@@ -11,9 +11,11 @@ timelines lined up by wall clock. The output, threshold and baseline options of 
 loadbench` apply, as after a run: `cargo loadbench merge shard-*.json --threshold p99<50ms
 --output merged.html`.
 
-Refused: a file that is not a shard, shards of different runs (count, loadbench version,
-scenarios, a scenario's load), a shard missing or given twice, and latencies written without
-histograms.
+Refused: a file that is not a shard, shards of different runs (count, --start-at instant,
+--run-id, loadbench version, scenarios, a scenario's load), a shard missing or given twice,
+latencies written without histograms, and figures no run could have written (counts that
+disagree or do not add up within 64 bits, a histogram that does not hold the successes it
+describes, a file past 64 MiB): one line, FILE: FIELD: what is wrong.
 
 Exit codes: 0 merged, 1 a gate failed on the merged results (a threshold, a regression with
 --fail-on-regression; never with --no-gate), 2 a file that cannot be read, shards that cannot

@@ -46,6 +46,7 @@ fn refused_flag(args: &Args, grace: bool) -> Option<&'static str> {
         ("--shard", args.distributed.shard.is_some()),
         ("--start-at", args.distributed.start_at.is_some()),
         ("--histograms", args.distributed.histograms),
+        ("--run-id", args.distributed.run_id.is_some()),
         (
             "a client flag (TLS, --connect-to, --connections, --pipeline, --follow-redirects)",
             !args.client.to_args().is_empty(),
@@ -76,6 +77,11 @@ fn refused_flag(args: &Args, grace: bool) -> Option<&'static str> {
 fn run_job(args: &Args, job: &JobArgs) -> Result<u8, Error> {
     if let Some(flag) = refused_flag(args, true) {
         return Err(Error::NotForKube { flag });
+    }
+    if let Some((flag, from)) = manifest::set_twice(&job.bench_args) {
+        return Err(Error::KubeOptions(format!(
+            "{flag} after `--`: kube job sets {flag} for each pod itself ({from}); leave it out"
+        )));
     }
     if job.deadline <= job.start_in {
         return Err(Error::KubeOptions(format!(

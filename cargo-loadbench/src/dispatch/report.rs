@@ -14,6 +14,7 @@ use cargo_loadbench::{Results, ScenarioResult};
 use crate::cli::{Args, ReportArgs};
 use crate::error::Error;
 use crate::finish::{self, Gating};
+use crate::plausible::{self, Implausible};
 use crate::versioned;
 
 /// Runs `cargo loadbench report` and returns the exit code; a flag that only applies to a run,
@@ -42,10 +43,17 @@ pub fn run(args: &Args, report: &ReportArgs) -> Result<u8, Error> {
 }
 
 /// The results document at `path`, as `--output FILE.json` or `--json` wrote it (a bench
-/// binary's own too): one line naming the file when it cannot be read or is not one.
+/// binary's own too): one line naming the file when it cannot be read or is not one, and naming
+/// the field too when its figures are not a run's ([`plausible::check_results`]).
 pub fn read_saved(path: &Path) -> Result<Results, Error> {
-    versioned::read::<Results>(path)
-        .map_err(|err| Error::SavedResults { path: path.to_owned(), reason: err.to_string() })
+    let results = versioned::read::<Results>(path)
+        .map_err(|err| Error::SavedResults { path: path.to_owned(), reason: err.to_string() })?;
+    plausible::check_results(&results).map_err(|Implausible { field, what }| Error::Implausible {
+        path: path.to_owned(),
+        field,
+        what,
+    })?;
+    Ok(results)
 }
 
 /// One document from several: the first file's header (tool, machine, start), every file's

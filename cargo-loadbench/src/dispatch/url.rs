@@ -124,6 +124,7 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
         let of = if gating.runs > 1 { format!(" [run {round} of {}]", gating.runs) } else { String::new() };
         let mut report = Results::new(SystemTime::now());
         report.shard = shard.map(|s| ShardReport { index: s.index(), count: s.count() });
+        report.run_id.clone_from(&args.distributed.run_id);
         // The first round's header stands for the run (`rounds::merge`): it started at the start.
         if round == 1 {
             report.start.clone_from(&start);

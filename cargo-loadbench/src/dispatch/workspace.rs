@@ -238,6 +238,9 @@ fn run_plan(
     if report.shard.is_none() {
         report.shard = options.distributed.shard.map(|s| ShardReport { index: s.index(), count: s.count() });
     }
+    if report.run_id.is_none() {
+        report.run_id.clone_from(&options.distributed.run_id);
+    }
     report.scenarios = scenarios;
     (report, code)
 }

@@ -93,8 +93,29 @@ pub fn wrapper_script() -> String {
         + "\n"
 }
 
+/// The flags [`bench_args`] gives every pod, which the user's arguments may not give again: each
+/// pod's `--shard` is its own, and a bench binary refuses a flag given twice, so every pod would
+/// fail.
+/// Each with where its value comes from.
+pub const SET_FOR_EACH_POD: [(&str, &str); 4] = [
+    ("--shard", "$(JOB_COMPLETION_INDEX)/N, from --shards N"),
+    ("--start-at", "from --start-in"),
+    ("--run-id", "the Job's name, --name"),
+    ("--json", "the file each pod prints to its log"),
+];
+
+/// The first of the user's bench arguments (after `--`) that [`bench_args`] sets itself, with
+/// where its value comes from, if any.
+pub fn set_twice(user: &[String]) -> Option<(&'static str, &'static str)> {
+    user.iter().find_map(|arg| {
+        let flag = arg.split_once('=').map_or(arg.as_str(), |(flag, _)| flag);
+        SET_FOR_EACH_POD.into_iter().find(|&(set, _)| set == flag)
+    })
+}
+
 /// The bench binary's arguments in shard pods: the full load (`--bench`), this pod's shard, the
-/// common start, the results file, `--grace` when given, then the user's.
+/// common start, the run's id (the Job's name), the results file, `--grace` when given, then the
+/// user's.
 pub fn bench_args(spec: &JobSpec<'_>) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "--bench".into(),
@@ -102,6 +123,8 @@ pub fn bench_args(spec: &JobSpec<'_>) -> Vec<String> {
         format!("$(JOB_COMPLETION_INDEX)/{}", spec.shards),
         "--start-at".into(),
         spec.start_at.into(),
+        "--run-id".into(),
+        spec.name.into(),
         "--json".into(),
         RESULTS_FILE.into(),
     ];
@@ -274,6 +297,8 @@ mod tests {
                 "$(JOB_COMPLETION_INDEX)/10",
                 "--start-at",
                 "2026-12-01T12:00:00Z",
+                "--run-id",
+                "run-1",
                 "--json",
                 RESULTS_FILE,
                 "--target",
@@ -283,6 +308,17 @@ mod tests {
         );
         assert_eq!(container["command"][3], "/usr/local/bin/bench");
         assert_eq!(container["resources"]["requests"], container["resources"]["limits"]);
+    }
+
+    #[test]
+    fn flags_the_job_sets_are_not_given_again() {
+        let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+        assert_eq!(set_twice(&args(&["--target", "http://api:8080", "checkout"])), None);
+        assert_eq!(set_twice(&args(&["checkout", "--shard", "1/3"])).map(|(flag, _)| flag), Some("--shard"));
+        assert_eq!(set_twice(&args(&["--shard=1/3"])).map(|(flag, _)| flag), Some("--shard"));
+        assert_eq!(set_twice(&args(&["--run-id", "x"])).map(|(flag, _)| flag), Some("--run-id"));
+        assert_eq!(set_twice(&args(&["--json=/tmp/x.json"])).map(|(flag, _)| flag), Some("--json"));
+        assert_eq!(set_twice(&args(&["--start-at", "1796119200"])).map(|(flag, _)| flag), Some("--start-at"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ impl Sum {
                 h.auto(true);
                 self.total = Some(h);
             }
-            Some(total) => total.add(&h).map_err(|e| format!("cannot add a histogram: {e:?}"))?,
+            Some(total) => total.add(&h).map_err(|e| format!("it cannot be added to the others: {e}"))?,
         }
         Ok(())
     }

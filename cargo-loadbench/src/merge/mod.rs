@@ -5,9 +5,12 @@
 //!
 //! Merging is only exact between parts of one run, so anything that says otherwise is refused,
 //! naming the files: a file that is not a shard, shards of different counts, a shard missing or
-//! given twice, different loadbench versions (their figures may not mean the same), different
-//! scenarios or loads, and latencies without histograms (percentiles do not average). Each
-//! refusal is one line, exit code 2, before anything is written.
+//! given twice, shards of another run (a different `--start-at` instant or `--run-id`: shards
+//! that say neither are taken as one run when all else agrees), different loadbench versions
+//! (their figures may not mean the same), different scenarios or loads, latencies without
+//! histograms (percentiles do not average), and counts whose sum would not fit. Each shard has
+//! passed [`crate::plausible::check_results`] as it was read. Each refusal is one line, exit
+//! code 2, before anything is written.
 
 mod histograms;
 mod scenario;
@@ -101,6 +104,17 @@ pub enum MergeError {
         missing: Vec<u32>,
         /// The count.
         count: u32,
+    },
+    /// A field of one shard that says it is not part of the same run as the others, or whose
+    /// counts cannot be added to theirs.
+    #[error("{}: {field}: {what}", .path.display())]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// The field, as a JSON path.
+        field: String,
+        /// What is wrong with it.
+        what: String,
     },
     /// Different loadbench versions wrote the shards.
     #[error("{} was written by {a_tool} but {} by {b_tool}: run every shard with the same loadbench", .a.display(), .b.display())]
@@ -225,6 +239,9 @@ pub fn merge(shards: Vec<Shard>, asked: &[Percentile]) -> Result<Merged, MergeEr
             })
             .collect();
         same_config(&parts)?;
+        let counted: Vec<(&Path, &ScenarioResult)> = parts.iter().map(|p| (p.path, p.scenario)).collect();
+        crate::plausible::sums_fit(&format!("scenarios[{position}]"), &counted)
+            .map_err(|(path, wrong)| MergeError::Field { path, field: wrong.field, what: wrong.what })?;
         let mut merged = scenario::merge(&parts, asked)?;
         notes.extend(merged.notes);
         if as_runs {
@@ -242,10 +259,12 @@ pub fn merge(shards: Vec<Shard>, asked: &[Percentile]) -> Result<Merged, MergeEr
     Ok(Merged { results, notes })
 }
 
-/// Refuses shards written by different loadbench versions, or holding different scenarios.
+/// Refuses shards of different runs (another `--start-at` instant, another `--run-id`), written
+/// by different loadbench versions, or holding different scenarios.
 fn same_run(shards: &[Shard]) -> Result<(), MergeError> {
     let Some((first, rest)) = shards.split_first() else { return Err(MergeError::NoShards) };
     for shard in rest {
+        same_identity(first, shard)?;
         let tool = |s: &Shard| format!("{} {}", s.results.tool.name, s.results.tool.version);
         if shard.results.tool != first.results.tool {
             return Err(MergeError::Tool {
@@ -261,6 +280,37 @@ fn same_run(shards: &[Shard]) -> Result<(), MergeError> {
                 a_list: list(&first.results.scenarios),
                 b: shard.path.clone(),
                 b_list: list(&shard.results.scenarios),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `shard` unless it names its run as `first` does: the same `--start-at` instant
+/// (`start.at`) and the same `--run-id` (`run_id`), each present in both or in neither.
+fn same_identity(first: &Shard, shard: &Shard) -> Result<(), MergeError> {
+    let at = |s: &Shard| s.results.start.as_ref().map(|start| start.at.clone());
+    let fields = [
+        ("start.at", at(first), at(shard), "each shard of a run waits for the same --start-at"),
+        (
+            "run_id",
+            first.results.run_id.clone(),
+            shard.results.run_id.clone(),
+            "each shard of a run has the same --run-id",
+        ),
+    ];
+    for (field, theirs, mine, rule) in fields {
+        if theirs != mine {
+            let show = |v: &Option<String>| v.as_ref().map_or_else(|| "absent".to_owned(), |v| format!("`{v}`"));
+            return Err(MergeError::Field {
+                path: shard.path.clone(),
+                field: field.to_owned(),
+                what: format!(
+                    "{}, but {} in {}: shards of different runs ({rule})",
+                    show(&mine),
+                    show(&theirs),
+                    first.path.display()
+                ),
             });
         }
     }

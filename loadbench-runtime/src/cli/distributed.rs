@@ -28,6 +28,15 @@ pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 60 * 60);
 /// Later than this after `--start-at`, a run says so on stderr: its shards did not start together.
 const LATE_NOTE: Duration = Duration::from_millis(100);
 
+/// The most shards a run may have. Every shard is a machine (a pod) and needs a virtual user of
+/// each scenario; ten thousand is far past any load one server takes, and keeps what `cargo
+/// loadbench merge` holds per shard index small, where a count read from a file (4294967295)
+/// once made it allocate for four billion.
+pub const MAX_SHARDS: u32 = 10_000;
+
+/// The longest `--run-id`: a Kubernetes Job name is at most 63 characters.
+pub const MAX_RUN_ID: usize = 128;
+
 /// One part of a distributed run: shard `index` (from 0, as Kubernetes' `JOB_COMPLETION_INDEX`)
 /// of `count`.
 ///
@@ -37,7 +46,10 @@ const LATE_NOTE: Duration = Duration::from_millis(100);
 /// assert_eq!((shard.index(), shard.count()), (1, 3));
 /// // 7 users over 3 shards: 3, 2, 2; this one's are numbered from 3.
 /// assert_eq!((shard.share(7), shard.before(7)), (2, 3));
-/// assert_eq!(Shard::parse("3/3").unwrap_err(), "`3/3` is not a shard: give I/N with I from 0 to N-1, such as 0/3");
+/// assert_eq!(
+///     Shard::parse("3/3").unwrap_err(),
+///     "`3/3` is not a shard: give I/N with I from 0 to N-1 and N at most 10000, such as 0/3"
+/// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
@@ -46,9 +58,10 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// Shard `index` of `count`; `None` unless `count >= 1` and `index < count`.
+    /// Shard `index` of `count`; `None` unless `count >= 1`, `index < count` and `count` is at
+    /// most [`MAX_SHARDS`].
     pub fn new(index: u32, count: u32) -> Option<Shard> {
-        (index < count).then_some(Shard { index, count })
+        (index < count && count <= MAX_SHARDS).then_some(Shard { index, count })
     }
 
     /// Reads `I/N`: one line saying what is wrong otherwise, as clap shows it.
@@ -58,7 +71,9 @@ impl Shard {
                 |s: &str| s.trim().parse::<u32>().ok().filter(|_| s.trim().bytes().all(|b| b.is_ascii_digit()));
             Shard::new(digits(index)?, digits(count)?)
         });
-        parsed.ok_or_else(|| format!("`{text}` is not a shard: give I/N with I from 0 to N-1, such as 0/3"))
+        parsed.ok_or_else(|| {
+            format!("`{text}` is not a shard: give I/N with I from 0 to N-1 and N at most {MAX_SHARDS}, such as 0/3")
+        })
     }
 
     /// This shard's number, from 0.
@@ -261,6 +276,21 @@ pub struct DistributedArgs {
     /// that runs merge exactly (always on with --shard)
     #[arg(long, global = true, help_heading = HEADING)]
     pub histograms: bool,
+    /// Name the run in its results (`run_id`), the same on every shard: `cargo loadbench merge`
+    /// refuses shards of different runs (kube job sets it to the Job's name)
+    #[arg(long, value_name = "ID", value_parser = parse_run_id, global = true, help_heading = HEADING)]
+    pub run_id: Option<String>,
+}
+
+/// `--run-id`: 1 to [`MAX_RUN_ID`] printable ASCII characters, no space (a Job's name, a CI run's
+/// number, a commit), so that it reads the same in a file, a log and a command line.
+pub fn parse_run_id(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.len() > MAX_RUN_ID || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "`{text}` is not a run id: give 1 to {MAX_RUN_ID} printable ASCII characters without spaces, such as loadbench-20261201-110405"
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 impl DistributedArgs {
@@ -280,6 +310,9 @@ impl DistributedArgs {
         }
         if self.histograms {
             args.push("--histograms".into());
+        }
+        if let Some(id) = &self.run_id {
+            args.extend(["--run-id".into(), id.into()]);
         }
         args
     }
@@ -304,8 +337,14 @@ mod tests {
         assert_eq!(Shard::parse("0/1"), Ok(Shard { index: 0, count: 1 }));
         for bad in ["3/3", "1/0", "0/0", "-1/3", "+1/3", "1", "1/3/4", "a/b", "", "/3", "1/"] {
             let err = Shard::parse(bad).unwrap_err();
-            assert_eq!(err, format!("`{bad}` is not a shard: give I/N with I from 0 to N-1, such as 0/3"));
+            assert_eq!(
+                err,
+                format!("`{bad}` is not a shard: give I/N with I from 0 to N-1 and N at most 10000, such as 0/3")
+            );
         }
+        assert_eq!(Shard::parse("9999/10000"), Ok(Shard { index: 9_999, count: MAX_SHARDS }));
+        assert!(Shard::parse("0/10001").is_err() && Shard::parse("0/4294967295").is_err());
+        assert_eq!(Shard::new(0, u32::MAX), None);
     }
 
     #[test]
@@ -409,9 +448,19 @@ mod tests {
 
     #[test]
     fn flags_read_back_from_what_they_pass_on() {
-        let first = Cli::try_parse_from(["x", "--shard", "1/3", "--start-at", "1796119200.5", "--histograms"])
-            .unwrap_or_else(|e| panic!("{e}"))
-            .distributed;
+        let first = Cli::try_parse_from([
+            "x",
+            "--shard",
+            "1/3",
+            "--start-at",
+            "1796119200.5",
+            "--histograms",
+            "--run-id",
+            "nightly-42",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .distributed;
+        assert_eq!(first.run_id.as_deref(), Some("nightly-42"));
         let again = Cli::try_parse_from(std::iter::once(OsString::from("x")).chain(first.to_args()))
             .unwrap_or_else(|e| panic!("{e}"))
             .distributed;
@@ -421,5 +470,15 @@ mod tests {
         assert!(!Cli::try_parse_from(["x"]).unwrap_or_else(|e| panic!("{e}")).distributed.histograms());
         let err = Cli::try_parse_from(["x", "--shard", "3/3"]).map(|_| ()).unwrap_err().to_string();
         assert!(err.lines().next().is_some_and(|l| l.contains("`3/3` is not a shard")), "{err}");
+    }
+
+    #[test]
+    fn a_run_id_is_one_printable_word() {
+        for good in ["e2e", "loadbench-20261201-110405", "ci/1234:7", &"a".repeat(MAX_RUN_ID)] {
+            assert_eq!(parse_run_id(good).as_deref(), Ok(good), "{good}");
+        }
+        for bad in ["", "two words", "tab\there", "é", &"a".repeat(MAX_RUN_ID + 1)] {
+            assert!(parse_run_id(bad).is_err_and(|e| e.contains("is not a run id")), "{bad}");
+        }
     }
 }

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 pub use cargo_env::{forget_the_running_package, the_running_package};
 pub use client::ClientArgs;
-pub use distributed::{DistributedArgs, MAX_START_AHEAD, Shard, StartAt};
+pub use distributed::{DistributedArgs, MAX_RUN_ID, MAX_SHARDS, MAX_START_AHEAD, Shard, StartAt, parse_run_id};
 pub use filter::{Filter, NoMatch};
 
 use loadbench_grammar::{Percentile, PercentileError};

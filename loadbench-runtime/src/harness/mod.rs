@@ -139,6 +139,8 @@ pub struct Harness {
     start_at: Option<StartAt>,
     /// `--histograms`: the reports carry their latencies' HdrHistograms (always with a shard).
     histograms: bool,
+    /// `--run-id ID`: the run's name, recorded in the results.
+    run_id: Option<String>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -156,6 +158,7 @@ impl std::fmt::Debug for Harness {
             .field("shard", &self.shard)
             .field("start_at", &self.start_at)
             .field("histograms", &self.histograms)
+            .field("run_id", &self.run_id)
             .finish_non_exhaustive()
     }
 }
@@ -189,6 +192,7 @@ impl Harness {
             shard: None,
             start_at: None,
             histograms: false,
+            run_id: None,
         }
     }
 
@@ -372,6 +376,9 @@ impl Harness {
             self.start_at = args.distributed.start_at;
         }
         self.histograms |= args.distributed.histograms;
+        if args.distributed.run_id.is_some() {
+            self.run_id = args.distributed.run_id;
+        }
         let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
 
         if args.list {
@@ -573,6 +580,7 @@ impl Harness {
         report.interrupted = self.stop.any();
         report.shard = self.shard.map(|shard| ShardReport { index: shard.index(), count: shard.count() });
         report.start = start;
+        report.run_id = self.run_id.clone();
         report.scenarios = scenarios;
         Ok(report)
     }

@@ -53,6 +53,10 @@ pub struct RunReport<S = ScenarioReport> {
     /// With `--start-at TIME`: the instant the run waited for, and how late it started after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartReport>,
+    /// With `--run-id ID`: the name of the run this document is part of (`kube job` gives its
+    /// shards the Job's name), which every shard of one run shares; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// How `cargo loadbench` judged the run: the settings its verdict was made with, so that
     /// `cargo loadbench report` renders the same verdict from the file; absent in a bench
     /// binary's document and in files from before it was kept.
@@ -111,6 +115,7 @@ impl<S> RunReport<S> {
             interrupted: false,
             shard: None,
             start: None,
+            run_id: None,
             gate: None,
             scenarios: Vec::new(),
         }
@@ -126,6 +131,7 @@ impl<S> RunReport<S> {
             interrupted: self.interrupted,
             shard: self.shard,
             start: self.start,
+            run_id: self.run_id,
             gate: self.gate,
             scenarios,
         }

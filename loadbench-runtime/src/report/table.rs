@@ -329,6 +329,7 @@ mod tests {
             interrupted: false,
             shard: None,
             start: None,
+            run_id: None,
             gate: None,
             scenarios,
         }

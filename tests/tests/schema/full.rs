@@ -43,6 +43,7 @@ pub fn run_report<S>(scenarios: Vec<S>) -> RunReport<S> {
         interrupted: true,
         shard: Some(ShardReport { index: 1, count: 3 }),
         start: Some(StartReport { at: "2026-12-01T01:02:00.000Z".into(), late_ms: 12 }),
+        run_id: Some("loadbench-20261201-010100".into()),
         gate: Some(GateReport {
             baseline: Some("main".into()),
             fail_on_regression: true,

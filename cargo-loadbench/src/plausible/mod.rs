@@ -1,14 +1,51 @@
-//! Whether a baseline deserves trust: figures a run could have measured, and enough successes
-//! to stand for the server's normal behaviour.
+//! Whether a results document deserves trust: figures a run could have measured, counts that
+//! agree with each other, histograms that hold the successes they describe; and, for a baseline,
+//! enough successes to stand for the server's normal behaviour. The one home of these rules:
+//! every file `cargo loadbench report` and `merge` read, and every baseline, passes
+//! [`check_results`]; the shards of a merge pass [`sums_fit`] too.
 //!
 //! A baseline is the yardstick of every later verdict, so one that is wrong wrongs them all: a
 //! baseline saved from a run where every request was refused made each healthy run after it look
 //! like a regression, and a hand-edited or truncated file with `rps: -5` or `rps: 0` beside
-//! successful iterations would judge anything. Both are refused with one line naming the figure.
+//! successful iterations would judge anything. A shard is a part of a whole run: one whose
+//! histogram holds more samples than it had successes rewrites every percentile of the merge.
+//! Each is refused with one line naming the field ([`Implausible`]).
+//!
+//! Every count is added with checked arithmetic: a sum that does not fit is a refusal, never a
+//! wrap.
+
+mod counts;
+mod sums;
+
+use std::fmt;
 
 use cargo_loadbench::{Results, RunSample, ScenarioResult};
 use loadbench::report::LatencyReport;
 
+pub use self::counts::check_results;
+pub use self::sums::sums_fit;
+
+/// What is wrong with a document: the field, as a JSON path (`scenarios[0].ok`), and what is
+/// wrong with it, in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Implausible {
+    /// Where: `shard.count`, `scenarios[0].latency_us.histogram`.
+    pub field: String,
+    /// What is wrong with it.
+    pub what: String,
+}
+
+impl fmt::Display for Implausible {
+    /// `FIELD: what is wrong`, as a refusal names it after the file.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.what)
+    }
+}
+
+/// A refusal of `field` because of `what`.
+fn wrong(field: impl Into<String>, what: impl Into<String>) -> Implausible {
+    Implausible { field: field.into(), what: what.into() }
+}
 /// The lowest share of successful iterations (of those that succeeded or failed) a scenario may
 /// have in a baseline. Below it the figures describe a failing server, and comparing a healthy
 /// run with them says nothing useful.
@@ -39,7 +76,12 @@ pub fn below_success_floor(report: &Results) -> Option<String> {
 /// -5`, or a success rate below [`SUCCESS_FLOOR`]; `None` when the baseline can be trusted. An
 /// empty one can: `--allow-no-scenarios` saves it, and comparing with it finds nothing to compare.
 pub fn check_baseline(report: &Results) -> Option<String> {
-    report.scenarios.iter().find_map(impossible).or_else(|| below_success_floor(report))
+    report
+        .scenarios
+        .iter()
+        .find_map(impossible)
+        .or_else(|| check_results(report).err().map(|e| e.to_string()))
+        .or_else(|| below_success_floor(report))
 }
 
 /// What is impossible about one scenario's figures, if anything.
@@ -106,6 +148,9 @@ mod tests {
         let config = ConfigReport { concurrency: 1, count: Some(100), timeout_ms: 1_000, ..ConfigReport::default() };
         let mut s = ScenarioResult::new(ScenarioReport::not_started("hello", config));
         (s.iterations, s.ok, s.failed) = (100, 90, 10);
+        s.errors.status = 10;
+        s.http.responses = 100;
+        s.http.status = [(200, 90), (503, 10)].into_iter().collect();
         (s.rps, s.attempts_per_sec) = (900.0, 1_000.0);
         s.latency_us = Some(LatencyReport {
             mean: 2.0,
