@@ -706,6 +706,7 @@ fn a_baseline_with_impossible_figures_is_refused_naming_the_file_and_figure() {
             &|v| {
                 v["scenarios"][0]["ok"] = 10.into();
                 v["scenarios"][0]["failed"] = 40.into();
+                v["scenarios"][0]["errors"]["status"] = 40.into();
             },
             "scenario `GET /` succeeded in 20.0% of its iterations (10 of 50), below the 50% a baseline needs",
         ),

@@ -260,7 +260,9 @@ fn a_busy_machine_is_not_blamed_on_the_generator() {
     let mut run = loadbench::report::RunReport::new(std::time::SystemTime::now());
     run.scenarios.push(report);
     let table = loadbench::report::table::render(&run);
-    assert!(table.contains("on_a_busy_machine: inconclusive: machine busy: timers fired "), "{table}");
+    // Its evidence is whichever the busy machine showed first: late timers, or what the server
+    // sent waiting to be read.
+    assert!(table.contains("on_a_busy_machine: inconclusive: machine busy: "), "{table}");
     assert!(table.contains("another process (or the server, on the same cores) took the CPU"), "{table}");
     assert!(!table.contains("generator busy"), "{table}");
 }
