@@ -62,34 +62,25 @@ impl Running {
             }
             None => Command::new(binary),
         };
-        // Files, not pipes: a child that fills a pipe nobody reads while the test polls would block.
-        let stdout = tempfile::tempfile().expect("stdout file");
-        let stderr = tempfile::tempfile().expect("stderr file");
-        command
-            .arg("loadbench")
-            .args(crate::cli::judged_args(args, false))
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(stdout.try_clone().expect("clone stdout file"))
-            .stderr(stderr.try_clone().expect("clone stderr file"))
-            .env_remove(loadbench::cli::TARGET_ENV)
-            .env_remove(loadbench::cli::OUTPUT_ENV)
-            .env_remove("GITHUB_STEP_SUMMARY");
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let child = command.spawn().expect("start cargo-loadbench");
-        Running { child, started: Instant::now(), peak_rss_kib: 0, stdout, stderr }
+        command.arg("loadbench").args(crate::cli::judged_args(args, false));
+        Running::spawn(command, dir, env)
     }
 
     /// Starts `program ARGS…` (a bench binary run directly, as `cargo bench` runs it) in `dir`,
     /// with extra environment variables, watched as [`Running::start`]'s child is.
     pub fn start_program(program: &Path, dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Running {
+        let mut command = Command::new(program);
+        command.args(args);
+        Running::spawn(command, dir, env)
+    }
+
+    /// Runs `command` in `dir` with `env`, its output into files, without the variables that
+    /// would make it a bench binary run for `cargo loadbench` or write a step summary.
+    fn spawn(mut command: Command, dir: &Path, env: &[(&str, &OsStr)]) -> Running {
+        // Files, not pipes: a child that fills a pipe nobody reads while the test polls would block.
         let stdout = tempfile::tempfile().expect("stdout file");
         let stderr = tempfile::tempfile().expect("stderr file");
-        let mut command = Command::new(program);
         command
-            .args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(stdout.try_clone().expect("clone stdout file"))
@@ -100,7 +91,7 @@ impl Running {
         for (key, value) in env {
             command.env(key, value);
         }
-        let child = command.spawn().expect("start the program");
+        let child = command.spawn().expect("start the child");
         Running { child, started: Instant::now(), peak_rss_kib: 0, stdout, stderr }
     }
 

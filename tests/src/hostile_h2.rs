@@ -341,6 +341,9 @@ fn headers(out: &mut Vec<u8>, stream: u32, block: &[u8], end_stream: bool) {
 }
 
 /// An HPACK integer with a `prefix`-bit prefix, `flags` in the first byte's other bits.
+///
+/// This encoder is the server's own, apart from the client's in the runtime on purpose: a test
+/// server sharing the code under test would agree with its mistakes.
 fn integer(out: &mut Vec<u8>, flags: u8, prefix: u32, value: usize) {
     let max = (1usize << prefix) - 1;
     if value < max {

@@ -33,6 +33,7 @@ pub mod cli;
 pub mod h2server;
 pub mod hostile;
 pub mod hostile_h2;
+pub mod outcomes;
 pub mod pipelined;
 pub mod schema;
 pub mod timing;

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use loadbench_tests::child::{Finished, Running};
 use loadbench_tests::cli::{fixture, fixture_target_dir, run_fixture};
 use loadbench_tests::hostile::{Fault, HostileServer};
+use loadbench_tests::outcomes::{account, n, outcomes};
 use loadbench_tests::{Behavior, TestServer, closed_port_url, run_scenario};
 use serde_json::Value;
 
@@ -94,40 +95,8 @@ fn url(args: &[&str]) -> Run {
     url_in(dir.path(), None, args)
 }
 
-/// The number at `path` (`errors.io`) in `v`; 0 when absent.
-fn n(v: &Value, path: &str) -> u64 {
-    path.split('.').try_fold(v, |v, key| v.get(key)).and_then(Value::as_u64).unwrap_or(0)
-}
-
 fn f(v: &Value, key: &str) -> f64 {
     v.get(key).and_then(Value::as_f64).unwrap_or_else(|| panic!("no number `{key}` in {v:#}"))
-}
-
-/// Checks that every iteration of scenario `s` is accounted for exactly (`iterations` is
-/// `asked`, when given; `ok` + each error kind + `cancelled` is `iterations`; `failed` is the
-/// errors' sum) and returns the outcomes that happened, by name: `ok`, `cancelled` and the
-/// error kinds (every kind the document has, the ones added since included).
-#[track_caller]
-fn account(s: &Value, asked: Option<u64>) -> BTreeMap<String, u64> {
-    let iterations = n(s, "iterations");
-    if let Some(asked) = asked {
-        assert_eq!(iterations, asked, "iterations run: {s:#}");
-    }
-    let errors = s["errors"].as_object().expect("errors by kind");
-    let failed: u64 = errors.values().map(|v| v.as_u64().expect("a count")).sum();
-    assert_eq!(n(s, "failed"), failed, "failed is the sum of the kinds: {s:#}");
-    let mut outcomes: BTreeMap<String, u64> =
-        errors.iter().map(|(kind, count)| (kind.clone(), count.as_u64().unwrap_or(0))).collect();
-    outcomes.insert("ok".into(), n(s, "ok"));
-    outcomes.insert("cancelled".into(), n(s, "cancelled"));
-    assert_eq!(outcomes.values().sum::<u64>(), iterations, "ok + errors + cancelled = iterations: {s:#}");
-    outcomes.retain(|_, count| *count > 0);
-    outcomes
-}
-
-/// The outcomes a test expects, as [`account`] returns them.
-fn outcomes(expected: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    expected.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
 }
 
 /// A fault run of `cargo loadbench url`: `-c 2 -n REQUESTS --timeout 1s`; exit 0 (failed

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use loadbench_tests::child::{Finished, Running};
 use loadbench_tests::hostile_h2::{Fault, HostileH2, MANY_HEADERS};
+use loadbench_tests::outcomes::{account, outcomes};
 use serde_json::Value;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -80,32 +81,6 @@ fn read_json(path: &Path) -> Option<Value> {
     Some(loadbench_tests::cli::results_json(&text, &path.display().to_string()))
 }
 
-fn n(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
-/// Checks that every one of `asked` iterations is accounted for (`ok` + each error kind +
-/// `cancelled` is `iterations`) and returns the outcomes that happened, by name.
-#[track_caller]
-fn account(s: &Value, asked: u64) -> BTreeMap<String, u64> {
-    assert_eq!(n(s, "iterations"), asked, "iterations run: {s:#}");
-    let mut outcomes: BTreeMap<String, u64> = s["errors"]
-        .as_object()
-        .expect("errors by kind")
-        .iter()
-        .map(|(kind, count)| (kind.clone(), count.as_u64().unwrap_or(0)))
-        .collect();
-    outcomes.insert("ok".into(), n(s, "ok"));
-    outcomes.insert("cancelled".into(), n(s, "cancelled"));
-    assert_eq!(outcomes.values().sum::<u64>(), asked, "ok + errors + cancelled = iterations: {s:#}");
-    outcomes.retain(|_, count| *count > 0);
-    outcomes
-}
-
-fn outcomes(expected: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    expected.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
-}
-
 /// The peak resident memory of a normal run: `args` against the server in good mode, every
 /// request answered.
 #[track_caller]
@@ -113,7 +88,7 @@ fn normal_peak_kib(args: &[&str], requests: u64) -> u64 {
     let server = HostileH2::start(Fault::None);
     let run = url(&server, args);
     assert_eq!(run.out.code, Some(0), "{:#?}", run.out);
-    assert_eq!(account(run.scenario(), requests), outcomes(&[("ok", requests)]), "the normal run");
+    assert_eq!(account(run.scenario(), Some(requests)), outcomes(&[("ok", requests)]), "the normal run");
     run.out.peak_rss_kib
 }
 
@@ -132,14 +107,14 @@ fn hostile_run(fault: Fault, args: &[&str], requests: u64, bound: Duration) -> (
         run.out.code,
         run.out.wall,
         run.out.peak_rss_kib,
-        run.json.as_ref().map(|_| account(run.scenario(), requests)),
+        run.json.as_ref().map(|_| account(run.scenario(), Some(requests))),
     );
     // Shown with `--nocapture`: the figures of a run that passed.
     println!("{seen}, {} connections", server.connections());
     assert_eq!(run.out.code, Some(0), "{seen}: {:#?}", run.out);
     assert!(run.out.wall < bound + SLACK, "{seen}");
     assert!(run.out.peak_rss_kib < normal + RSS_ABOVE_NORMAL_KIB, "{seen}");
-    let got = account(run.scenario(), requests);
+    let got = account(run.scenario(), Some(requests));
     (server, run, got)
 }
 
@@ -247,6 +222,6 @@ fn a_response_with_150_headers_arrives_whole() {
     let report = loadbench_tests::run_scenario("h2_many_headers", &server.url());
     assert!(started.elapsed() < SLACK, "took {:?}", started.elapsed());
     let report = serde_json::to_value(&report).expect("the report serializes");
-    assert_eq!(account(&report, 200), outcomes(&[("ok", 200)]), "{:#}", report["causes"]);
+    assert_eq!(account(&report, Some(200)), outcomes(&[("ok", 200)]), "{:#}", report["causes"]);
     assert_eq!(server.streams(), 200);
 }
