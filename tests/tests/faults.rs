@@ -1,4 +1,4 @@
-//! The fault suite (issue 11): loadbench against servers that misbehave on purpose
+//! The fault suite: loadbench against servers that misbehave on purpose
 //! ([`HostileServer`]), against signals and against bad input. One test per row of the issue's
 //! table and per fault class; each asserts what a user would notice: every iteration asked for
 //! accounted for by kind, the exit code, a bounded wall time and, where a server can make the
