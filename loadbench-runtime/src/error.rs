@@ -224,6 +224,8 @@ mod tests {
     #[test]
     fn results_on_the_request_path_stay_a_register_or_two_wide() {
         use std::mem::size_of;
+        assert_eq!(size_of::<Error>(), size_of::<usize>());
+        assert_eq!(size_of::<crate::Response>(), size_of::<usize>());
         assert_eq!(size_of::<Result<()>>(), size_of::<usize>());
         assert_eq!(size_of::<Result<crate::Response>>(), 2 * size_of::<usize>());
     }

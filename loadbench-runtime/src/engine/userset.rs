@@ -338,6 +338,12 @@ mod tests {
     use super::*;
     use crate::http::Target;
 
+    /// What a poll of a user needs stays in one cache line (the comment on [`User`]).
+    #[test]
+    fn a_user_fits_one_cache_line() {
+        assert!(std::mem::size_of::<User>() <= 64, "{} bytes", std::mem::size_of::<User>());
+    }
+
     fn ctx(user: u32) -> Box<Ctx> {
         let target = Rc::new(Target::resolve("http://127.0.0.1:1/").unwrap());
         Box::new(Ctx::new(target, Duration::from_secs(1), user, None))

@@ -393,3 +393,24 @@ pub(super) fn sent_path<'a>(chain: Option<&'a Chain>, last: &'a LastRequest) -> 
         None => last.joined().unwrap_or("/"),
     }
 }
+
+#[cfg(test)]
+mod layout {
+    use std::mem::offset_of;
+
+    use super::Ctx;
+
+    /// The fields a request touches come first and stay within the first eight cache lines; the
+    /// rest (from `recorder`) only a request with cookies, a name or a new connection reads. A
+    /// field added above `recorder` that crosses the line fails here: re-measure before moving it
+    /// (bench/RESULTS.md § Ctx layout).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn what_a_request_touches_fits_the_first_eight_cache_lines() {
+        assert!(offset_of!(Ctx, recorder) <= 8 * 64, "`recorder` at byte {}", offset_of!(Ctx, recorder));
+        // Declaration order is the layout (`repr(C)`): the first-touch fields lead.
+        assert!(offset_of!(Ctx, policy) < offset_of!(Ctx, lane));
+        assert!(offset_of!(Ctx, lane) < offset_of!(Ctx, wire));
+        assert!(offset_of!(Ctx, wire) < offset_of!(Ctx, counters));
+    }
+}
