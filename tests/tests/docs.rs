@@ -263,3 +263,41 @@ fn every_path_named_in_a_comment_or_a_page_exists() {
     // The rule finds about two hundred names in this repository; few means it stopped reading.
     assert!(checked > 100, "only {checked} paths named: is the rule reading the comments?");
 }
+
+/// A comment's text as prose: each line's comment marker dropped, the lines joined by spaces.
+fn prose(comments: &str) -> String {
+    comments.lines().map(|l| l.trim_start().trim_start_matches(['/', '!', '#']).trim()).collect::<Vec<_>>().join(" ")
+}
+
+/// Every `bench/RESULTS.md § Heading` a code comment names is a heading of bench/RESULTS.md, so
+/// that the figures a comment leaves out are where it says. The heading is the text after `§ `:
+/// in double quotes, the quoted text; otherwise up to the next `)` or `;`. It must equal a
+/// heading's text, at any level.
+#[test]
+fn every_results_heading_named_in_a_comment_exists() {
+    let root = workspace_root();
+    let results = std::fs::read_to_string(root.join("bench/RESULTS.md")).expect("bench/RESULTS.md");
+    let headings: BTreeSet<&str> =
+        results.lines().filter(|l| l.starts_with('#')).map(|l| l.trim_start_matches('#').trim()).collect();
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    // This file's own comments state the rule with a placeholder.
+    files.retain(|f| !f.ends_with("tests/tests/docs.rs"));
+    let (mut missing, mut checked) = (Vec::new(), 0);
+    for file in files {
+        let text = prose(&comments(&file));
+        for (at, _) in text.match_indices("RESULTS.md § ") {
+            let after = &text[at + "RESULTS.md § ".len()..];
+            let heading = match after.strip_prefix('"') {
+                Some(quoted) => quoted.split('"').next().unwrap_or(""),
+                None => after.split([')', ';']).next().unwrap_or(""),
+            };
+            if !headings.contains(heading.trim()) {
+                missing.push(format!("{}: § {heading}", file.strip_prefix(root).unwrap_or(&file).display()));
+            }
+            checked += 1;
+        }
+    }
+    assert!(missing.is_empty(), "headings not in bench/RESULTS.md:\n{}", missing.join("\n"));
+    assert!(checked > 10, "only {checked} headings named: is the rule reading the comments?");
+}
