@@ -236,9 +236,9 @@ fn value(metric: ComparedMetric, sample: &RunSample) -> Option<f64> {
 /// How much wider the noise band of p99 is than that of it/s, p50 and success rate.
 ///
 /// A run's p99 rests on its slowest 1 % of iterations, a few dozen samples at most in a CI-sized
-/// run, and a busy machine's scheduling delays land exactly there: the same server measured twice
-/// on a loaded 2-core machine moved p99 by 10–30 % while it/s and p50 moved by 1–4 %. A band of
-/// three times the noise threshold (15 % by default) still catches a tail that really got worse.
+/// run, and a busy machine's scheduling delays land exactly there, moving p99 several times as
+/// far as it/s and p50 (bench/RESULTS.md § Tail noise). A band of three times the noise
+/// threshold still catches a tail that really got worse.
 pub const TAIL_NOISE_FACTOR: f64 = 3.0;
 
 /// The noise band for `metric`, given the noise threshold.

@@ -9,9 +9,9 @@ use serde::de::DeserializeOwned;
 
 /// The largest document [`read`] takes, in bytes. A shard's results are a few hundred KiB: with
 /// histograms, a second of its timeline takes about 450 bytes (its histogram about 330), so an
-/// hour's run of one scenario holds about 1.6 MB and a day's about 40 MB. Parsing takes about
-/// 15 times the file's size in memory, so a file past the cap (200 MB took 3.5 GB) is refused
-/// before it is parsed, and a device or FIFO that never ends (`/dev/zero`) is read no further
+/// hour's run of one scenario holds about 1.6 MB and a day's about 40 MB. Parsing takes many
+/// times the file's size in memory (bench/RESULTS.md § Results file cap), so a file past the cap
+/// is refused before it is parsed, and a device or FIFO that never ends (`/dev/zero`) is read no further
 /// than it. What a bench binary of this run writes is read with [`read_own`], without it.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 

@@ -70,10 +70,11 @@ impl ErrorKind {
 ///
 /// Like `anyhow::Error`, this type does not implement `std::error::Error` itself, which is what
 /// lets every standard error convert into it.
-// One pointer wide, as `anyhow::Error` is: a `Result<(), Error>` is then a register, not 48 bytes
+// One pointer wide, as `anyhow::Error` is: a `Result<(), Error>` is then a register, not bytes
 // that every level of a request's future copies on its way back to the user's loop, piece by piece
 // with loads that straddle the stores before them (the processor then waits for those stores to
-// land before it can load: bench/RESULTS.md). A failure pays one allocation more.
+// land before it can load: bench/RESULTS.md § Layouts on the request path). A failure pays one
+// allocation more.
 pub struct Error(Box<Inner>);
 
 struct Inner {
@@ -223,6 +224,8 @@ mod tests {
     #[test]
     fn results_on_the_request_path_stay_a_register_or_two_wide() {
         use std::mem::size_of;
+        assert_eq!(size_of::<Error>(), size_of::<usize>());
+        assert_eq!(size_of::<crate::Response>(), size_of::<usize>());
         assert_eq!(size_of::<Result<()>>(), size_of::<usize>());
         assert_eq!(size_of::<Result<crate::Response>>(), 2 * size_of::<usize>());
     }

@@ -8,8 +8,8 @@
 //! run left is cleaned up, and a signal stops both services.
 //!
 //! Why interleaved: the same comparison made in sequence (a baseline saved, then compared) lets
-//! the machine's drift between the two runs read as a change. bench/RESULTS.md § "ab: drift"
-//! measures both ways on this fixture with a neighbour starting halfway.
+//! the machine's drift between the two runs read as a change. bench/RESULTS.md § "ab: drift and
+//! cost" measures both ways on this fixture with a neighbour starting halfway.
 
 // A broken test environment (git, python3 or a fixture that does not build) should fail loudly.
 #![allow(clippy::expect_used)]

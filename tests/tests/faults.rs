@@ -1,6 +1,6 @@
-//! The fault suite (issue 11): loadbench against servers that misbehave on purpose
-//! ([`HostileServer`]), against signals and against bad input. One test per row of the issue's
-//! table and per fault class; each asserts what a user would notice: every iteration asked for
+//! The fault suite: loadbench against servers that misbehave on purpose
+//! ([`HostileServer`]), against signals and against bad input. One test per row of the fault
+//! table (`faults/rows.rs`) and per fault class; each asserts what a user would notice: every iteration asked for
 //! accounted for by kind, the exit code, a bounded wall time and, where a server can make the
 //! generator grow, its peak resident memory.
 //!
@@ -32,12 +32,13 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Generous for a one-second fault run on a slow, busy machine; far below the 26 s or 30 s the
-/// issue saw.
+/// Generous for a one-second fault run on a slow, busy machine; far below a run that waits out
+/// its request timeouts, which is the failure this bounds.
 const QUICK: Duration = Duration::from_secs(10);
 /// What a child may take before the test kills it and fails.
 const DEADLINE: Duration = Duration::from_secs(60);
-/// The issue's memory bound for a generator that a server sends gigabytes.
+/// The memory bound for a generator that a server sends gigabytes: what it keeps is bounded, not
+/// what the server sends.
 const RSS_LIMIT_KIB: u64 = 64 * 1024;
 
 /// One finished `cargo loadbench url … --json FILE` and the document it wrote, if any.

@@ -646,7 +646,7 @@ fn a_baseline_of_a_failing_run_is_refused_when_saved() {
     let _turn = one_at_a_time();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("refused.json");
-    // The row 6, as written: every request refused, saved as the baseline…
+    // Every request refused, saved as the baseline…
     let refused = format!("{}/", loadbench_tests::closed_port_url());
     let out = url_in(
         dir.path(),

@@ -1,5 +1,5 @@
-//! End to end: any latency percentile as a threshold and a table column (issue 13, item 7), and
-//! runs that measure nothing flagged, fatal with `--fail-on-warning` (item 9). Through the real
+//! End to end: any latency percentile as a threshold and a table column, and runs that measure
+//! nothing flagged, fatal with `--fail-on-warning`. Through the real
 //! `cargo loadbench`, the fixture crate `fixtures/metrics` and its bench binary run alone, against
 //! `TestServer`s on 127.0.0.1.
 

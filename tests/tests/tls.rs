@@ -1,4 +1,4 @@
-//! End-to-end tests of HTTPS targets (issue 12): `cargo loadbench url https://…` and a scenario's
+//! End-to-end tests of HTTPS targets: `cargo loadbench url https://…` and a scenario's
 //! bench binary with `--target https://…`, against the hyper + rustls [`TlsServer`] on 127.0.0.1
 //! with certificates made when the test starts ([`Pki`]). The tests compare what loadbench reports
 //! (exact counts, handshakes and resumptions in the JSON, error kinds and their descriptions) with

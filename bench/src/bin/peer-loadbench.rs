@@ -9,8 +9,8 @@
 
 #[loadbench::scenario(name = "c50", concurrency = 50, duration = "10s")]
 #[loadbench::scenario(name = "c1000", concurrency = 1000, duration = "10s")]
-// Bounded by count rather than time, so that an instruction count (valgrind --tool=callgrind)
-// of a run divides into a per-request figure that does not depend on the machine's speed.
+// Bounded by count rather than time, so that a run's instruction count divides into a per-request
+// figure that does not depend on the machine's speed.
 #[loadbench::scenario(name = "count50", concurrency = 50, count = 20_000)]
 // The pipelined row's shape (with `--connections 16 --pipeline 16`) at two counts: the difference
 // of their counts is the cost of 60,000 requests without the start and the report.

@@ -219,8 +219,9 @@ fn added<'a>(
 }
 
 /// The percentiles each latency reports beside the fixed ones: those asked on the command line,
-/// those the scenario's thresholds test (as the runtime adds them: `harness/runner.rs`), and any
-/// a shard's report already holds, so that the merge loses none.
+/// those the scenario's thresholds test (as the runtime adds them:
+/// `loadbench-runtime/src/harness/runner.rs`), and any a shard's report already holds, so that the
+/// merge loses none.
 fn extra_percentiles(parts: &[Part<'_>], asked: &[Percentile]) -> Vec<Percentile> {
     let mut all: Vec<Percentile> = asked.to_vec();
     for part in parts {

@@ -44,7 +44,7 @@ pub(crate) fn quiet_repeated_panics() {
 ///
 /// A future of its own over the pinned body rather than an `async fn` taking it: the body's
 /// future is the largest of an iteration, and taking it by value would copy it once more per
-/// iteration (bench/RESULTS.md, issue 15).
+/// iteration.
 ///
 /// `started` is the iteration's start as a clock reading just taken, which its first request's
 /// deadline may use during the body's first poll ([`request_timer::primed`]); `None` when the

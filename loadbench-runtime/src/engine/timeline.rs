@@ -7,9 +7,9 @@
 //!
 //! A success is recorded once, in the worker's whole latency histogram (nanoseconds, 3
 //! significant digits): the open second's latencies are what that histogram gained since the
-//! second began, taken as a difference when the second closes. Recording them a second time, in
-//! a histogram of the second's own, cost 122 instructions of a pipelined request's 2,375
-//! (cachegrind, bench/RESULTS.md). The difference is then reduced to the timeline's precision,
+//! second began, taken as a difference when the second closes: recording them a second time, in
+//! a histogram of the second's own, is a cost on every request (bench/RESULTS.md § Request path
+//! instruction costs). The difference is then reduced to the timeline's precision,
 //! microseconds at 2 significant digits: a value moves by at most the whole histogram's bucket
 //! width (0.1 %) before it is reduced, which can put it in the next 2-digit bucket; the tests
 //! hold a second's percentiles to within 1.1 % of what a histogram of the second's own gives.

@@ -5,8 +5,7 @@
 //! of its own these go through the task's state (atomic read-modify-writes), the `LocalSet`'s
 //! queue and the task's header. Here a user's wake on its own worker's thread is a flag and a
 //! push on a queue of that thread, and the set's task is woken once for all the users a batch of
-//! responses answered: 190 instructions a request fewer in the pipelined `count50`, and about
-//! 4 % less CPU a request in the pipelined peer benchmark's shape (bench/RESULTS.md).
+//! responses answered (bench/RESULTS.md § Request path instruction costs).
 //!
 //! Only there: a user that owns its connection reads its own socket, and tokio's cooperative
 //! budget, which makes a task yield after so much I/O, is a task's; users polled within one task
@@ -338,6 +337,12 @@ mod tests {
 
     use super::*;
     use crate::http::Target;
+
+    /// What a poll of a user needs stays in one cache line (the comment on [`User`]).
+    #[test]
+    fn a_user_fits_one_cache_line() {
+        assert!(std::mem::size_of::<User>() <= 64, "{} bytes", std::mem::size_of::<User>());
+    }
 
     fn ctx(user: u32) -> Box<Ctx> {
         let target = Rc::new(Target::resolve("http://127.0.0.1:1/").unwrap());

@@ -82,8 +82,7 @@ impl UserSlot {
 
 /// A virtual user's whole run, boxed once per user (never per iteration). It hands its `Ctx`
 /// back for the user's teardown, boxed: a task's output is moved out of every poll of it, once
-/// per response, even while it is pending (two copies of a `Ctx`, 240 instructions a request in
-/// bench/README.md's `count50`).
+/// per response, even while it is pending (bench/RESULTS.md § Request path instruction costs).
 pub type VuFuture = Pin<Box<dyn Future<Output = Box<Ctx>>>>;
 
 /// A per-user setup or teardown (`setup = login`), as registered: an `async fn(&mut Ctx) ->
@@ -137,8 +136,8 @@ where
         let mut first = true;
         // In the closed model without think time or ramp, a user starts its next iteration the
         // moment the last one ends: that end's clock reading is the next start. Between them is
-        // only this loop's bookkeeping, and a clock read is a tenth of what a pipelined request
-        // costs the generator (perf, bench/RESULTS.md).
+        // only this loop's bookkeeping, and a clock read is a visible share of a pipelined
+        // request's cost (bench/RESULTS.md § Request path instruction costs).
         let reuse_end = think.is_none() && !ramp && slot.is_none();
         let mut last_end: Option<Instant> = None;
         // Whether this task's waker is in the user's slot of `halt`: this loop is polled by one task

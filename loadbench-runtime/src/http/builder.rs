@@ -15,7 +15,7 @@ use super::session::Resend;
 use crate::error::{Error, ErrorKind, Result};
 
 // Each of these is inline, as `send` is: a `RequestBuilder` returned from a call came back through
-// memory for `send` to take apart, and a request cost 110 instructions more (bench/RESULTS.md).
+// memory for `send` to take apart (bench/RESULTS.md § Request path instruction costs).
 // Only a new path leaves the inline code.
 impl Ctx {
     /// Starts a GET request for `path`, relative to the target's base URL.
@@ -74,7 +74,7 @@ impl Ctx {
 pub struct RequestBuilder<'a> {
     pub(super) ctx: &'a mut Ctx,
     /// The request's own headers; `None` until it has one, as most requests never do: an empty
-    /// `HeaderMap` costs a request about 70 instructions to make and drop (bench/RESULTS.md).
+    /// `HeaderMap` is still made and dropped.
     headers: Option<HeaderMap>,
     /// `None` until it has one, as most requests never do: an empty `Bytes` is still made and
     /// dropped through its vtable, an indirect call a request.
@@ -147,8 +147,7 @@ impl<'a> RequestBuilder<'a> {
     // is `execute`'s own rather than a wrapper holding the builder's fields next to it (every
     // byte of a request's future is copied as it moves up through the awaits). Inlined, always:
     // the future is then built where the body's `.await` keeps it, not built here and copied
-    // there (two copies of a request's future a request before, 190 instructions in
-    // bench/README.md's pipelined `count50`; bench/RESULTS.md).
+    // there (bench/RESULTS.md § Request path instruction costs).
     #[allow(clippy::manual_async_fn)]
     #[inline(always)]
     pub fn send(self) -> impl std::future::Future<Output = Result<Response>> + 'a {

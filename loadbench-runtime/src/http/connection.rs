@@ -4,12 +4,10 @@
 //! Why not hyper's client: a virtual user has exactly one request in flight, so hyper's
 //! machinery for the general case (a request channel to a connection task, a oneshot for the
 //! response, a `HeaderMap` built for every response, a body channel) is the whole per-request
-//! cost of the generator. Measured with callgrind on the peer benchmark, hyper's client
-//! dispatch took about 11,000 instructions per request, three times wrk's entire user-space
-//! cost; the target (less CPU per request than wrk) is out of reach with it. What is
-//! left here is one `write` and usually one `read` per request, httparse (hyper's own parser)
-//! for the head, and the framing rules in `h1.rs`. Every test server is hyper's, so this
-//! client is checked against hyper on every run of the suite.
+//! cost of the generator, and less CPU per request than wrk is out of reach with it
+//! (bench/RESULTS.md § HTTP/1.1 client). What is left here is one `write` and usually one `read`
+//! per request, httparse (hyper's own parser) for the head, and the framing rules in `h1.rs`. Every
+//! test server is hyper's, so this client is checked against hyper on every run of the suite.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -414,8 +412,8 @@ impl Http1Connection {
     }
 
     /// Reads once into the buffer, with at least `want` bytes of room; 0 at end of stream.
-    // Always inlined, as it was when `poll_exchange` was its only caller: the unshared path's
-    // instruction count (bench/README.md) does not pay for the pipeline's second caller.
+    // Always inlined, as it was when `poll_exchange` was its only caller: the unshared path does
+    // not pay for the pipeline's second caller.
     #[inline(always)]
     fn poll_fill(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<Result<usize, ExchangeError>> {
         if self.read.capacity() - self.read.len() < want.min(READ_CHUNK) {

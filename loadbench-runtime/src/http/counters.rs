@@ -5,8 +5,8 @@ use http::StatusCode;
 
 /// HTTP figures of one virtual user, merged into the scenario's totals when it finishes.
 ///
-/// What every response counts comes first, in one cache line with the first status codes (see
-/// `Ctx`'s layout).
+/// What every response counts comes first, and the first status code's slot within the same 64
+/// bytes: one cache line where the struct starts on a line (see `Ctx`'s layout); a test holds it.
 #[derive(Debug, Default)]
 #[repr(C)]
 pub(crate) struct HttpCounters {
@@ -96,6 +96,16 @@ impl StatusCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What every response counts, then the first status code's slot, within 64 bytes of the
+    /// struct's start (the comment on [`HttpCounters`]).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn what_every_response_counts_leads_the_counters() {
+        use std::mem::{offset_of, size_of};
+        let status = offset_of!(HttpCounters, status) + offset_of!(StatusCounts, inline);
+        assert!(status + size_of::<(u16, u64)>() <= 64, "the first status slot at byte {status}");
+    }
 
     #[test]
     fn status_counts_keep_every_code_beyond_the_inline_slots() {

@@ -47,9 +47,9 @@ use crate::error::{Error, Result};
 /// # fn main() {}
 /// ```
 #[derive(Debug)]
-// In declaration order, the fields a request touches first: with a thousand users taking turns
-// on a core, each of a user's cache lines a request touches is a cache miss (about one per
-// line), and the compiler's own order spread them over ten lines of the 952 (bench/RESULTS.md).
+// Fields in first-touch order: with a thousand users taking turns on a core, each of a user's
+// cache lines a request touches is a cache miss. Re-measure before reordering (bench/RESULTS.md
+// § Ctx layout); a test holds the size.
 #[repr(C)]
 pub struct Ctx {
     /// What the request being built does with its response's body. Here rather than in the
@@ -65,7 +65,7 @@ pub struct Ctx {
     /// The method of the request being built (a redirect's hop changes it). Here rather than
     /// moved from the builder into the request's future: a `Method` is written a field at a
     /// time, and the wider loads of a move that follows at once wait for those stores to reach
-    /// the cache (bench/RESULTS.md).
+    /// the cache (bench/RESULTS.md § Layouts on the request path).
     pub(super) method: Method,
     user: u32,
     /// Whether the current iteration is measured (not warmup), so that its steps count.
@@ -76,7 +76,7 @@ pub struct Ctx {
     /// The redirects the request being sent has followed so far; boxed, and only once one is:
     /// following is rare. Here rather than in the request's future, where the lane's exchange
     /// read it together with the user's state in one wide load that waited for the two stores
-    /// (bench/RESULTS.md).
+    /// (bench/RESULTS.md § Layouts on the request path).
     pub(super) chain: Option<Box<Chain>>,
     /// The user's cookies ([`Ctx::cookies`]).
     pub(super) jar: Jar,
@@ -234,15 +234,15 @@ impl Ctx {
     /// the close has not been seen by it.
     // One future for the whole request, hops and lane included: each level of `async fn` is a
     // state of every request's future, with a cold line or two of a user's memory to touch per
-    // request (bench/RESULTS.md). A lane's exchange is awaited here only, so that its future's
-    // code is inlined into this one's.
+    // request (bench/RESULTS.md § Levels of a request's future). A lane's exchange is awaited here
+    // only, so that its future's code is inlined into this one's.
     //
     // An `async` block rather than an `async fn`: an `async fn` keeps each argument twice in its
     // state, as it came and as the body's own binding (a line of a user's memory more per
     // request); the block uses what it captured. `prepared`'s error is boxed for the same reason:
     // it stays in the state for the whole request, and is nearly always `Ok`. A named request's
     // row is recorded here too, rather than by a future around this one, whose poll would move
-    // every request's response once more on its way to the body (58 instructions a request).
+    // every request's response once more on its way to the body (bench/RESULTS.md § Ctx layout).
     #[allow(clippy::manual_async_fn)]
     pub(super) fn execute<'a>(
         &'a mut self,
@@ -391,5 +391,26 @@ pub(super) fn sent_path<'a>(chain: Option<&'a Chain>, last: &'a LastRequest) -> 
     match chain {
         Some(chain) => &chain.path,
         None => last.joined().unwrap_or("/"),
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    use std::mem::offset_of;
+
+    use super::Ctx;
+
+    /// The fields a request touches come first and stay within the first eight cache lines; the
+    /// rest (from `recorder`) only a request with cookies, a name or a new connection reads. A
+    /// field added above `recorder` that crosses the line fails here: re-measure before moving it
+    /// (bench/RESULTS.md § Ctx layout).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn what_a_request_touches_fits_the_first_eight_cache_lines() {
+        assert!(offset_of!(Ctx, recorder) <= 8 * 64, "`recorder` at byte {}", offset_of!(Ctx, recorder));
+        // Declaration order is the layout (`repr(C)`): the first-touch fields lead.
+        assert!(offset_of!(Ctx, policy) < offset_of!(Ctx, lane));
+        assert!(offset_of!(Ctx, lane) < offset_of!(Ctx, wire));
+        assert!(offset_of!(Ctx, wire) < offset_of!(Ctx, counters));
     }
 }

@@ -110,12 +110,11 @@ const MEMO_MAX: usize = 1024;
 /// A server's heads on one connection are mostly the same bytes (its headers and their values
 /// stay, until `Date` changes a second later), and a head that begins the buffer byte for byte,
 /// up to and including its empty line, parses to the same result; comparing costs a fraction of
-/// parsing (callgrind, `count50` pipelined, 2026-12-01: the parse was 1,300 instructions of a
-/// request's 5,500).
+/// parsing (bench/RESULTS.md § HTTP/1.1 client).
 ///
 /// The remembered bytes are also the head of a response whose body is not kept behind it in
 /// the read buffer ([`HeadMemo::current`]): a clone of them costs a request less than splitting
-/// its head off the read buffer (bench/RESULTS.md).
+/// its head off the read buffer (bench/RESULTS.md § HTTP/1.1 client).
 #[derive(Debug, Default)]
 pub(crate) struct HeadMemo {
     bytes: Bytes,

@@ -27,10 +27,9 @@ thread_local! {
 ///
 /// A closed-model user starts its next iteration at the last one's end reading, and its first
 /// request comes in the same poll, microseconds later at most: a second reading tells the
-/// deadline nothing (one of the two clock reads left per request, about 2 % of a pipelined
-/// request's CPU in this machine's VM; bench/RESULTS.md). The engine primes it for the first
-/// poll of an iteration's body only and withdraws it after, so that a body that waited first (a
-/// sleep, another request) reads the clock.
+/// deadline nothing (bench/RESULTS.md § Request path instruction costs). The engine primes it for
+/// the first poll of an iteration's body only and withdraws it after, so that a body that waited
+/// first (a sleep, another request) reads the clock.
 pub(crate) fn primed(now: Option<std::time::Instant>) {
     PRIMED.with(|primed| primed.set(now));
 }
@@ -42,8 +41,7 @@ pub(crate) struct RequestTimer {
     armed: Option<Armed>,
     /// The clock as a request read it for its deadline ([`RequestTimer::deadline`]), for the
     /// first pending poll after it: that poll follows within microseconds, in the same poll of
-    /// the task, and a second read of the clock would tell it nothing (one of four a request
-    /// made, 65 instructions in bench/README.md's `count50`). Later polls read the clock.
+    /// the task, and a second read of the clock would tell it nothing. Later polls read the clock.
     fresh: Option<Instant>,
 }
 
@@ -77,7 +75,7 @@ impl RequestTimer {
     /// Runs `work` to completion, or gives up at `deadline` (then `None`).
     // A future of its own rather than an `async fn` around a `poll_fn`: each of those is a level
     // of every request's future, with a state and a cold line or two of a user's memory to
-    // touch per request (bench/RESULTS.md).
+    // touch per request (bench/RESULTS.md § Levels of a request's future).
     pub(crate) fn within<F: Future>(&mut self, deadline: Instant, work: F) -> Within<'_, F> {
         let RequestTimer { armed, fresh } = self;
         let armed = armed.get_or_insert_with(|| Armed {

@@ -11,16 +11,17 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// A complete response: status, headers and body.
 // One pointer wide: a response moves through every future of its request on its way to the
-// scenario, and a `Result<Response>` of 56 bytes was copied at each level in pieces whose loads
+// scenario, and a wider `Result<Response>` was copied at each level in pieces whose loads
 // straddled the stores that wrote them, so that the processor waited for those stores to land
-// (bench/RESULTS.md). One allocation a response is cheaper than those waits.
+// (bench/RESULTS.md § Layouts on the request path). One allocation a response is cheaper than those
+// waits. A test in `error.rs` holds it to one word.
 #[derive(Debug, Clone)]
 pub struct Response(Box<Parts>);
 
 /// What a response holds. A shared connection's driver keeps it in the request's slot as it is,
 /// and the user boxes it when it takes it: each user then reuses the allocation its last response
-/// freed, where a driver allocating a batch of sixteen at once would miss the allocator's cache
-/// (bench/RESULTS.md).
+/// freed, where a driver allocating a batch at once would miss the allocator's cache
+/// (bench/RESULTS.md § Layouts on the request path).
 #[derive(Debug, Clone)]
 pub(super) struct Parts {
     status: StatusCode,
@@ -30,7 +31,7 @@ pub(super) struct Parts {
     body_at: u32,
     /// The head as received, then the body: one handle on the connection's read buffer rather
     /// than one each, so that a response costs one reference count (an atomic add and an atomic
-    /// subtract) rather than two (bench/RESULTS.md).
+    /// subtract) rather than two.
     message: Bytes,
     /// Boxed: most responses are never asked for their headers, and the allocation of every
     /// response should stay small. Parsed from the head on first use.

@@ -10,13 +10,10 @@ use super::units::{micros, thousands};
 
 /// A median iteration faster than this, in microseconds, is faster than any network round trip.
 ///
-/// A real HTTP exchange over loopback costs two processes a write, a wake-up and a read each.
-/// Measured on this project's 2-core machine (tests/tests/metrics.rs, one virtual user against
-/// the tests' hyper server): min 118 µs, median 131 µs; the CPU alone costs 11–15 µs a request
-/// (bench/RESULTS.md), and even a fast machine with a busy-polling server does not go below about
-/// 10 µs. An iteration that makes no exchange costs the virtual user's loop: a median of 0.09 µs
-/// on the same machine (3.6 million "req/s"). 5 µs lies more than 50× above the one and 20×
-/// below the other, so neither a loaded nor a fast machine moves a run across it.
+/// A real HTTP exchange over loopback costs two processes a write, a wake-up and a read each; an
+/// iteration that makes no exchange costs only the virtual user's loop. The bound lies more than
+/// an order of magnitude from both, so neither a loaded nor a fast machine moves a run across it
+/// (bench/RESULTS.md § Too-fast bound).
 pub const TOO_FAST_MEDIAN_US: f64 = 5.0;
 
 /// What is wrong with a run that measured nothing.

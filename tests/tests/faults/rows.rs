@@ -1,4 +1,5 @@
-//! The issue's table, row by row: each row run as the issue ran it, with the behaviour it asks for.
+//! The fault table, row by row: each row a misbehaving server run as a user would meet it, with
+//! the behaviour loadbench owes that user.
 
 use super::*;
 

@@ -3,7 +3,8 @@
 //! and the future its user waits on (`Exchange`), the same for both protocols.
 //!
 //! The values here are laid out for the request's path: an `Exchange` is two words, and a
-//! response goes from its slot straight into its box (bench/RESULTS.md).
+//! response goes from its slot straight into its box (bench/RESULTS.md § Layouts on the request
+//! path).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -71,7 +72,7 @@ impl Failure {
 ///
 /// The response and the failure are kept apart, not as one `(Result<Received, Failure>, bool)`:
 /// taken as one, the response's parts went through the stack twice, shifted by a byte, and each
-/// read waited for the writes before it (bench/RESULTS.md).
+/// read waited for the writes before it (bench/RESULTS.md § Layouts on the request path).
 #[derive(Debug, Default)]
 pub(crate) struct Answer {
     received: Option<Received>,
@@ -138,7 +139,7 @@ pub(crate) trait Slots {
 ///
 /// Two words, so that the lane's `exchange` returns it in two registers: a larger one was
 /// written to the stack a field at a time and read back at once, wider, into the request's
-/// future, and the read waited for the writes (bench/RESULTS.md).
+/// future, and the read waited for the writes (bench/RESULTS.md § Layouts on the request path).
 #[derive(Debug)]
 pub(crate) struct Exchange<'a, S: Slots> {
     slots: &'a RefCell<S>,
@@ -159,7 +160,7 @@ impl<S: Slots> Future for Exchange<'_, S> {
     type Output = std::result::Result<Reply, Failure>;
 
     // Out of line: the lane's future is part of every user's request future, and the unshared
-    // path (bench/README.md's `count50`) should not pay for its size.
+    // path should not pay for its size.
     #[inline(never)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();

@@ -64,8 +64,8 @@ pub(crate) struct Outgoing<'a> {
 ///
 /// Asked for, rather than built up front and lent to the exchange: an [`Outgoing`] and a
 /// [`UserSide`] made before the exchange would sit in every request's future beside the
-/// exchange's own state, 120 bytes (two cache lines of a user's memory) written and read back
-/// per request (bench/RESULTS.md).
+/// exchange's own state, written and read back per request (bench/RESULTS.md § Levels of a
+/// request's future).
 pub(crate) trait Sender {
     /// The request, as it goes on the wire.
     fn request(&self) -> Outgoing<'_>;

@@ -4,12 +4,12 @@
 //! connection (`driver.rs`) owns the socket, reads every frame and writes what the users queued;
 //! a user's request is a slot in the connection's table (`streams.rs`), its HEADERS frame
 //! appended to the connection's output, its response handed back when its stream ends. Why not
-//! a crate's client: measured against hyper's HTTP/2 server (bench/RESULTS.md, issue 15),
-//! a request through the `h2` crate's client cost 8.3 µs of CPU, 3.1 times h2load's, nearly all
-//! of it in the crate (a stream store behind a lock, a waker and a `Bytes` per frame, a
-//! `HeaderMap` built per response); hyper's client adds a channel and a task hop to that. Here a
+//! a crate's client: through the `h2` crate's client a request cost several times h2load's CPU,
+//! nearly all of it in the crate (a stream store behind a lock, a waker and a `Bytes` per frame,
+//! a `HeaderMap` built per response), and hyper's client adds a channel and a task hop to that
+//! (bench/RESULTS.md § HTTP/2 client). Here a
 //! request costs a copy of its header block and a share of one write; a response a share of one
-//! read and its header block's decoding (`hpack.rs`, which says why its decoder is the
+//! read and its header block's decoding (`hpack/`, which says why its decoder is the
 //! runtime's own too). The `h2` crate stays as the server the tests answer with.
 //!
 //! What the protocol asks of a client, and where it is kept:

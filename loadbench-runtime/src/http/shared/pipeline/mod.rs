@@ -8,12 +8,8 @@
 //! waker may be answered and gone while others still wait), and the hot path stays simple. Its
 //! cost is one wake of the driver per batch, not per request: the users that queue a request
 //! while the driver runs or is already woken wake nothing, and the driver writes everything
-//! queued in one `write` and completes every response one `read` brought in one poll. Measured
-//! with callgrind (bench/README.md, "Instruction counts", 2026-12-01, one worker, 50 users,
-//! 20,000 requests): 125.4 M instructions pipelined 16 deep on 4 connections against 129.9 M
-//! unshared, with 1,618 `sendto` and 1,615 `recvfrom` calls instead of 20,000 each (strace);
-//! at depth 1 (users taking turns) the driver's extra wake per request costs 193 M. The other
-//! design was not built, so its figure is not known.
+//! queued in one `write` and completes every response one `read` brought in one poll. Re-measure
+//! before changing this (bench/RESULTS.md § Pipelined driver).
 //!
 //! Accounting: a request is answered, or fails exactly once with a [`Failure`] that says
 //! whether it may be sent again (never written, or idempotent: the server cannot have acted on
@@ -69,7 +65,7 @@ impl Pipeline {
     /// whether the request failed without a byte of it written: sending it again costs the
     /// request none of its retries.
     // Out of line, as `Exchange::poll`: the lane's future is part of every user's request
-    // future, and the unshared path (bench/README.md's `count50`) should not pay for its size.
+    // future, and the unshared path should not pay for its size.
     #[inline(never)]
     pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, again: bool) -> Exchange<'a, Queue> {
         let slot = self.queue.borrow_mut().push(request, again);

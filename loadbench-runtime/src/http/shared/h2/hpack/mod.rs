@@ -9,12 +9,11 @@
 //!
 //! Responses are decoded with the connection's dynamic table, in the order they arrive. Written
 //! here rather than taken from a crate, and why: `loona-hpack` (the maintained fork of `hpack`)
-//! builds a hash map of the Huffman code for every Huffman-coded string, ~200,000 instructions,
-//! which hyper's server sends in every response (measured with callgrind, 2026-12-01: 214,000
-//! instructions a request); `httlib-hpack` allocates three vectors per field and drains its input
-//! from the front; the `h2` crate keeps its decoder private. The decoder is small (the RFC's
-//! static table, a dynamic table, integers and strings, `huffman.rs`), and its tests hold it to
-//! the RFC's examples and to hyper's server.
+//! builds a hash map of the Huffman code for every Huffman-coded string, which hyper's server sends
+//! in every response (bench/RESULTS.md § HPACK decoder); `httlib-hpack` allocates three vectors per
+//! field and drains its input from the front; the `h2` crate keeps its decoder private. The decoder
+//! is small (the RFC's static table, a dynamic table, integers and strings, `huffman.rs`), and its
+//! tests hold it to the RFC's examples and to hyper's server.
 
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{HeaderMap, Method, StatusCode, header};
@@ -204,8 +203,8 @@ pub(super) fn decode_trailers(decoder: &mut Decoder, block: &[u8], limit: usize)
 /// The last head is remembered with its block: while the dynamic table stays as it was, the same
 /// block decodes to the same head, which is then shared rather than decoded again. A server's
 /// heads are mostly the same block (its fields indexed, once its table holds them, until a value
-/// such as `Date` changes), and decoding one cost 1,300 instructions of a request's 6,000
-/// (callgrind, `count50` over HTTP/2 against hyper's server, 2026-12-01).
+/// such as `Date` changes), and decoding is a large share of a request's cost (bench/RESULTS.md
+/// § HPACK decoder).
 #[derive(Debug)]
 pub(super) struct Responses {
     decoder: Decoder,
