@@ -20,6 +20,11 @@ use loadbench_tests::cli::{
 };
 use loadbench_tests::{Behavior, TestServer};
 
+#[path = "gate/baselines.rs"]
+mod baselines;
+#[path = "gate/outputs.rs"]
+mod outputs;
+
 /// Serialises the tests of this file.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
@@ -54,6 +59,41 @@ fn comparison_table(stdout: &str) -> &str {
 fn comparison<'a>(report: &'a Results, name: &str) -> &'a Comparison {
     let s = loadbench_tests::cli::scenario(report, name);
     s.comparison.as_ref().unwrap_or_else(|| panic!("`{name}` was not compared: {s:#?}"))
+}
+
+/// The tables of a Markdown document, parsed with pulldown-cmark: each a list of rows (the
+/// header first), each row its cells' text.
+fn markdown_tables(markdown: &str) -> Vec<Vec<Vec<String>>> {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut in_table = false;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Table(_)) => {
+                in_table = true;
+                tables.push(Vec::new());
+            }
+            Event::End(TagEnd::Table) => in_table = false,
+            _ if !in_table => {}
+            Event::Start(Tag::TableHead | Tag::TableRow) => {
+                if let Some(table) = tables.last_mut() {
+                    table.push(Vec::new());
+                }
+            }
+            Event::Start(Tag::TableCell) => {
+                if let Some(row) = tables.last_mut().and_then(|t| t.last_mut()) {
+                    row.push(String::new());
+                }
+            }
+            Event::Text(text) | Event::Code(text) => {
+                if let Some(cell) = tables.last_mut().and_then(|t| t.last_mut()).and_then(|r| r.last_mut()) {
+                    cell.push_str(&text);
+                }
+            }
+            _ => {}
+        }
+    }
+    tables
 }
 
 /// The changes of one comparison, for failure messages: `it/s -3.1% [-5.0, -1.2]`, …
@@ -301,458 +341,6 @@ fn a_bench_binary_run_alone_fails_on_its_own_thresholds() {
     let (code, stdout, stderr) = run(&["--quiet", "--target", &slow.url(), "guarded"]);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(!stdout.contains("threshold"), "{stdout}");
-}
-
-#[test]
-fn every_output_format_reads_back() {
-    let _turn = one_at_a_time();
-    let target = server(Duration::ZERO);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = |name: &str| dir.path().join(name);
-    let summary = file("summary.md");
-    std::fs::write(&summary, "# An earlier step\n").expect("write the summary");
-    // A run that only saves a baseline (the base commit's step) writes no summary block.
-    let saved = cargo_loadbench_with_env(
-        &[
-            "--manifest-path",
-            path(&fixture("gate")),
-            "--quiet",
-            "hello",
-            "--exact",
-            "--target",
-            &target.url(),
-            "--save-baseline",
-            "main",
-            "--baseline-dir",
-            path(dir.path()),
-        ],
-        &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
-    );
-    assert_eq!(saved.code, Some(0), "{saved:#?}");
-    assert_eq!(std::fs::read_to_string(&summary).expect("summary"), "# An earlier step\n");
-
-    let json_output = format!("json:{}", path(&file("results.data")));
-    let out = cargo_loadbench_with_env(
-        &[
-            "--manifest-path",
-            path(&fixture("gate")),
-            "--quiet",
-            "guarded",
-            "hello",
-            "--target",
-            &target.url(),
-            "--baseline",
-            "main",
-            "--baseline-dir",
-            path(dir.path()),
-            // Cannot hold: a failed threshold in every format.
-            "--threshold",
-            "guarded:p50<1ns",
-            "--format",
-            "json",
-            "--output",
-            &json_output,
-            "--output",
-            path(&file("results.csv")),
-            "--output",
-            path(&file("results.md")),
-            "--output",
-            path(&file("junit.xml")),
-            "--output",
-            path(&file("reports/table.txt")),
-            "-o",
-            path(&file("report.html")),
-        ],
-        &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
-    );
-    assert_eq!(out.code, Some(1), "{out:#?}");
-
-    // JSON: stdout and the file hold the same versioned document.
-    let stdout = loadbench_tests::cli::results_json(&out.stdout, "stdout of --format json");
-    let stdout: Results = serde_json::from_value(stdout).expect("stdout is the JSON report");
-    let report = read_report(&file("results.data"));
-    assert_eq!(stdout, report);
-    assert_eq!(report.schema_version, loadbench::report::SCHEMA_VERSION);
-    let names: Vec<&str> = report.scenarios.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["hello", "guarded"], "in source order");
-    assert_eq!(comparison(&report, "guarded").verdict, Verdict::New);
-    assert!(comparison(&report, "hello").metrics.len() == 4, "{:#?}", comparison(&report, "hello"));
-
-    // CSV: a header and one row per scenario.
-    let mut csv = csv::Reader::from_path(file("results.csv")).expect("CSV");
-    let header = csv.headers().expect("header").clone();
-    let column =
-        |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no `{name}` in {header:?}"));
-    let rows: Vec<csv::StringRecord> = csv.records().collect::<Result<_, _>>().expect("CSV rows");
-    let cells: Vec<[&str; 5]> = rows
-        .iter()
-        .map(|r| {
-            [
-                &r[column("scenario")],
-                &r[column("iterations")],
-                &r[column("thresholds")],
-                &r[column("verdict")],
-                &r[column("baseline")],
-            ]
-        })
-        .collect();
-    assert_eq!(cells[1], ["guarded", "20", "failed", "new", "main"]);
-    assert_eq!(cells[0][..3], ["hello", "100", ""]);
-    assert!(["no change", "improved", "regressed"].contains(&cells[0][3]), "{cells:?}");
-    assert!(rows[0][column("p50_old_us")].parse::<f64>().is_ok_and(|us| us > 0.0), "{rows:?}");
-    assert!(rows[1][column("failed_thresholds")].starts_with("p50 < 1ns (was "), "{rows:?}");
-
-    // JUnit: a suite per scenario, its case named for it, the failed threshold a failure.
-    let xml = std::fs::read_to_string(file("junit.xml")).expect("JUnit file");
-    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
-    let suites: Vec<Option<&str>> =
-        doc.descendants().filter(|n| n.has_tag_name("testsuite")).map(|n| n.attribute("name")).collect();
-    assert_eq!(suites, [Some("gate/api: hello"), Some("gate/api: guarded")]);
-    let cases: Vec<roxmltree::Node> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
-    let case_names: Vec<Option<&str>> = cases.iter().map(|c| c.attribute("name")).collect();
-    assert_eq!(case_names, [Some("hello"), Some("guarded")]);
-    let failure = cases[1].children().find(|n| n.has_tag_name("failure")).expect("guarded failed");
-    assert!(failure.attribute("message").is_some_and(|m| m.starts_with("threshold failed: p50 < 1ns (was ")), "{xml}");
-    assert_eq!(failure.attribute("type"), Some("threshold"));
-    assert!(!cases[0].children().any(|n| n.has_tag_name("failure")), "hello gates nothing: {xml}");
-
-    // Markdown: a GitHub table per section, as a Markdown parser sees it.
-    let markdown = std::fs::read_to_string(file("results.md")).expect("Markdown file");
-    let tables = markdown_tables(&markdown);
-    assert_eq!(tables.len(), 2, "the comparison old → new first, then the results: {markdown}");
-    assert_eq!(tables[0][0], ["", "scenario", "it/s old → new", "p50 old → new", "p99 old → new", "verdict"]);
-    assert_eq!(tables[0][1][1], "hello");
-    assert!(tables[0][1][3].contains(" → "), "{:?}", tables[0][1]);
-    assert_eq!(tables[0][2][..3], ["❌", "guarded", "-"]);
-    assert_eq!(tables[0][2][5], "new");
-    assert_eq!(
-        tables[1][0],
-        ["", "scenario", "iterations", "failed", "responses", "req/s", "p50", "p95", "p99", "max", "thresholds"]
-    );
-    assert_eq!(tables[1][2][..5], ["❌", "guarded", "20", "0", "20"]);
-    assert!(tables[1][2][10].starts_with("failed: p50 < 1ns (was "), "{:?}", tables[1][2]);
-    assert_eq!(tables[1][1][1..4], ["hello", "100", "0"]);
-    assert!(
-        markdown.starts_with(
-            "### loadbench: this run compared with baseline `main`\n\n❌ loadbench: 1 of 2 failed: guarded (p50 \\< 1ns (was "
-        ),
-        "{markdown}"
-    );
-    assert!(markdown.contains("\n<details><summary>"), "{markdown}");
-
-    // GITHUB_STEP_SUMMARY: one block, the comparison's, after what was there, naming the HTML
-    // report the summary page cannot show.
-    let summary = std::fs::read_to_string(&summary).expect("summary");
-    let html = file("report.html");
-    let note = format!(
-        "\n📊 HTML report: `{}`, in this run's artifacts (download and open it in a browser).\n",
-        html.display()
-    );
-    assert!(markdown.ends_with(&note), "{markdown}");
-    assert_eq!(summary, format!("# An earlier step\n\n{markdown}"));
-
-    // The HTML report: one page, both scenarios, the failed threshold (the browser tests are in
-    // tests/html_report.rs).
-    let page = std::fs::read_to_string(&html).expect("the HTML report");
-    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..page.len().min(200)]);
-    for shown in ["guarded", "hello", "p50 &lt; 1ns"] {
-        assert!(page.contains(shown), "`{shown}` not in the page");
-    }
-
-    // The table, as the terminal shows it, in a directory that did not exist.
-    let table = std::fs::read_to_string(file("reports/table.txt")).expect("table file");
-    assert_eq!(row(&table, "hello")[1], "100");
-    assert!(table.contains("\nguarded: threshold failed: p50 < 1ns (was "), "{table}");
-}
-
-/// The tables of a Markdown document, parsed with pulldown-cmark: each a list of rows (the
-/// header first), each row its cells' text.
-fn markdown_tables(markdown: &str) -> Vec<Vec<Vec<String>>> {
-    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-    let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
-    let mut in_table = false;
-    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
-        match event {
-            Event::Start(Tag::Table(_)) => {
-                in_table = true;
-                tables.push(Vec::new());
-            }
-            Event::End(TagEnd::Table) => in_table = false,
-            _ if !in_table => {}
-            Event::Start(Tag::TableHead | Tag::TableRow) => {
-                if let Some(table) = tables.last_mut() {
-                    table.push(Vec::new());
-                }
-            }
-            Event::Start(Tag::TableCell) => {
-                if let Some(row) = tables.last_mut().and_then(|t| t.last_mut()) {
-                    row.push(String::new());
-                }
-            }
-            Event::Text(text) | Event::Code(text) => {
-                if let Some(cell) = tables.last_mut().and_then(|t| t.last_mut()).and_then(|r| r.last_mut()) {
-                    cell.push_str(&text);
-                }
-            }
-            _ => {}
-        }
-    }
-    tables
-}
-
-#[test]
-fn named_requests_and_checks_reach_every_output_and_the_checks_threshold_gates() {
-    let _turn = one_at_a_time();
-    let target = server(Duration::ZERO);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = |name: &str| dir.path().join(name);
-
-    // Two runs merged: each run's 50 iterations make 5 failed `not tenth` checks.
-    let out = gate(&[
-        "checked",
-        "--target",
-        &target.url(),
-        "--runs",
-        "2",
-        "--threshold",
-        "checked:checks>=95%",
-        "--json",
-        path(&file("out.json")),
-        "--output",
-        path(&file("out.csv")),
-        "--output",
-        path(&file("out.md")),
-    ]);
-    assert_eq!(out.code, Some(0), "{out:#?}");
-    assert_eq!(target.requests(), 100);
-    assert_eq!(row(&out.stdout, "↳ GET /items/{id}")[..3], ["↳ GET /items/{id}", "100", "0"], "{}", out.stdout);
-    assert!(
-        out.stdout.contains(
-            "\nchecked: checks 95.0% passed: status is 200 100.0% (100 of 100), not tenth 90.0% (90 of 100)\n"
-        ),
-        "{}",
-        out.stdout
-    );
-    assert!(out.stdout.contains("\nchecked: thresholds met: checks >= 0.95\n"), "{}", out.stdout);
-
-    let checked = loadbench_tests::cli::scenario(&read_report(&file("out.json")), "checked").clone();
-    let requests: Vec<(&str, u64, u64)> =
-        checked.requests.iter().map(|r| (r.name.as_str(), r.iterations, r.failed)).collect();
-    assert_eq!(requests, [("GET /items/{id}", 100, 0)]);
-    let checks: Vec<(&str, u64, u64)> = checked.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
-    assert_eq!(checks, [("status is 200", 100, 0), ("not tenth", 90, 10)]);
-    assert_eq!(checked.thresholds[0].actual, Some(0.95));
-
-    let mut csv = csv::Reader::from_path(file("out.csv")).expect("CSV");
-    let header = csv.headers().expect("header").clone();
-    let column =
-        |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no `{name}` in {header:?}"));
-    let rows: Vec<[String; 5]> = csv
-        .records()
-        .map(|r| {
-            let r = r.expect("CSV row");
-            ["request", "check", "iterations", "ok", "failed"].map(|c| r[column(c)].to_owned())
-        })
-        .collect();
-    assert_eq!(
-        rows,
-        [
-            ["", "", "100", "100", "0"].map(String::from),
-            ["GET /items/{id}", "", "100", "100", "0"].map(String::from),
-            ["", "status is 200", "100", "100", "0"].map(String::from),
-            ["", "not tenth", "100", "90", "10"].map(String::from),
-        ]
-    );
-
-    let markdown = std::fs::read_to_string(file("out.md")).expect("Markdown file");
-    let tables = markdown_tables(&markdown);
-    // Indented with non-breaking spaces, which a Markdown table keeps.
-    assert_eq!(tables[0][2][..4], ["✅", "\u{a0}\u{a0}\u{a0}\u{a0}↳ GET /items/{id}", "100", "0"], "{markdown}");
-    assert!(markdown.contains("\n- checked: checks 95.0% passed: "), "{markdown}");
-
-    // Above 95 % fails; so does a threshold on checks where none was made.
-    let out = gate(&[
-        "checked",
-        "hello",
-        "--exact",
-        "--target",
-        &target.url(),
-        "--threshold",
-        "checked:checks>0.95",
-        "--threshold",
-        "hello:checks>0.5",
-    ]);
-    assert_eq!(out.code, Some(1), "{out:#?}");
-    assert!(out.stdout.contains("\nchecked: threshold failed: checks > 0.95 (was 0.95)\n"), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("\nhello: threshold failed: checks > 0.5 (not measured: no check was made)\n"),
-        "{}",
-        out.stdout
-    );
-}
-
-#[test]
-fn missing_corrupt_and_unknown_baselines_are_usage_errors() {
-    let _turn = one_at_a_time();
-    let target = server(Duration::ZERO);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let baseline =
-        |name: &str| gate(&["--target", &target.url(), "--baseline", name, "--baseline-dir", path(dir.path())]);
-
-    let out = baseline("nope");
-    assert_eq!(out.code, Some(2), "{out:#?}");
-    assert_eq!(
-        out.errors(),
-        [format!("error: no baseline named `nope` in {}; save one with --save-baseline nope", dir.path().display())]
-    );
-
-    let corrupt = dir.path().join("corrupt").join("report.json");
-    std::fs::create_dir_all(corrupt.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&corrupt, "{\"schema_version\": 1, \"scenarios\": [").expect("write");
-    let out = baseline("corrupt");
-    assert_eq!(out.code, Some(2), "{out:#?}");
-    let errors = out.errors();
-    assert_eq!(errors.len(), 1, "{out:#?}");
-    assert!(
-        errors[0]
-            .starts_with(&format!("error: cannot read baseline `corrupt` from {}: invalid JSON: ", corrupt.display())),
-        "{out:#?}"
-    );
-
-    let future = dir.path().join("future").join("report.json");
-    std::fs::create_dir_all(future.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&future, r#"{"schema_version": 99, "scenarios": []}"#).expect("write");
-    let out = baseline("future");
-    assert_eq!(out.code, Some(2), "{out:#?}");
-    assert_eq!(
-        out.errors(),
-        [format!(
-            "error: cannot read baseline `future` from {}: it has result schema 99, this cargo-loadbench reads schemas 1 to 2; \
-             save the baseline again with this version",
-            future.display()
-        )]
-    );
-    assert_eq!(out.stdout, "");
-    assert_eq!(target.requests(), 0, "a bad baseline stops the run before any load");
-}
-
-/// `cargo loadbench url ARGS…` in `dir`, outside any workspace.
-fn url_in(dir: &Path, args: &[&str]) -> Output {
-    loadbench_tests::cli::cargo_loadbench_in(dir, &[&["url"], args].concat())
-}
-
-#[test]
-fn a_baseline_of_a_failing_run_is_refused_when_saved() {
-    let _turn = one_at_a_time();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("refused.json");
-    // Every request refused, saved as the baseline…
-    let refused = format!("{}/", loadbench_tests::closed_port_url());
-    let out = url_in(
-        dir.path(),
-        &[&refused, "-c", "2", "-n", "100", "--quiet", "--save-baseline", "main", "--json", path(&json)],
-    );
-    assert_eq!(out.code, Some(2), "{out:#?}");
-    assert_eq!(
-        out.errors()[0],
-        "error: baseline `main` not saved: scenario `GET /` succeeded in 0.0% of its iterations (0 of 100), below \
-         the 50% a baseline needs"
-    );
-    // And the run itself measured nothing, which its own line says.
-    assert!(out.errors()[1].starts_with("error: GET /: no iteration succeeded (100 of 100 failed"), "{out:#?}");
-    assert!(!dir.path().join("target/loadbench/baselines/main").exists(), "nothing saved");
-    // The results are still written, with req/s counting successes only.
-    let report = read_report(&json);
-    let s = &report.scenarios[0];
-    assert_eq!((s.ok, s.failed, s.rps), (0, 100, 0.0), "{s:#?}");
-    assert!(s.attempts_per_sec > 0.0, "{s:#?}");
-
-    // …then a healthy run against it: there is no baseline to call it a regression.
-    let healthy = server(Duration::ZERO);
-    let out =
-        url_in(dir.path(), &[&healthy.url(), "-n", "100", "--quiet", "--baseline", "main", "--fail-on-regression"]);
-    assert_eq!(out.code, Some(2), "{out:#?}");
-    assert_eq!(out.errors().len(), 1, "{out:#?}");
-    assert!(out.errors()[0].starts_with("error: no baseline named `main` in "), "{out:#?}");
-    assert_eq!(healthy.requests(), 0);
-
-    // A mostly healthy run (a quarter failing) is a fine baseline.
-    let flaky = TestServer::start(Behavior { fail_every: Some(4), ..Behavior::default() });
-    let out = url_in(dir.path(), &[&flaky.url(), "-n", "100", "--quiet", "--save-baseline", "main"]);
-    assert_eq!(out.code, Some(0), "{out:#?}");
-    assert!(dir.path().join("target/loadbench/baselines/main/report.json").is_file(), "{out:#?}");
-}
-
-#[test]
-fn a_baseline_with_impossible_figures_is_refused_naming_the_file_and_figure() {
-    let _turn = one_at_a_time();
-    let target = server(Duration::ZERO);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = url_in(dir.path(), &[&target.url(), "-n", "50", "--quiet", "--save-baseline", "main"]);
-    assert_eq!(out.code, Some(0), "{out:#?}");
-    let file = dir.path().join("target/loadbench/baselines/main/report.json");
-    let saved = loadbench_tests::cli::read_json(&file);
-    let sent = target.requests();
-
-    for (edit, figure) in [
-        (
-            &(|v: &mut serde_json::Value| v["scenarios"][0]["rps"] = (-5.0).into()) as &dyn Fn(&mut serde_json::Value),
-            "scenario `GET /`: rps is -5",
-        ),
-        (&|v| v["scenarios"][0]["rps"] = 0.into(), "scenario `GET /`: rps is 0 with 50 successful iterations"),
-        (&|v| v["scenarios"][0]["ok"] = 60.into(), "scenario `GET /`: ok 60 + failed 0 is more than its 50 iterations"),
-        // No scenario at all is what --allow-no-scenarios saves: read (tests/workflow.rs).
-        (
-            &|v| {
-                v["scenarios"][0]["ok"] = 10.into();
-                v["scenarios"][0]["failed"] = 40.into();
-                v["scenarios"][0]["errors"]["status"] = 40.into();
-            },
-            "scenario `GET /` succeeded in 20.0% of its iterations (10 of 50), below the 50% a baseline needs",
-        ),
-    ] {
-        let mut bad = saved.clone();
-        edit(&mut bad);
-        std::fs::write(&file, serde_json::to_vec(&bad).expect("JSON")).expect("write");
-        let out = url_in(dir.path(), &[&target.url(), "-n", "50", "--quiet", "--baseline", "main"]);
-        assert_eq!(out.code, Some(2), "{figure}: {out:#?}");
-        assert_eq!(
-            out.errors(),
-            [format!(
-                // Outside a workspace, baselines are under ./target, and named so.
-                "error: cannot read baseline `main` from target/loadbench/baselines/main/report.json: {figure}; save \
-                 it again from a healthy run"
-            )]
-        );
-    }
-    assert_eq!(target.requests(), sent, "a bad baseline stops the run before any load");
-}
-
-#[test]
-fn a_bench_binary_checks_its_output_file_before_running() {
-    let _turn = one_at_a_time();
-    let target = server(Duration::ZERO);
-    for (flag, env) in [(Some("/proc/x.json"), None), (None, Some("/proc/x.json"))] {
-        let mut command = Command::new(fixture_bench_binary("gate"));
-        command
-            .args(["--bench", "--quiet", "--target", &target.url(), "guarded"])
-            .env_remove(loadbench::cli::TARGET_ENV);
-        match env {
-            Some(path) => command.env(loadbench::cli::OUTPUT_ENV, path),
-            None => command.env_remove(loadbench::cli::OUTPUT_ENV),
-        };
-        command.args(flag.map(|path| ["--json", path]).iter().flatten());
-        let output = command.output().expect("run the bench binary");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{stderr}");
-        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
-        assert_eq!(errors.len(), 1, "{stderr}");
-        assert!(
-            errors[0].starts_with("error: cannot write results to /proc/x.json: cannot create files in /proc: "),
-            "{stderr}"
-        );
-    }
-    assert_eq!(target.requests(), 0, "nothing ran");
 }
 
 #[test]
