@@ -64,7 +64,7 @@ pub(crate) struct Conn {
     /// time. Counted per stream rather than per frame received, which would cost the driver a
     /// test on every frame.
     answers: u64,
-    slots: Vec<Slot>,
+    slots: Vec<StreamEntry>,
     free: Vec<usize>,
     /// The open streams' ids and slots, oldest first: responses mostly come in that order, so
     /// the one looked for is near the front, and taken off without moving the rest.
@@ -80,7 +80,7 @@ pub(crate) struct Conn {
 
 /// One request's place in the table.
 #[derive(Debug)]
-pub(super) struct Slot {
+pub(super) struct StreamEntry {
     pub(super) id: u32,
     pub(super) policy: BodyPolicy,
     /// The connection's [`Conn::answers`] when the request was queued.
@@ -179,7 +179,7 @@ impl Conn {
         let index = match self.free.pop() {
             Some(index) => index,
             None => {
-                self.slots.push(Slot::new());
+                self.slots.push(StreamEntry::new());
                 self.slots.len() - 1
             }
         };
@@ -325,7 +325,7 @@ impl Conn {
         self.active.iter().find(|&&(open, _)| open == id).map(|&(_, index)| index)
     }
 
-    pub(super) fn slot_mut(&mut self, index: usize) -> &mut Slot {
+    pub(super) fn slot_mut(&mut self, index: usize) -> &mut StreamEntry {
         &mut self.slots[index]
     }
 
@@ -481,9 +481,9 @@ impl Slots for Conn {
     }
 }
 
-impl Slot {
-    fn new() -> Slot {
-        Slot {
+impl StreamEntry {
+    fn new() -> StreamEntry {
+        StreamEntry {
             id: 0,
             policy: BodyPolicy::Discard,
             heard: 0,

@@ -131,7 +131,7 @@ pub(crate) struct Queue {
     written: u64,
     /// The unanswered requests, oldest first.
     order: VecDeque<usize>,
-    slots: Vec<Slot>,
+    slots: Vec<QueuedRequest>,
     free: Vec<usize>,
     /// Requests in `order` whose user still waits.
     waiting: usize,
@@ -147,7 +147,7 @@ pub(crate) struct Queue {
 
 /// One request on the connection.
 #[derive(Debug)]
-struct Slot {
+struct QueuedRequest {
     method: Method,
     policy: BodyPolicy,
     /// Where its bytes start in the connection's stream of request bytes.
@@ -247,7 +247,7 @@ impl Queue {
                 index
             }
             None => {
-                self.slots.push(Slot {
+                self.slots.push(QueuedRequest {
                     method: request.method.clone(),
                     policy: request.policy,
                     start,
