@@ -17,6 +17,7 @@
 mod exchange;
 mod h2;
 mod pipeline;
+mod table;
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -40,6 +41,7 @@ use crate::error::Result;
 
 pub(crate) use self::exchange::{Answer, Exchange, Failure, Received, Reply, Slots};
 pub(crate) use self::h2::Http2;
+pub(crate) use self::table::{DriverWaker, Slot, SlotTable};
 pub(crate) use pipeline::Pipeline;
 
 /// What a request carries to a lane: its encoded HTTP/1.1 form and its parts, for HTTP/2.

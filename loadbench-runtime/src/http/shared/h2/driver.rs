@@ -173,10 +173,7 @@ impl Future for Driver {
         let this = self.get_mut();
         let conn = Rc::clone(&this.conn);
         let mut conn = conn.borrow_mut();
-        conn.driver_woken = false;
-        if !conn.driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            conn.driver = Some(cx.waker().clone());
-        }
+        conn.driver.polled(cx);
         loop {
             if conn.closing {
                 // The lane is gone: a polite GOAWAY if the socket takes it at once, then close.

@@ -17,7 +17,7 @@ use super::{CONNECTION_WINDOW, MAX_PENDING_ACKS, OUTPUT_BOUND, STREAM_WINDOW, ST
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, ExchangeError};
 use crate::http::response::Parts;
-use crate::http::shared::{Answer, Failure, Received, Reply, Slots};
+use crate::http::shared::{Answer, DriverWaker, Failure, Received, Reply, Slot, SlotTable, Slots};
 
 /// The largest stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
@@ -64,8 +64,7 @@ pub(crate) struct Conn {
     /// time. Counted per stream rather than per frame received, which would cost the driver a
     /// test on every frame.
     answers: u64,
-    slots: Vec<StreamEntry>,
-    free: Vec<usize>,
+    slots: SlotTable<StreamEntry>,
     /// The open streams' ids and slots, oldest first: responses mostly come in that order, so
     /// the one looked for is near the front, and taken off without moving the rest.
     active: VecDeque<(u32, usize)>,
@@ -73,9 +72,7 @@ pub(crate) struct Conn {
     pending: VecDeque<usize>,
     /// Open streams with request body left to send.
     bodies: Vec<usize>,
-    pub(super) driver: Option<Waker>,
-    /// Whether the driver has been woken since its last poll: more wakes would be wasted.
-    pub(super) driver_woken: bool,
+    pub(super) driver: DriverWaker,
 }
 
 /// One request's place in the table.
@@ -160,13 +157,11 @@ impl Conn {
             acks: 0,
             replies_end: 0,
             answers: 0,
-            slots: Vec::new(),
-            free: Vec::new(),
+            slots: SlotTable::new(),
             active: VecDeque::new(),
             pending: VecDeque::new(),
             bodies: Vec::new(),
-            driver: None,
-            driver_woken: false,
+            driver: DriverWaker::default(),
         }
     }
 
@@ -176,12 +171,9 @@ impl Conn {
         if !self.open {
             return None;
         }
-        let index = match self.free.pop() {
+        let index = match self.slots.reuse() {
             Some(index) => index,
-            None => {
-                self.slots.push(StreamEntry::new());
-                self.slots.len() - 1
-            }
+            None => self.slots.grow(StreamEntry::new()),
         };
         let slot = &mut self.slots[index];
         let head = RequestHead {
@@ -415,12 +407,7 @@ impl Conn {
     }
 
     pub(super) fn wake_driver(&mut self) {
-        if !self.driver_woken {
-            self.driver_woken = true;
-            if let Some(driver) = &self.driver {
-                driver.wake_by_ref();
-            }
-        }
+        self.driver.wake();
     }
 
     /// Takes no new streams: the lane opens another connection, and the requests waiting for a
@@ -442,10 +429,7 @@ impl Slots for Conn {
     const REFUSED: &'static str = "the HTTP/2 connection takes no new streams";
 
     fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Failure>> {
-        let taken = self.slots[index].answer.take(waker)?;
-        self.slots[index].state = State::Free;
-        self.free.push(index);
-        Some(taken)
+        self.slots.take(index, waker)
     }
 
     /// An open stream is cancelled (`RST_STREAM` with `CANCEL`).
@@ -472,12 +456,24 @@ impl Slots for Conn {
         slot.answer.clear();
         slot.body = Bytes::new();
         slot.body_in = BodyIn::default();
-        self.free.push(index);
+        self.slots.release(index);
         if stalled {
             self.retire();
         }
         // Room for one waiting stream.
         self.open_pending();
+    }
+}
+
+impl Slot for StreamEntry {
+    #[inline]
+    fn answer(&mut self) -> &mut Answer {
+        &mut self.answer
+    }
+
+    #[inline]
+    fn set_free(&mut self) {
+        self.state = State::Free;
     }
 }
 

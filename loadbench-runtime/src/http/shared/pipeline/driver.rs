@@ -130,10 +130,7 @@ impl Future for Driver {
         let this = self.get_mut();
         let queue = Rc::clone(&this.queue);
         let mut queue = queue.borrow_mut();
-        queue.driver_woken = false;
-        if !queue.driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            queue.driver = Some(cx.waker().clone());
-        }
+        queue.driver.polled(cx);
         loop {
             if queue.closing {
                 queue.fail_rest(Why::Abandoned);

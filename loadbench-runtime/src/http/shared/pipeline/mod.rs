@@ -39,7 +39,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 use http::Method;
 
-use super::{Answer, Exchange, Failure, Outgoing, Received, Reply, Slots};
+use super::{Answer, DriverWaker, Exchange, Failure, Outgoing, Received, Reply, Slot, SlotTable, Slots};
 use crate::error::{Error, ErrorKind};
 use crate::http::connection::{BodyPolicy, Http1Connection};
 use crate::http::stream::Stream;
@@ -88,10 +88,7 @@ impl Slots for Queue {
     const REFUSED: &'static str = "the shared connection closed before the request was sent";
 
     fn take(&mut self, index: usize, waker: &Waker) -> Option<Result<Reply, Failure>> {
-        let taken = self.slots[index].answer.take(waker)?;
-        self.slots[index].state = State::Free;
-        self.free.push(index);
-        Some(taken)
+        self.slots.take(index, waker)
     }
 
     fn abandon(&mut self, index: usize) {
@@ -110,7 +107,7 @@ impl Slots for Queue {
             State::Done => {
                 self.slots[index].state = State::Free;
                 self.slots[index].answer.clear();
-                self.free.push(index);
+                self.slots.release(index);
             }
             State::Free | State::Abandoned => {}
         }
@@ -131,15 +128,12 @@ pub(crate) struct Queue {
     written: u64,
     /// The unanswered requests, oldest first.
     order: VecDeque<usize>,
-    slots: Vec<QueuedRequest>,
-    free: Vec<usize>,
+    slots: SlotTable<QueuedRequest>,
     /// Requests in `order` whose user still waits.
     waiting: usize,
     /// Requests in `order` whose user timed out.
     abandoned: usize,
-    driver: Option<Waker>,
-    /// Whether the driver has been woken since its last poll: more wakes would be wasted.
-    driver_woken: bool,
+    driver: DriverWaker,
     /// Writes made, for the tests of coalescing.
     #[cfg(test)]
     writes: u32,
@@ -156,6 +150,18 @@ struct QueuedRequest {
     again: bool,
     answer: Answer,
     state: State,
+}
+
+impl Slot for QueuedRequest {
+    #[inline]
+    fn answer(&mut self) -> &mut Answer {
+        &mut self.answer
+    }
+
+    #[inline]
+    fn set_free(&mut self) {
+        self.state = State::Free;
+    }
 }
 
 #[derive(Debug)]
@@ -190,12 +196,10 @@ impl Queue {
             out: BytesMut::new(),
             written: 0,
             order: VecDeque::new(),
-            slots: Vec::new(),
-            free: Vec::new(),
+            slots: SlotTable::new(),
             waiting: 0,
             abandoned: 0,
-            driver: None,
-            driver_woken: false,
+            driver: DriverWaker::default(),
             #[cfg(test)]
             writes: 0,
         }
@@ -234,7 +238,7 @@ impl Queue {
                 self.slots[i].start += len;
             }
         }
-        let index = match self.free.pop() {
+        let index = match self.slots.reuse() {
             // Filled in place: its `Answer` keeps the waker of the user that left it, most often
             // this very user (see `Answer`).
             Some(index) => {
@@ -246,17 +250,14 @@ impl Queue {
                 slot.state = State::Waiting;
                 index
             }
-            None => {
-                self.slots.push(QueuedRequest {
-                    method: request.method.clone(),
-                    policy: request.policy,
-                    start,
-                    again,
-                    answer: Answer::default(),
-                    state: State::Waiting,
-                });
-                self.slots.len() - 1
-            }
+            None => self.slots.grow(QueuedRequest {
+                method: request.method.clone(),
+                policy: request.policy,
+                start,
+                again,
+                answer: Answer::default(),
+                state: State::Waiting,
+            }),
         };
         if at == self.order.len() {
             self.order.push_back(index);
@@ -269,12 +270,7 @@ impl Queue {
     }
 
     fn wake_driver(&mut self) {
-        if !self.driver_woken {
-            self.driver_woken = true;
-            if let Some(driver) = &self.driver {
-                driver.wake_by_ref();
-            }
-        }
+        self.driver.wake();
     }
 
     /// Asks the driver to end the connection.
@@ -305,7 +301,7 @@ impl Queue {
             State::Abandoned => {
                 slot.state = State::Free;
                 self.abandoned -= 1;
-                self.free.push(index);
+                self.slots.release(index);
             }
             _ => {
                 slot.state = State::Done;
