@@ -66,7 +66,9 @@ impl ClientOptions {
         if self.pipeline.is_some() {
             transport.pipeline = self.pipeline;
         }
-        transport.http2 |= self.http2;
+        if self.http2 {
+            transport.protocol = crate::config::Protocol::Http2;
+        }
         transport
     }
 }

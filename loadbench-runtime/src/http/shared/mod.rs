@@ -167,13 +167,13 @@ impl Lane {
     /// Whether this lane's connections may speak HTTP/1.1, and so need a request's HTTP/1.1
     /// bytes: all but HTTP/2 with prior knowledge (`http2` on `http://`), which never does.
     pub(crate) fn may_speak_http1(&self) -> bool {
-        !(self.transport.http2 && self.tls.is_none())
+        !(self.transport.protocol.is_http2() && self.tls.is_none())
     }
 
     /// Whether this lane's connections may speak HTTP/2, and so need a request's headers and
     /// body apart: only when `http2` is asked (ALPN offers `h2` only then).
     pub(crate) fn may_speak_http2(&self) -> bool {
-        self.transport.http2
+        self.transport.protocol.is_http2()
     }
 
     /// Sends `sender`'s request on this lane's connection (opened if need be) and reads its
@@ -336,7 +336,10 @@ mod tests {
     #[test]
     fn only_http2_with_prior_knowledge_never_needs_http1_bytes() {
         let target = Rc::new(Target::resolve("http://127.0.0.1:1/").unwrap());
-        let lane = |http2| Lane::for_worker(&target, Transport { connections: Some(1), pipeline: None, http2 }, 1);
+        let lane = |http2| {
+            let protocol = crate::config::Protocol::from_http2(http2);
+            Lane::for_worker(&target, Transport { connections: Some(1), pipeline: None, protocol }, 1)
+        };
         assert!(!lane(true)[0].may_speak_http1());
         assert!(lane(false)[0].may_speak_http1());
         assert!(lane(true)[0].may_speak_http2());

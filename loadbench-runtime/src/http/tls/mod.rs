@@ -190,11 +190,11 @@ impl TlsClient {
     }
 
     /// A shared connection's configuration (one lane's): a copy with a session cache of its
-    /// own, as a user's, whose ALPN offers `h2` before `http/1.1` when `http2` asks for it, so
+    /// own, as a user's, whose ALPN offers `h2` before `http/1.1` when `protocol` is HTTP/2, so
     /// that a server that speaks both picks HTTP/2 and one that does not still answers.
-    pub(crate) fn for_lane(&self, http2: bool) -> Arc<ClientConfig> {
+    pub(crate) fn for_lane(&self, protocol: crate::config::Protocol) -> Arc<ClientConfig> {
         let mut config = self.own_copy();
-        if http2 {
+        if protocol.is_http2() {
             config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         }
         Arc::new(config)

@@ -106,14 +106,14 @@ fn reserve_chunk(chunk: &mut bytes::BytesMut, len: usize) {
 /// A lane's TLS configuration: the run's, with a session cache of its own, offering `h2` in
 /// ALPN when HTTP/2 is asked.
 pub(crate) fn tls_config(client: &TlsClient, transport: Transport) -> Arc<rustls::ClientConfig> {
-    client.for_lane(transport.http2)
+    client.for_lane(transport.protocol)
 }
 
 /// Whether a connection just opened speaks HTTP/2: with prior knowledge on `http://` when it
 /// is asked, and over TLS when ALPN agreed on `h2` (offered only when it is asked).
 pub(crate) fn speaks_h2(stream: &Stream, transport: Transport) -> bool {
     match stream {
-        Stream::Plain(_) => transport.http2,
+        Stream::Plain(_) => transport.protocol.is_http2(),
         Stream::Tls(tls) => tls.get_ref().1.alpn_protocol() == Some(b"h2"),
     }
 }

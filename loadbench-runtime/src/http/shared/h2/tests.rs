@@ -330,7 +330,7 @@ fn a_tls_alert_after_the_handshake_is_a_tls_error_with_its_cause() {
         let client = Arc::new(TlsClient::new(&TlsOptions::default().insecure(true)).unwrap());
         let target = Target::resolve_with(&url, &[], Some(&client)).unwrap();
         let (client, name) = target.tls().unwrap();
-        let config = client.for_lane(true);
+        let config = client.for_lane(crate::config::Protocol::Http2);
         let (stream, _) = Stream::open(target.addr(), Some((&config, name))).await.unwrap();
         let h2 = Http2::start(stream, &target);
         let failure = get(&h2).await.unwrap_err();
