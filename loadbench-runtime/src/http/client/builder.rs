@@ -6,13 +6,13 @@ use http::header::{HeaderName, HeaderValue};
 use http::uri::PathAndQuery;
 use http::{HeaderMap, Method};
 
-use super::connection::BodyPolicy;
 use super::ctx::Ctx;
-use super::h1;
 use super::names::Naming;
-use super::response::Response;
 use super::session::Resend;
 use crate::error::{Error, ErrorKind, Result};
+use crate::http::wire::connection::BodyPolicy;
+use crate::http::wire::h1;
+use crate::http::wire::response::Response;
 
 // Each of these is inline, as `send` is: a `RequestBuilder` returned from a call came back through
 // memory for `send` to take apart, and a request cost 110 instructions more (bench/RESULTS.md).
@@ -72,16 +72,16 @@ impl Ctx {
 #[derive(Debug)]
 #[must_use = "a request does nothing until `.send().await`"]
 pub struct RequestBuilder<'a> {
-    pub(super) ctx: &'a mut Ctx,
+    pub(in crate::http) ctx: &'a mut Ctx,
     /// The request's own headers; `None` until it has one, as most requests never do: an empty
     /// `HeaderMap` costs a request about 70 instructions to make and drop (bench/RESULTS.md).
     headers: Option<HeaderMap>,
     /// `None` until it has one, as most requests never do: an empty `Bytes` is still made and
     /// dropped through its vtable, an indirect call a request.
     body: Option<Bytes>,
-    pub(super) error: Option<Error>,
+    pub(in crate::http) error: Option<Error>,
     /// The row this request is counted in ([`RequestBuilder::name`]).
-    pub(super) name: Option<&'a str>,
+    pub(in crate::http) name: Option<&'a str>,
 }
 
 impl<'a> RequestBuilder<'a> {
@@ -106,7 +106,7 @@ impl<'a> RequestBuilder<'a> {
     }
 
     /// The request's headers, made on first use.
-    pub(super) fn headers_mut(&mut self) -> &mut HeaderMap {
+    pub(in crate::http) fn headers_mut(&mut self) -> &mut HeaderMap {
         self.headers.get_or_insert_with(HeaderMap::new)
     }
 

@@ -2,7 +2,7 @@
 //! failures, reported per scenario and usable in thresholds (`checks > 0.99`), that never fail
 //! the iteration.
 
-use super::Ctx;
+use crate::http::Ctx;
 
 impl Ctx {
     /// Counts one evaluation of the check `name`, passed or failed, and returns `passed`.

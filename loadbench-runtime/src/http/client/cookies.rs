@@ -10,9 +10,9 @@ use cookie_store::{CookieStore, RawCookie};
 use http::HeaderMap;
 use http::header::{HeaderValue, SET_COOKIE};
 
-use super::target::Target;
 use crate::config::CookieMode;
 use crate::error::{Error, ErrorKind, Result};
+use crate::http::wire::target::Target;
 
 /// One user's jar and what its iterations keep.
 #[derive(Debug, Default)]
@@ -143,8 +143,8 @@ impl Jar {
 /// ```
 #[derive(Debug)]
 pub struct Cookies<'a> {
-    pub(super) jar: &'a mut Jar,
-    pub(super) target: &'a Target,
+    pub(in crate::http) jar: &'a mut Jar,
+    pub(in crate::http) target: &'a Target,
 }
 
 impl Cookies<'_> {

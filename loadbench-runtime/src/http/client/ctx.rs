@@ -10,21 +10,21 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http::Method;
 
-use super::Recorder;
-use super::connection::{BodyPolicy, Http1Connection};
 use super::cookies::{Cookies, Jar};
-use super::counters::HttpCounters;
-use super::failures::{connected, exchange_failed, timed_out};
 use super::last_request::LastRequest;
 use super::names::Naming;
-use super::request_timer::RequestTimer;
-use super::response::Response;
 use super::session::{Chain, Resend, SessionOptions};
-use super::shared::{Lane, Outgoing, Sender, UserSide};
-use super::stream::Stream;
-use super::target::Target;
 use crate::config::DEFAULT_MAX_BODY;
 use crate::error::{Error, Result};
+use crate::http::Recorder;
+use crate::http::wire::connection::{BodyPolicy, Http1Connection};
+use crate::http::wire::counters::HttpCounters;
+use crate::http::wire::failures::{connected, exchange_failed, timed_out};
+use crate::http::wire::request_timer::RequestTimer;
+use crate::http::wire::response::Response;
+use crate::http::wire::shared::{Lane, Outgoing, Sender, UserSide};
+use crate::http::wire::stream::Stream;
+use crate::http::wire::target::Target;
 
 /// One virtual user's view of the run: an HTTP/1.1 client bound to the target, with a keep-alive
 /// connection of its own.
@@ -54,55 +54,55 @@ use crate::error::{Error, Result};
 pub struct Ctx {
     /// What the request being built does with its response's body. Here rather than in the
     /// builder, so that neither the builder nor the request's future grows by it.
-    pub(super) policy: BodyPolicy,
+    pub(in crate::http) policy: BodyPolicy,
     timeout: Duration,
     /// Most bytes of a response body kept, unless a request says otherwise.
-    pub(super) max_body: u64,
+    pub(in crate::http) max_body: u64,
     /// Redirects a request follows unless it says otherwise (`follow_redirects`).
-    pub(super) follow_default: u32,
+    pub(in crate::http) follow_default: u32,
     /// Redirects the request being built follows; here, as `policy`, to keep the builder small.
-    pub(super) follow: u32,
+    pub(in crate::http) follow: u32,
     /// The method of the request being built (a redirect's hop changes it). Here rather than
     /// moved from the builder into the request's future: a `Method` is written a field at a
     /// time, and the wider loads of a move that follows at once wait for those stores to reach
     /// the cache (bench/RESULTS.md).
-    pub(super) method: Method,
+    pub(in crate::http) method: Method,
     user: u32,
     /// Whether the current iteration is measured (not warmup), so that its steps count.
     pub(crate) measuring: bool,
     /// The shared connection this user sends on (`connections = N`, `http2 = true`), instead of
     /// `conn`, its own.
-    pub(super) lane: Option<Rc<Lane>>,
+    pub(in crate::http) lane: Option<Rc<Lane>>,
     /// The redirects the request being sent has followed so far; boxed, and only once one is:
     /// following is rare. Here rather than in the request's future, where the lane's exchange
     /// read it together with the user's state in one wide load that waited for the two stores
     /// (bench/RESULTS.md).
-    pub(super) chain: Option<Box<Chain>>,
+    pub(in crate::http) chain: Option<Box<Chain>>,
     /// The user's cookies ([`Ctx::cookies`]).
-    pub(super) jar: Jar,
+    pub(in crate::http) jar: Jar,
     timer: RequestTimer,
     /// The request being sent, encoded; the allocation is kept from request to request.
-    pub(super) wire: Vec<u8>,
+    pub(in crate::http) wire: Vec<u8>,
     /// The path of the request being built, and whether `wire` already holds the request.
-    pub(super) last: LastRequest,
+    pub(in crate::http) last: LastRequest,
     pub(crate) counters: HttpCounters,
     // The fields below are not read by a request without cookies, a name or a new connection.
     /// Where [`Ctx::step`] and new connections are recorded (the user's worker); `None` where
     /// nothing collects them.
-    pub(super) recorder: Option<Rc<dyn Recorder>>,
-    pub(super) target: Rc<Target>,
+    pub(in crate::http) recorder: Option<Rc<dyn Recorder>>,
+    pub(in crate::http) target: Rc<Target>,
     conn: Option<Http1Connection>,
     /// The headers and body of a request that may be followed, to send again on a 307 or 308.
-    pub(super) resend: Option<Box<Resend>>,
+    pub(in crate::http) resend: Option<Box<Resend>>,
     /// This user's cursor into its scenario's feed (`feed.rs`); `None` without one.
-    pub(super) feed: Option<crate::feed::FeedCursor>,
+    pub(in crate::http) feed: Option<crate::feed::FeedCursor>,
     /// For `https://`: this user's TLS configuration, with a session cache of its own.
     tls: Option<Arc<rustls::ClientConfig>>,
     /// [`Ctx::user_data`], one value per type.
     user_data: HashMap<TypeId, Box<dyn Any>>,
     /// With a lane that may speak HTTP/2: the headers and body of the request being sent, which
     /// HTTP/2 sends instead of `wire`; empty otherwise.
-    pub(super) parts: (HeaderMap, Bytes),
+    pub(in crate::http) parts: (HeaderMap, Bytes),
 }
 
 impl Ctx {
@@ -244,7 +244,7 @@ impl Ctx {
     // row is recorded here too, rather than by a future around this one, whose poll would move
     // every request's response once more on its way to the body (58 instructions a request).
     #[allow(clippy::manual_async_fn)]
-    pub(super) fn execute<'a>(
+    pub(in crate::http) fn execute<'a>(
         &'a mut self,
         prepared: std::result::Result<(), Box<Error>>,
         naming: Option<Box<Naming<'a>>>,
@@ -387,7 +387,7 @@ impl Sender for OnLane<'_> {
 }
 
 /// The path of the request just sent: the last hop's in a chain of redirects, else the one built.
-pub(super) fn sent_path<'a>(chain: Option<&'a Chain>, last: &'a LastRequest) -> &'a str {
+pub(in crate::http) fn sent_path<'a>(chain: Option<&'a Chain>, last: &'a LastRequest) -> &'a str {
     match chain {
         Some(chain) => &chain.path,
         None => last.joined().unwrap_or("/"),

@@ -1,8 +1,8 @@
 //! [`Ctx::feed`]: the next record of the scenario's feed (see the `feed` module).
 
-use super::Ctx;
 use crate::error::{Error, Result};
 use crate::feed::{FeedCursor, Record};
+use crate::http::Ctx;
 
 impl Ctx {
     /// The next record of this scenario's feed (`feed = "data/users.csv"`, or

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::builder::RequestBuilder;
-use super::response::Response;
 use crate::error::{Error, ErrorKind, Result};
+use crate::http::wire::response::Response;
 
 impl<'a> RequestBuilder<'a> {
     /// Sets the body to `value` as JSON (serde_json), with `content-type: application/json`

@@ -14,8 +14,8 @@
 use std::rc::Rc;
 use std::time::Instant;
 
-use super::{Ctx, Recorder, RequestBuilder, Response};
 use crate::error::{Error, ErrorKind, Result};
+use crate::http::{Ctx, Recorder, RequestBuilder, Response};
 
 impl<'a> RequestBuilder<'a> {
     /// Names this request: every request under the same name, whatever its URL, is one row under
@@ -45,7 +45,7 @@ impl<'a> RequestBuilder<'a> {
 
 /// A named request in flight: its name, where its row is recorded, and when it was sent.
 #[derive(Debug)]
-pub(super) struct Naming<'a> {
+pub(in crate::http) struct Naming<'a> {
     name: &'a str,
     recorder: Rc<dyn Recorder>,
     start: Instant,
@@ -54,7 +54,7 @@ pub(super) struct Naming<'a> {
 impl<'a> Naming<'a> {
     /// The state of a request named `name` sent now; `None` when it has no name, its iteration
     /// is not measured (warmup), or nothing records (a one-shot request).
-    pub(super) fn start(name: Option<&'a str>, ctx: &Ctx) -> Option<Box<Naming<'a>>> {
+    pub(in crate::http) fn start(name: Option<&'a str>, ctx: &Ctx) -> Option<Box<Naming<'a>>> {
         let name = name?;
         if !ctx.measuring {
             return None;
@@ -66,7 +66,7 @@ impl<'a> Naming<'a> {
     /// Records the request's outcome in its row; a status of 400 or more is a failure there,
     /// said as the one-shot run says it.
     #[inline(never)]
-    pub(super) fn finish(&self, outcome: &Result<Response>) {
+    pub(in crate::http) fn finish(&self, outcome: &Result<Response>) {
         let elapsed = self.start.elapsed();
         match outcome {
             Ok(response) if response.status().as_u16() >= 400 => {

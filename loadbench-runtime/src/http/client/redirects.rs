@@ -14,9 +14,9 @@ use http::{Method, StatusCode};
 
 use super::builder::RequestBuilder;
 use super::ctx::{Ctx, sent_path};
-use super::h1;
-use super::response::Response;
 use super::session::Chain;
+use crate::http::wire::h1;
+use crate::http::wire::response::Response;
 
 impl<'a> RequestBuilder<'a> {
     /// Follows up to `hops` redirects within the target's origin, over the scenario's
@@ -66,7 +66,7 @@ impl Ctx {
     /// when it is not followed: the request's limit reached, a status not followed (300, 304 …),
     /// no usable `Location`, or another origin. The user's `chain` is where the chain stands
     /// (`None` before the first hop), its `method` the last hop's; both are the next's once made.
-    pub(super) fn next_hop(&mut self, response: &Response) -> bool {
+    pub(in crate::http) fn next_hop(&mut self, response: &Response) -> bool {
         if self.chain.as_ref().is_some_and(|chain| chain.hops >= self.follow) {
             return false;
         }
@@ -122,7 +122,7 @@ impl Ctx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::response::Parts;
+    use crate::http::wire::response::Parts;
 
     #[test]
     fn see_other_becomes_a_get_and_temporary_keeps_the_method() {
@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_redirect_not_followed_leaves_the_request_as_built() {
-        let target = std::rc::Rc::new(super::super::target::Target::resolve("http://127.0.0.1:1/").unwrap());
+        let target = std::rc::Rc::new(crate::http::wire::target::Target::resolve("http://127.0.0.1:1/").unwrap());
         let mut ctx = Ctx::new(target, std::time::Duration::from_secs(1), 0, None);
         ctx.follow = 5;
         ctx.last.set("/a", "/a".into());

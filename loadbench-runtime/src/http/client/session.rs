@@ -27,11 +27,11 @@ pub(crate) struct Resend {
 
 /// Where a chain of redirects stands, from the first one followed (`redirects.rs`).
 #[derive(Debug)]
-pub(super) struct Chain {
+pub(in crate::http) struct Chain {
     /// The request's own headers and body, for a 307 or 308.
-    pub(super) resend: Option<Box<Resend>>,
+    pub(in crate::http) resend: Option<Box<Resend>>,
     /// The path of the last hop.
-    pub(super) path: String,
+    pub(in crate::http) path: String,
     /// Redirects followed so far.
-    pub(super) hops: u32,
+    pub(in crate::http) hops: u32,
 }

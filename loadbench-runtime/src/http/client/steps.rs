@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use super::Ctx;
 use crate::error::Result;
+use crate::http::Ctx;
 
 impl Ctx {
     /// Runs `body` as the named step of this iteration and returns what it returns.

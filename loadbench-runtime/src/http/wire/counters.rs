@@ -65,7 +65,7 @@ pub(crate) struct StatusCounts {
 }
 
 impl StatusCounts {
-    pub(super) fn count(&mut self, status: StatusCode) {
+    pub(in crate::http) fn count(&mut self, status: StatusCode) {
         let code = status.as_u16();
         for slot in &mut self.inline {
             if slot.0 == code {

@@ -5,19 +5,19 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use super::Recorder;
 use super::connection::ExchangeError;
 use super::counters::HttpCounters;
 use super::stream::{OpenError, Opened, Stream};
 use super::tls::{Cause, Unverified};
 use crate::error::{Error, ErrorKind, Result};
+use crate::http::Recorder;
 
 /// Counts a connection just opened (or whose TLS handshake failed after its TCP connect) and
 /// returns it. Out of line, as every connection's rare path, so that the request's own future
 /// stays small.
 #[cold]
 #[inline(never)]
-pub(super) fn connected(
+pub(in crate::http) fn connected(
     opened: Result<(Stream, Opened), OpenError>,
     addr: SocketAddr,
     counters: &mut HttpCounters,
@@ -52,7 +52,7 @@ pub(super) fn connected(
 /// The error of an exchange that failed and is not retried.
 #[cold]
 #[inline(never)]
-pub(super) fn exchange_failed(err: ExchangeError, addr: SocketAddr, counters: &mut HttpCounters) -> Error {
+pub(in crate::http) fn exchange_failed(err: ExchangeError, addr: SocketAddr, counters: &mut HttpCounters) -> Error {
     // A TLS 1.3 server refuses a client certificate after the client's side of the handshake is
     // done: its alert arrives with the first response.
     if let Some(cause) = err.io_error().and_then(Cause::of_session) {
@@ -79,6 +79,6 @@ fn tls_failed(counters: &mut HttpCounters, addr: SocketAddr, cause: &Cause) -> E
     Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
 }
 
-pub(super) fn timed_out(timeout: Duration) -> Error {
+pub(in crate::http) fn timed_out(timeout: Duration) -> Error {
     Error::new(ErrorKind::Timeout, format!("no complete response within {}", humantime::format_duration(timeout)))
 }

@@ -22,7 +22,7 @@ pub struct Response(Box<Parts>);
 /// freed, where a driver allocating a batch of sixteen at once would miss the allocator's cache
 /// (bench/RESULTS.md).
 #[derive(Debug, Clone)]
-pub(super) struct Parts {
+pub(crate) struct Parts {
     status: StatusCode,
     /// Whether the head has a `Set-Cookie` header, for the user's jar.
     sets_cookie: bool,
@@ -39,12 +39,12 @@ pub(super) struct Parts {
 
 impl Response {
     /// The response that `parts` hold.
-    pub(super) fn from_parts(parts: Parts) -> Response {
+    pub(in crate::http) fn from_parts(parts: Parts) -> Response {
         Response(Box::new(parts))
     }
 
     /// The response that `parts` hold, in `room` made for them beforehand.
-    pub(super) fn from_parts_in(room: Box<MaybeUninit<Parts>>, parts: Parts) -> Response {
+    pub(in crate::http) fn from_parts_in(room: Box<MaybeUninit<Parts>>, parts: Parts) -> Response {
         Response(Box::write(room, parts))
     }
 
@@ -54,7 +54,7 @@ impl Response {
     }
 
     /// Whether the head has a `Set-Cookie` header.
-    pub(super) fn sets_cookie(&self) -> bool {
+    pub(in crate::http) fn sets_cookie(&self) -> bool {
         self.0.sets_cookie
     }
 
@@ -116,7 +116,7 @@ impl Response {
 impl Parts {
     /// A response whose head is the first `body_at` bytes of `message` and whose body is the rest
     /// (the body is empty when `body_at` is past the end).
-    pub(super) fn new(status: StatusCode, message: Bytes, body_at: usize, sets_cookie: bool) -> Parts {
+    pub(in crate::http) fn new(status: StatusCode, message: Bytes, body_at: usize, sets_cookie: bool) -> Parts {
         // A head is at most `h1::MAX_HEAD_BYTES` (HTTP/1.1) or a header list's size (HTTP/2).
         let body_at = u32::try_from(body_at.min(message.len())).unwrap_or(u32::MAX);
         Parts { status, sets_cookie, body_at, message, headers: OnceLock::new() }

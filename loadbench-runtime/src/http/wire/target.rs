@@ -136,7 +136,7 @@ impl Target {
             tls,
             redirected,
             origin,
-            max_header_list_size: super::DEFAULT_MAX_HEADER_LIST_SIZE,
+            max_header_list_size: super::connect_to::DEFAULT_MAX_HEADER_LIST_SIZE,
         })
     }
 

@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use crate::error::{Error, ErrorKind};
-use crate::http::response::{Parts, Response};
+use crate::http::wire::response::{Parts, Response};
 
 /// A response as the exchange hands it to its user, with its body's length as received (kept or
 /// not).

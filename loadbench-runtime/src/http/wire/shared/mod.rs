@@ -31,13 +31,14 @@ use tokio::time::Instant;
 
 use super::connection::BodyPolicy;
 use super::counters::HttpCounters;
+use super::failures;
 use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::stream::Stream;
 use super::target::Target;
-use super::{Recorder, failures};
 use crate::config::Transport;
 use crate::error::Result;
+use crate::http::Recorder;
 
 pub(crate) use self::exchange::{Answer, Exchange, Failure, Received, Reply, Slots};
 pub(crate) use self::h2::Http2;

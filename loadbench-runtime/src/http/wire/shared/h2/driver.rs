@@ -20,10 +20,10 @@ use super::hpack;
 use super::streams::{Conn, too_large};
 use super::{CONNECTION_WINDOW, STREAM_WINDOW};
 use crate::error::{Error, ErrorKind};
-use crate::http::connection::BodyPolicy;
-use crate::http::shared::Failure;
-use crate::http::stream::Stream;
-use crate::http::tls::Cause;
+use crate::http::wire::connection::BodyPolicy;
+use crate::http::wire::shared::Failure;
+use crate::http::wire::stream::Stream;
+use crate::http::wire::tls::Cause;
 
 /// Why a connection ended.
 #[derive(Debug)]

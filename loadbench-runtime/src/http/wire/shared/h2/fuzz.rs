@@ -16,8 +16,8 @@ use proptest::prelude::*;
 use super::driver::{Ended, Receiver, check_head};
 use super::frame::{self, HEADER_LEN, Head};
 use super::streams::Conn;
-use crate::http::connection::BodyPolicy;
-use crate::http::shared::{Failure, Outgoing, Reply, Slots};
+use crate::http::wire::connection::BodyPolicy;
+use crate::http::wire::shared::{Failure, Outgoing, Reply, Slots};
 
 /// A small limit, so that generated responses pass it often.
 const LIMIT: u32 = 4_096;

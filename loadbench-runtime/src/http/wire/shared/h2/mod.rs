@@ -54,8 +54,8 @@ use self::streams::Conn;
 use super::{Exchange, Outgoing};
 use crate::config::Transport;
 use crate::http::TlsClient;
-use crate::http::stream::Stream;
-use crate::http::target::Target;
+use crate::http::wire::stream::Stream;
+use crate::http::wire::target::Target;
 
 /// The receive window of each stream, advertised in our SETTINGS: 16 MiB, the default
 /// `max_body`, so that one response of that size arrives without waiting for a

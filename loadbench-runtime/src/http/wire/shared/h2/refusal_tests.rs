@@ -20,10 +20,10 @@ use super::frame::{
     PROTOCOL_ERROR, RST_STREAM, SETTINGS, SETTINGS_MAX_HEADER_LIST_SIZE,
 };
 use crate::error::ErrorKind;
-use crate::http::connection::BodyPolicy;
-use crate::http::shared::{Failure, Outgoing, Reply};
-use crate::http::stream::Stream;
-use crate::http::target::Target;
+use crate::http::wire::connection::BodyPolicy;
+use crate::http::wire::shared::{Failure, Outgoing, Reply};
+use crate::http::wire::stream::Stream;
+use crate::http::wire::target::Target;
 
 /// A frame the client sent.
 #[derive(Debug, Clone)]

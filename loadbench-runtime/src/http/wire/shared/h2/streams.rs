@@ -15,9 +15,9 @@ use super::frame::{self, DEFAULT_MAX_FRAME, DEFAULT_WINDOW};
 use super::hpack::{self, RequestHead};
 use super::{CONNECTION_WINDOW, MAX_PENDING_ACKS, OUTPUT_BOUND, STREAM_WINDOW, STREAMS_BEFORE_SETTINGS};
 use crate::error::{Error, ErrorKind};
-use crate::http::connection::{BodyPolicy, ExchangeError};
-use crate::http::response::Parts;
-use crate::http::shared::{Answer, DriverWaker, Failure, Received, Reply, Slot, SlotTable, Slots};
+use crate::http::wire::connection::{BodyPolicy, ExchangeError};
+use crate::http::wire::response::Parts;
+use crate::http::wire::shared::{Answer, DriverWaker, Failure, Received, Reply, Slot, SlotTable, Slots};
 
 /// The largest stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
@@ -167,7 +167,7 @@ impl Conn {
 
     /// Queues a request: its stream opened at once if there is room; `None` when the
     /// connection takes no new streams.
-    pub(super) fn push(&mut self, request: &crate::http::shared::Outgoing<'_>) -> Option<usize> {
+    pub(super) fn push(&mut self, request: &crate::http::wire::shared::Outgoing<'_>) -> Option<usize> {
         if !self.open {
             return None;
         }

@@ -13,10 +13,10 @@ use tokio::net::TcpListener;
 
 use super::Http2;
 use crate::error::ErrorKind;
-use crate::http::connection::BodyPolicy;
-use crate::http::shared::{Failure, Outgoing, Reply};
-use crate::http::stream::Stream;
-use crate::http::target::Target;
+use crate::http::wire::connection::BodyPolicy;
+use crate::http::wire::shared::{Failure, Outgoing, Reply};
+use crate::http::wire::stream::Stream;
+use crate::http::wire::target::Target;
 
 /// Serves one connection with h2's server: `answer` gets each stream's number (from 0), its
 /// request and its responder. `goaway_after`: the server shuts down gracefully (GOAWAY) once
@@ -297,7 +297,7 @@ fn a_tls_alert_after_the_handshake_is_a_tls_error_with_its_cause() {
 
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-    use crate::http::tls::{TlsClient, TlsOptions};
+    use crate::http::wire::tls::{TlsClient, TlsOptions};
 
     local(async {
         // A TLS 1.3 server that asks for a client certificate: the client's side of the

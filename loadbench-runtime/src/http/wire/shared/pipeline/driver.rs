@@ -12,9 +12,9 @@ use tokio::io::AsyncWrite;
 
 use super::{Queue, State, Why, unanswered};
 use crate::error::{Error, ErrorKind};
-use crate::http::connection::{BodyPolicy, ExchangeError, Http1Connection, RawResponse};
-use crate::http::shared::{Failure, Received};
-use crate::http::tls::Cause;
+use crate::http::wire::connection::{BodyPolicy, ExchangeError, Http1Connection, RawResponse};
+use crate::http::wire::shared::{Failure, Received};
+use crate::http::wire::tls::Cause;
 
 /// A pipelined connection's driver; ends when the connection does.
 pub(super) struct Driver {

@@ -41,8 +41,8 @@ use http::Method;
 
 use super::{Answer, DriverWaker, Exchange, Failure, Outgoing, Received, Reply, Slot, SlotTable, Slots};
 use crate::error::{Error, ErrorKind};
-use crate::http::connection::{BodyPolicy, Http1Connection};
-use crate::http::stream::Stream;
+use crate::http::wire::connection::{BodyPolicy, Http1Connection};
+use crate::http::wire::stream::Stream;
 
 /// One shared HTTP/1.1 connection.
 #[derive(Debug)]

@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::LocalSet;
 
 use super::*;
-use crate::http::shared::Reply;
+use crate::http::wire::shared::Reply;
 
 /// A request as a user's `Ctx` holds it.
 struct Req {

@@ -8,8 +8,8 @@ use super::super::hpack::{DecodeError, Refusal};
 use super::super::streams::{Conn, too_large};
 use super::{Ended, Receiver};
 use crate::error::{Error, ErrorKind};
-use crate::http::connection::BodyPolicy;
-use crate::http::shared::Failure;
+use crate::http::wire::connection::BodyPolicy;
+use crate::http::wire::shared::Failure;
 
 impl Receiver {
     /// A whole header block of `stream`: decoded in any case (it changes the connection's

@@ -260,10 +260,10 @@ pub(super) mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::http::shared::h2::hpack::string;
+    use crate::http::wire::shared::h2::hpack::string;
 
     /// The fields `block` decodes to, as text.
-    pub(in crate::http::shared::h2::hpack) fn decoded(
+    pub(in crate::http::wire::shared::h2::hpack) fn decoded(
         decoder: &mut Decoder,
         block: &[u8],
     ) -> Result<Vec<(String, String)>, Invalid> {
@@ -274,7 +274,7 @@ pub(super) mod tests {
         Ok(fields)
     }
 
-    pub(in crate::http::shared::h2::hpack) fn pairs(fields: &[(&str, &str)]) -> Vec<(String, String)> {
+    pub(in crate::http::wire::shared::h2::hpack) fn pairs(fields: &[(&str, &str)]) -> Vec<(String, String)> {
         fields.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect()
     }
 

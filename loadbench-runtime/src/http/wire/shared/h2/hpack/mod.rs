@@ -312,7 +312,7 @@ mod tests {
             (StatusCode::NOT_FOUND, Some(12), true)
         );
         assert_eq!(&head[..], b"HTTP/1.1 404 \r\ncontent-length: 12\r\nset-cookie: a=1\r\n\r\n");
-        let map = crate::http::h1::header_map(&head);
+        let map = crate::http::wire::h1::header_map(&head);
         assert_eq!(map.get("set-cookie").unwrap(), "a=1");
         // The next block names the indexed field from the dynamic table.
         head.clear();
