@@ -1,3 +1,5 @@
+//! Over 500 lines because the streams, settings and windows are one state users and driver share.
+//!
 //! What an HTTP/2 connection's users and its driver share: the streams' table, the frames to
 //! write, the server's settings and the send windows.
 //!
