@@ -132,6 +132,12 @@ pub(crate) trait Slots {
 
     /// Gives up slot `index`, whose user no longer waits (it timed out, or the run ended).
     fn abandon(&mut self, index: usize);
+
+    /// Whether the connection takes new requests.
+    fn is_open(&self) -> bool;
+
+    /// Asks the driver to end the connection (the lane is gone): what is left is failed.
+    fn close(&mut self);
 }
 
 /// The response to one request on a shared connection: its slot, until its result is taken.

@@ -42,7 +42,7 @@ use crate::http::Recorder;
 
 pub(crate) use self::exchange::{Answer, Exchange, Failure, Received, Reply, Slots};
 pub(crate) use self::h2::Http2;
-pub(crate) use self::table::{DriverWaker, Slot, SlotTable};
+pub(crate) use self::table::{Driven, DriverWaker, Slot, SlotTable};
 pub(crate) use pipeline::Pipeline;
 
 /// What a request carries to a lane: its encoded HTTP/1.1 form and its parts, for HTTP/2.

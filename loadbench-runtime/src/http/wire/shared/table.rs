@@ -5,10 +5,13 @@
 //! no dynamic dispatch and no allocation per request once the table has grown to the lane's
 //! users.
 
+use std::cell::RefCell;
+use std::future::Future;
 use std::ops::{Index, IndexMut};
+use std::rc::Rc;
 use std::task::{Context, Waker};
 
-use super::{Answer, Failure, Reply};
+use super::{Answer, Failure, Reply, Slots};
 
 /// One request's slot in a table: its [`Answer`], and how it is marked free.
 pub(crate) trait Slot {
@@ -108,5 +111,37 @@ impl DriverWaker {
         if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             self.waker = Some(cx.waker().clone());
         }
+    }
+}
+
+/// One connection driven by a task of its own: the table its users and its driver share. The
+/// driver is started with it and ends once the table is closed, which dropping this does (the
+/// lane is gone, or it opened another connection).
+#[derive(Debug)]
+pub(crate) struct Driven<T: Slots> {
+    pub(crate) table: Rc<RefCell<T>>,
+}
+
+impl<T: Slots> Driven<T> {
+    /// Starts `driver` on `table`. Must run inside a `LocalSet` (every worker does): the
+    /// connection's driver is a local task.
+    pub(crate) fn spawn<D>(table: T, driver: impl FnOnce(Rc<RefCell<T>>) -> D) -> Driven<T>
+    where
+        D: Future<Output = ()> + 'static,
+    {
+        let table = Rc::new(RefCell::new(table));
+        tokio::task::spawn_local(driver(Rc::clone(&table)));
+        Driven { table }
+    }
+
+    /// Whether the connection takes new requests.
+    pub(crate) fn is_open(&self) -> bool {
+        self.table.borrow().is_open()
+    }
+}
+
+impl<T: Slots> Drop for Driven<T> {
+    fn drop(&mut self) {
+        self.table.borrow_mut().close();
     }
 }

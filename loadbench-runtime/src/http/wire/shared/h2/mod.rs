@@ -46,12 +46,10 @@ mod streams;
 #[cfg(test)]
 mod tests;
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use self::streams::Conn;
-use super::{Exchange, Outgoing};
+use super::{Driven, Exchange, Outgoing};
 use crate::config::Transport;
 use crate::http::TlsClient;
 use crate::http::wire::stream::Stream;
@@ -118,27 +116,18 @@ pub(crate) fn speaks_h2(stream: &Stream, transport: Transport) -> bool {
     }
 }
 
-/// One HTTP/2 connection.
-#[derive(Debug)]
-pub(crate) struct Http2 {
-    conn: Rc<RefCell<Conn>>,
-}
+/// One HTTP/2 connection. Dropped, the driver says GOAWAY and closes the connection.
+pub(crate) type Http2 = Driven<Conn>;
 
-impl Http2 {
+impl Driven<Conn> {
     /// Starts HTTP/2 on `stream`, opened to `target`: the connection preface and this client's
     /// SETTINGS are its first bytes, and requests may be queued at once. Must run inside a
     /// `LocalSet` (every worker does): the connection's driver is a local task.
     pub(crate) fn start(stream: Stream, target: &Target) -> Http2 {
         let https = matches!(stream, Stream::Tls(_));
         let limit = target.max_header_list_size();
-        let conn = Rc::new(RefCell::new(Conn::new(https, target.host_header().as_bytes(), target.addr(), limit)));
-        tokio::task::spawn_local(driver::Driver::new(Rc::clone(&conn), stream));
-        Http2 { conn }
-    }
-
-    /// Whether the connection takes new streams.
-    pub(crate) fn is_open(&self) -> bool {
-        self.conn.borrow().open
+        let conn = Conn::new(https, target.host_header().as_bytes(), target.addr(), limit);
+        Driven::spawn(conn, |conn| driver::Driver::new(conn, stream))
     }
 
     /// Queues `request` as a new stream; the future is its response. Its failure says whether
@@ -147,14 +136,7 @@ impl Http2 {
     // Out of line, as `Pipeline::exchange`: the unshared path should not pay for its size.
     #[inline(never)]
     pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>) -> Exchange<'a, Conn> {
-        let slot = self.conn.borrow_mut().push(request);
-        Exchange::new(&self.conn, slot)
-    }
-}
-
-impl Drop for Http2 {
-    fn drop(&mut self) {
-        // The lane is gone (the run ended): the driver says GOAWAY and closes the connection.
-        self.conn.borrow_mut().close();
+        let slot = self.table.borrow_mut().push(request);
+        Exchange::new(&self.table, slot)
     }
 }

@@ -465,6 +465,14 @@ impl Slots for Conn {
         // Room for one waiting stream.
         self.open_pending();
     }
+
+    fn is_open(&self) -> bool {
+        self.open
+    }
+
+    fn close(&mut self) {
+        Conn::close(self);
+    }
 }
 
 impl Slot for StreamEntry {

@@ -31,37 +31,25 @@ mod driver;
 #[cfg(test)]
 mod tests;
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::rc::Rc;
 use std::task::Waker;
 
 use bytes::BytesMut;
 use http::Method;
 
-use super::{Answer, DriverWaker, Exchange, Failure, Outgoing, Received, Reply, Slot, SlotTable, Slots};
+use super::{Answer, Driven, DriverWaker, Exchange, Failure, Outgoing, Received, Reply, Slot, SlotTable, Slots};
 use crate::error::{Error, ErrorKind};
 use crate::http::wire::connection::{BodyPolicy, Http1Connection};
 use crate::http::wire::stream::Stream;
 
-/// One shared HTTP/1.1 connection.
-#[derive(Debug)]
-pub(crate) struct Pipeline {
-    queue: Rc<RefCell<Queue>>,
-}
+/// One shared HTTP/1.1 connection. Dropped, the driver closes the connection and ends.
+pub(crate) type Pipeline = Driven<Queue>;
 
-impl Pipeline {
+impl Driven<Queue> {
     /// Starts pipelining on `stream`, at most `depth` requests in flight. Must run inside a
     /// `LocalSet` (every worker does): the connection's driver is a local task.
     pub(crate) fn start(stream: Stream, depth: u32) -> Pipeline {
-        let queue = Rc::new(RefCell::new(Queue::new(depth)));
-        tokio::task::spawn_local(driver::Driver::new(Rc::clone(&queue), Http1Connection::new(stream)));
-        Pipeline { queue }
-    }
-
-    /// Whether the connection takes new requests.
-    pub(crate) fn is_open(&self) -> bool {
-        self.queue.borrow().open
+        Driven::spawn(Queue::new(depth), |queue| driver::Driver::new(queue, Http1Connection::new(stream)))
     }
 
     /// Queues `request` behind those already on the connection (a request sent `again` goes
@@ -72,15 +60,8 @@ impl Pipeline {
     // future, and the unshared path (bench/README.md's `count50`) should not pay for its size.
     #[inline(never)]
     pub(crate) fn exchange<'a>(&'a self, request: &Outgoing<'_>, again: bool) -> Exchange<'a, Queue> {
-        let slot = self.queue.borrow_mut().push(request, again);
-        Exchange::new(&self.queue, slot)
-    }
-}
-
-impl Drop for Pipeline {
-    fn drop(&mut self) {
-        // The lane is gone (the run ended): the driver closes the connection and ends.
-        self.queue.borrow_mut().close();
+        let slot = self.table.borrow_mut().push(request, again);
+        Exchange::new(&self.table, slot)
     }
 }
 
@@ -111,6 +92,14 @@ impl Slots for Queue {
             }
             State::Free | State::Abandoned => {}
         }
+    }
+
+    fn is_open(&self) -> bool {
+        self.open
+    }
+
+    fn close(&mut self) {
+        Queue::close(self);
     }
 }
 

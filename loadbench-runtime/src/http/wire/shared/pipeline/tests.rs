@@ -179,7 +179,7 @@ fn queued_requests_go_out_in_one_write_up_to_the_depth() {
         };
         let (results, _server) = tokio::join!(join_all(exchanges), serve);
         assert!(results.into_iter().all(|r| body(r) == "a"));
-        assert_eq!(pipeline.queue.borrow().writes, 2, "four requests in the first write, two in the second");
+        assert_eq!(pipeline.table.borrow().writes, 2, "four requests in the first write, two in the second");
     });
 }
 
