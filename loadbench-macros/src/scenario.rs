@@ -245,7 +245,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
             Some((b, span)) => Ident::new(if b { "true" } else { "false" }, span).into_token_stream(),
             None => quote!(false),
         };
-        quote!(#private::Transport { connections: #connections, pipeline: #pipeline, http2: #http2 })
+        quote!(#private::Transport { connections: #connections, pipeline: #pipeline, protocol: #private::Protocol::from_http2(#http2) })
     };
 
     let thresholds = args.thresholds.iter().map(|(threshold, span)| {

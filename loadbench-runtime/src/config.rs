@@ -141,11 +141,11 @@ pub struct ScenarioConfig {
 /// connection (1 unless set: users then take turns on the connections), answered in order.
 ///
 /// ```
-/// use loadbench::Transport;
+/// use loadbench::{Protocol, Transport};
 /// // TechEmpower's plaintext test: 256 users on 16 connections, 16 requests deep.
-/// let plaintext = Transport { connections: Some(16), pipeline: Some(16), http2: false };
+/// let plaintext = Transport { connections: Some(16), pipeline: Some(16), protocol: Protocol::Http1 };
 /// // h2load -c 10 -m 100: 1,000 users on 10 HTTP/2 connections.
-/// let h2 = Transport { connections: Some(10), pipeline: None, http2: true };
+/// let h2 = Transport { connections: Some(10), pipeline: None, protocol: Protocol::Http2 };
 /// assert!(plaintext.shares_connections() && h2.shares_connections());
 /// assert!(!Transport::DEFAULT.shares_connections());
 /// ```
@@ -156,19 +156,46 @@ pub struct Transport {
     /// HTTP/1.1: the most requests in flight on one shared connection (pipelined); 1 when
     /// `None`. Has no meaning without `connections`, nor over HTTP/2.
     pub pipeline: Option<u32>,
+    /// The protocol asked for (`http2 = true` or `--http2` ask for HTTP/2).
+    pub protocol: Protocol,
+}
+
+/// The protocol a scenario's requests are asked to speak.
+///
+/// Two variants, not three: pipelining is how HTTP/1.1 travels on shared connections
+/// (`connections`, `pipeline`), and a lane asking for HTTP/2 over TLS speaks it too when ALPN
+/// settles on `http/1.1`. A `Pipelined` variant would repeat `connections` and could disagree
+/// with it. The wire each lane runs is [`Transport::shares_connections`] with this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// HTTP/1.1: each user on a connection of its own, or pipelined on shared ones.
+    #[default]
+    Http1,
     /// HTTP/2: with prior knowledge on `http://`, offered first by ALPN on `https://` (a server
     /// that answers `http/1.1` is then spoken to in HTTP/1.1, and the report says so).
-    pub http2: bool,
+    Http2,
+}
+
+impl Protocol {
+    /// What the attribute's `http2` key asks for: HTTP/2 when `true`.
+    pub const fn from_http2(http2: bool) -> Protocol {
+        if http2 { Protocol::Http2 } else { Protocol::Http1 }
+    }
+
+    /// Whether HTTP/2 is asked for.
+    pub const fn is_http2(self) -> bool {
+        matches!(self, Protocol::Http2)
+    }
 }
 
 impl Transport {
     /// One HTTP/1.1 connection per user, one request on it at a time.
-    pub const DEFAULT: Transport = Transport { connections: None, pipeline: None, http2: false };
+    pub const DEFAULT: Transport = Transport { connections: None, pipeline: None, protocol: Protocol::Http1 };
 
     /// Whether requests go through connections that are not one user's own: shared ones, or
     /// HTTP/2 (whose connections are driven by a task of their own even with one user each).
     pub fn shares_connections(&self) -> bool {
-        self.connections.is_some() || self.http2
+        self.connections.is_some() || self.protocol.is_http2()
     }
 
     /// The pipelining depth in force over HTTP/1.1: `pipeline`, else 1.

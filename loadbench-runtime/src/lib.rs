@@ -44,7 +44,7 @@ mod harness;
 pub mod http;
 pub mod report;
 
-pub use config::{CookieMode, DEFAULT_MAX_BODY, Transport};
+pub use config::{CookieMode, DEFAULT_MAX_BODY, Protocol, Transport};
 pub use error::{Error, ErrorKind, Result};
 pub use harness::{Harness, HarnessError, oneshot, watch};
 pub use http::{Ctx, RequestBuilder, Response};

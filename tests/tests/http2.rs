@@ -141,7 +141,7 @@ fn a_goaway_moves_the_requests_not_yet_processed_to_a_new_connection() {
     // hyper's graceful shutdown first says GOAWAY with the highest stream id: every stream
     // opened before it is processed, and the client opens no stream after it, so nothing needs
     // sending again here. Streams above a GOAWAY's last id are sent again: the HTTP/2 client's
-    // own tests (loadbench-runtime/src/http/shared/h2/tests.rs) have a server that refuses one.
+    // own tests (loadbench-runtime/src/http/wire/shared/h2/tests.rs) have a server that refuses one.
     assert_eq!(run.at("/http/version"), &json!("HTTP/2"));
 }
 

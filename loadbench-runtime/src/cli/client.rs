@@ -180,6 +180,13 @@ mod tests {
         assert!(Cli::try_parse_from(["x", "--connections", "0"]).is_err());
         let options = first.apply(ClientOptions::default());
         let transport = options.transport(crate::config::Transport::DEFAULT);
-        assert_eq!(transport, crate::config::Transport { connections: Some(16), pipeline: Some(16), http2: false });
+        assert_eq!(
+            transport,
+            crate::config::Transport {
+                connections: Some(16),
+                pipeline: Some(16),
+                protocol: crate::config::Protocol::Http1
+            }
+        );
     }
 }

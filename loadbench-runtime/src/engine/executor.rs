@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::arrivals::{self, Arrivals};
 use super::halt::{self, Halt, Phase, StopFlags};
 use super::plan::LoadPlan;
-use super::progress::{Progress, Slot, Watched, WorkerProgress};
+use super::progress::{BoardPlace, Progress, Watched, WorkerProgress};
 use super::refused::Refusals;
 use super::registry::Workload;
 use super::selfcheck::{self, WorkerLoad};
@@ -41,7 +41,7 @@ use crate::report::GeneratorReport;
 pub(crate) struct Placement {
     pub(crate) target: Target,
     pub(crate) threads: usize,
-    pub(crate) progress: Option<Slot>,
+    pub(crate) progress: Option<BoardPlace>,
 }
 
 /// What the executor hands back: merged measurements plus the run's times.

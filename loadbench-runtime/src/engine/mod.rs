@@ -32,5 +32,5 @@ mod worker;
 pub(crate) use executor::{Placement, execute};
 pub(crate) use halt::StopFlags;
 pub(crate) use plan::{LoadPlan, Sizing, parse_scale};
-pub(crate) use progress::{Board, Position, Slot};
+pub(crate) use progress::{Board, BoardPlace, Position};
 pub(crate) use worker::worker_threads;

@@ -253,8 +253,11 @@ impl LoadPlan {
             feed: None,
             connections: self.transport.connections,
             // Pipelining is HTTP/1.1's, on shared connections only.
-            pipeline: self.transport.pipeline.filter(|_| !self.transport.http2 && self.transport.connections.is_some()),
-            http2: self.transport.http2,
+            pipeline: self
+                .transport
+                .pipeline
+                .filter(|_| !self.transport.protocol.is_http2() && self.transport.connections.is_some()),
+            http2: self.transport.protocol.is_http2(),
         }
     }
 }
@@ -305,6 +308,7 @@ fn time(d: Duration, factor: f64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Protocol;
 
     fn config() -> ScenarioConfig {
         ScenarioConfig { warmup: Some(Load::Count(50)), ..ScenarioConfig::new(150, Load::Count(7_500)) }
@@ -326,7 +330,7 @@ mod tests {
     #[test]
     fn shared_connections_scale_with_the_users_and_never_outnumber_them() {
         let shared = ScenarioConfig {
-            transport: Transport { connections: Some(16), pipeline: Some(16), http2: false },
+            transport: Transport { connections: Some(16), pipeline: Some(16), protocol: Protocol::Http1 },
             ..config()
         };
         let declared = LoadPlan::new(&shared, Sizing::Declared);
@@ -341,7 +345,7 @@ mod tests {
         assert_eq!(over.transport.connections, Some(150));
         let report = over.config_report(&shared, None);
         assert_eq!((report.connections, report.pipeline, report.http2), (Some(150), Some(16), false));
-        let h2 = declared.with_transport(Transport { connections: None, pipeline: Some(4), http2: true });
+        let h2 = declared.with_transport(Transport { connections: None, pipeline: Some(4), protocol: Protocol::Http2 });
         let report = h2.config_report(&shared, None);
         assert_eq!((report.connections, report.pipeline, report.http2), (None, None, true));
     }
@@ -408,7 +412,7 @@ mod tests {
             concurrency: 7,
             load: Load::Count(1_000),
             warmup: Some(Load::Count(50)),
-            transport: Transport { connections: Some(5), pipeline: Some(4), http2: false },
+            transport: Transport { connections: Some(5), pipeline: Some(4), protocol: Protocol::Http1 },
             ..config()
         };
         let parts = shards(&LoadPlan::new(&closed, Sizing::Declared), 3);

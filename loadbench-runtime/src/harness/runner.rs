@@ -9,7 +9,7 @@ use super::limits;
 use crate::cli::Shard;
 use crate::config::{Load, ScenarioConfig};
 use crate::engine::registry::Workload;
-use crate::engine::{self, Board, LoadPlan, Placement, Position, Sizing, Slot, StopFlags};
+use crate::engine::{self, Board, BoardPlace, LoadPlan, Placement, Position, Sizing, StopFlags};
 use crate::feed::Feed;
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
 use crate::report::{FeedConfigReport, FeedRanOut, NothingListening, RateReport, ScenarioReport, rfc3339, warnings};
@@ -134,7 +134,7 @@ impl RunSettings {
         if https {
             report.config.tls = Some(connections.options.tls.summary());
         }
-        let progress = self.board.clone().map(|board| Slot { board, position });
+        let progress = self.board.clone().map(|board| BoardPlace { board, position });
         let address = target.addr();
         let placement = Placement { target, threads, progress };
         let run = match engine::execute(workload, &plan, &placement, &self.stop) {

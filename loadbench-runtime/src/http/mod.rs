@@ -22,43 +22,26 @@
 //! above creates each user's `Ctx` and receives its named steps, named requests (`names`),
 //! checks (`checks`) and its connections through [`Recorder`], which the engine implements.
 
-mod builder;
-mod checks;
-mod connect_to;
-mod connection;
-mod cookies;
-mod counters;
-mod ctx;
-mod failures;
-mod feed;
-mod h1;
-mod json;
-mod last_request;
-mod names;
-pub(crate) mod read_delay;
+pub(crate) mod client;
 mod recorder;
-mod redirects;
-pub(crate) mod request_timer;
-mod response;
-mod session;
-mod shared;
-mod steps;
-mod stream;
-mod target;
-mod tls;
+pub(crate) mod wire;
 
-pub use builder::RequestBuilder;
-pub use connect_to::{ClientOptions, ConnectTo, DEFAULT_MAX_HEADER_LIST_SIZE};
-pub use cookies::Cookies;
-pub(crate) use counters::HttpCounters;
-pub use ctx::Ctx;
+// The paths the rest of the crate uses for the wire's parts.
+pub(crate) use wire::{read_delay, request_timer};
+
+pub use client::builder::RequestBuilder;
+pub use client::cookies::Cookies;
+pub use client::ctx::Ctx;
+pub(crate) use client::session::SessionOptions;
 pub(crate) use recorder::Recorder;
 pub use response::Response;
-pub(crate) use session::SessionOptions;
-pub(crate) use shared::Lane;
-pub use target::{Target, TargetError};
-pub(crate) use tls::TlsClient;
-pub use tls::{TlsOptions, TlsSetupError};
+pub use wire::connect_to::{ClientOptions, ConnectTo, DEFAULT_MAX_HEADER_LIST_SIZE};
+pub(crate) use wire::counters::HttpCounters;
+pub(crate) use wire::response;
+pub(crate) use wire::shared::Lane;
+pub use wire::target::{Target, TargetError};
+pub(crate) use wire::tls::TlsClient;
+pub use wire::tls::{TlsOptions, TlsSetupError};
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use loadbench::__private::{Load, Rate, ScenarioEntry, ThinkTime, Threshold, Transport, inventory};
+use loadbench::__private::{Load, Protocol, Rate, ScenarioEntry, ThinkTime, Threshold, Transport, inventory};
 
 #[loadbench::scenario(count = 100_000)]
 async fn defaults(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
@@ -76,9 +76,9 @@ fn entry(name: &str) -> &'static ScenarioEntry {
 fn main() {
     assert_eq!(inventory::iter::<ScenarioEntry>().count(), 6);
     let plaintext = entry("plaintext").config.transport;
-    assert_eq!(plaintext, Transport { connections: Some(16), pipeline: Some(16), http2: false });
+    assert_eq!(plaintext, Transport { connections: Some(16), pipeline: Some(16), protocol: Protocol::Http1 });
     let streams = entry("streams").config.transport;
-    assert_eq!(streams, Transport { connections: Some(10), pipeline: None, http2: true });
+    assert_eq!(streams, Transport { connections: Some(10), pipeline: None, protocol: Protocol::Http2 });
     assert_eq!(entry("defaults").config.transport, Transport::DEFAULT);
 
     let defaults = entry("defaults");

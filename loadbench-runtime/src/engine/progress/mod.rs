@@ -95,7 +95,7 @@ impl Board {
 
 /// A scenario's place on the board: where its line goes and its `[i/n]`.
 #[derive(Debug, Clone)]
-pub(crate) struct Slot {
+pub(crate) struct BoardPlace {
     pub(crate) board: Board,
     pub(crate) position: Position,
 }
@@ -124,7 +124,12 @@ const TICK: Duration = Duration::from_millis(100);
 impl Progress {
     /// Starts following `watched`, whose workers count into `workers` and whose measured part
     /// starts at `origin`, on `slot`'s board.
-    pub(crate) fn start(slot: Slot, watched: Watched, workers: Vec<Arc<WorkerProgress>>, origin: Instant) -> Progress {
+    pub(crate) fn start(
+        slot: BoardPlace,
+        watched: Watched,
+        workers: Vec<Arc<WorkerProgress>>,
+        origin: Instant,
+    ) -> Progress {
         let stop = Arc::new(AtomicBool::new(false));
         let stop_flag = Arc::clone(&stop);
         let follow = Follow { watched, workers, origin, position: slot.position, window: Window::default() };
