@@ -307,7 +307,12 @@ mod tests {
     use super::*;
 
     fn config() -> ScenarioConfig {
-        ScenarioConfig { warmup: Some(Load::Count(50)), ..ScenarioConfig::new(150, Load::Count(7_500)) }
+        ScenarioConfig {
+            warmup: Some(Load::Count(50)),
+            concurrency: 150,
+            load: Load::Count(7_500),
+            ..ScenarioConfig::DEFAULT
+        }
     }
 
     fn scaled(config: &ScenarioConfig, factor: f64) -> LoadPlan {

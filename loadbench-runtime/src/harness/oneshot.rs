@@ -280,7 +280,7 @@ impl OneShot {
         OneShot {
             name: request.default_name(),
             request,
-            concurrency: 1,
+            concurrency: ScenarioConfig::DEFAULT.concurrency,
             load,
             rate: None,
             timeout: DEFAULT_TIMEOUT,
@@ -428,7 +428,9 @@ impl OneShot {
             rate: self.rate,
             timeout: Some(self.timeout),
             grace: Some(self.grace),
-            ..ScenarioConfig::new(self.concurrency, self.load)
+            concurrency: self.concurrency,
+            load: self.load,
+            ..ScenarioConfig::DEFAULT
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,
