@@ -11,6 +11,7 @@ mod batches;
 mod feeds;
 mod limits;
 mod list;
+mod measured;
 pub mod oneshot;
 mod outcome;
 mod process;
@@ -497,17 +498,22 @@ impl Harness {
             None if self.smoke => Sizing::Smoke,
             None => Sizing::Declared,
         };
+        // Each scenario's plan, built here once: the shard check, its feed and its run read it.
+        let selected: Vec<Selected> = selected
+            .into_iter()
+            .zip(resolved.urls)
+            .map(|(entry, url)| Selected { entry, url, plan: LoadPlan::new(&entry.config, sizing) })
+            .collect();
         // Every shard needs a user of each scenario: refused before any load, in any batch.
         if let Some(shard) = self.shard {
-            for entry in &selected {
-                let users = LoadPlan::new(&entry.config, sizing).concurrency;
-                if let Some(refusal) = shard.too_few_users(entry.name, users) {
+            for scenario in &selected {
+                if let Some(refusal) = shard.too_few_users(scenario.entry.name, scenario.plan.concurrency) {
                     return Err(HarnessError::Shard(refusal));
                 }
             }
         }
         // Every selected scenario's feed, read before any load, so that a bad file costs nothing.
-        let feeds = match load_feeds(&selected, &self.feeds, sizing, &self.stop.graceful)? {
+        let feeds = match load_feeds(&selected, &self.feeds, &self.stop.graceful)? {
             Ok(feeds) => feeds,
             Err(file) => {
                 // Stopped before any load: the results say so, with no scenario. Said without a
@@ -519,7 +525,8 @@ impl Harness {
                 return Ok(report);
             }
         };
-        let connections = Connections::new(std::mem::take(&mut self.client), resolved.urls.iter().map(String::as_str))?;
+        let connections =
+            Connections::new(std::mem::take(&mut self.client), selected.iter().map(|scenario| scenario.url.as_str()))?;
         // Every check is done: wait for the common start, then run.
         let start = self.start_at.map(|at| {
             if self.progress {
@@ -548,7 +555,7 @@ impl Harness {
             histograms: self.histograms || self.shard.is_some(),
         };
         let mut scenarios = Vec::with_capacity(selected.len());
-        let batches = batches(selected.into_iter().zip(resolved.urls).collect());
+        let batches = batches(selected);
         // Numbered in the order they run, a group's members one after the other.
         let run = std::env::var(PROGRESS_ENV).ok().and_then(|text| cli::parse_progress(&text));
         let numbering = Numbering::new(batches.iter().flatten(), run);
@@ -560,7 +567,7 @@ impl Harness {
             let samplers: Vec<Sampler> = self.watches.iter().map(Sampler::start).collect();
             let reports = run_batch(&settings, &batch, &feeds, &numbering);
             let watched: Vec<WatchReport> = samplers.into_iter().map(Sampler::finish).collect();
-            for (mut report, (entry, _)) in reports.into_iter().zip(&batch) {
+            for (mut report, Selected { entry, .. }) in reports.into_iter().zip(&batch) {
                 if report.setup_error.is_none() {
                     report.watched.clone_from(&watched);
                 }
@@ -594,10 +601,10 @@ fn run_batch(
     feeds: &[(&str, Arc<Feed>)],
     numbering: &Numbering,
 ) -> Vec<ScenarioReport> {
-    let run = |settings: &RunSettings, (entry, url): &Selected| {
+    let run = |settings: &RunSettings, Selected { entry, url, plan }: &Selected| {
         let mut workload = Workload::from(*entry);
         workload.feed = feeds.iter().find(|(name, _)| *name == entry.name).map(|(_, feed)| Arc::clone(feed));
-        settings.run(&workload, &entry.config, url, numbering.position(entry.name))
+        settings.run(&workload, plan, &entry.config, url, numbering.position(entry.name))
     };
     if let [one] = batch {
         return vec![run(settings, one)];
@@ -605,9 +612,8 @@ fn run_batch(
     std::thread::scope(|scope| {
         let runs: Vec<_> = batch.iter().map(|selected| (selected, scope.spawn(|| run(settings, selected)))).collect();
         runs.into_iter()
-            .map(|((entry, url), handle)| {
+            .map(|(Selected { entry, url, plan }, handle)| {
                 handle.join().unwrap_or_else(|_| {
-                    let plan = LoadPlan::new(&entry.config, settings.sizing);
                     let mut report =
                         ScenarioReport::not_started(entry.name, plan.config_report(&entry.config, Some(url)));
                     report.setup_error = Some("its runner thread panicked".to_owned());
