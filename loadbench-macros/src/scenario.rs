@@ -7,7 +7,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt as _;
 use syn::{FnArg, ItemFn, Safety, Signature, Type};
 
-use crate::args::{Cookies, Load, ScenarioArgs};
+use crate::args::{Load, ScenarioArgs};
 use crate::errors::Errors;
 
 const ONE_PARAMETER: &str = "a scenario takes one parameter, `ctx: &mut loadbench::Ctx`";
@@ -127,156 +127,9 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
         // `r#match` is listed as `match`.
         None => literal(Literal::string(&ident.unraw().to_string()), ident.span()),
     };
-    // One field holds both models' users: `concurrency`, or `max_concurrency` with `rate`
-    // (`ScenarioArgs` has refused the other combinations).
-    let concurrency = match (args.concurrency, args.max_concurrency) {
-        (Some((n, span)), _) | (None, Some((n, span))) => literal(Literal::u32_unsuffixed(n), span),
-        // A ramp of users needs as many as its highest target (checked to fit in a `u32`).
-        (None, None) if args.stages.is_some() => {
-            let (stages, span) = args.stages.as_ref().map_or((&[][..], Span::call_site()), |(s, span)| (&s[..], *span));
-            let most = stages.iter().map(|s| s.1).max().unwrap_or(1);
-            literal(Literal::u32_unsuffixed(u32::try_from(most).unwrap_or(u32::MAX)), span)
-        }
-        (None, None) if args.rate.is_some() || args.rate_stages.is_some() => {
-            Literal::u32_unsuffixed(crate::args::DEFAULT_MAX_CONCURRENCY).into_token_stream()
-        }
-        (None, None) => Literal::u32_unsuffixed(1).into_token_stream(),
-    };
-    let rate = match args.rate {
-        Some((rate, span)) => {
-            let iterations = literal(Literal::u64_unsuffixed(rate.iterations), span);
-            let per = duration_expr(rate.per, span);
-            quote!(::core::option::Option::Some(#private::Rate { iterations: #iterations, per: #per }))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let load = load_expr(args.load.0, args.load.1);
-    let think_time = match args.think_time {
-        Some(((min, max), span)) => {
-            let (min, max) = (duration_expr(min, span), duration_expr(max, span));
-            quote!(::core::option::Option::Some(#private::ThinkTime { min: #min, max: #max }))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let stages: Vec<TokenStream> = args
-        .stages
-        .iter()
-        .flat_map(|(stages, span)| stages.iter().map(move |&stage| (stage, *span)))
-        .map(|((length, target), span)| {
-            let length = duration_expr(length, span);
-            let target = literal(Literal::u32_unsuffixed(u32::try_from(target).unwrap_or(u32::MAX)), span);
-            quote!(#private::Stage { duration: #length, target: #target })
-        })
-        .collect();
-    let rate_stages: Vec<TokenStream> = args
-        .rate_stages
-        .iter()
-        .flat_map(|(stages, span)| stages.iter().map(move |&stage| (stage, *span)))
-        .map(|((length, rate), span)| {
-            let length = duration_expr(length, span);
-            let rate = literal(Literal::u64_unsuffixed(rate), span);
-            quote!(#private::RateStage { duration: #length, rate: #rate })
-        })
-        .collect();
-    let warmup = match args.warmup {
-        Some((warmup, span)) => {
-            let warmup = load_expr(warmup, span);
-            quote!(::core::option::Option::Some(#warmup))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let timeout = match args.timeout {
-        Some((duration, span)) => {
-            let duration = duration_expr(duration, span);
-            quote!(::core::option::Option::Some(#duration))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let grace = match args.grace {
-        Some((duration, span)) => {
-            let duration = duration_expr(duration, span);
-            quote!(::core::option::Option::Some(#duration))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let group = match &args.group {
-        Some((group, span)) => {
-            let group = literal(Literal::string(group), *span);
-            quote!(::core::option::Option::Some(#group))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let max_body = match args.max_body {
-        Some((bytes, span)) => {
-            let bytes = literal(Literal::u64_unsuffixed(bytes), span);
-            quote!(::core::option::Option::Some(#bytes))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let cookies = {
-        let (mode, span) = args.cookies.unwrap_or((Cookies::Iteration, Span::call_site()));
-        let variant = Ident::new(mode.variant(), span);
-        quote!(#private::CookieMode::#variant)
-    };
-    let follow_redirects = {
-        let (hops, span) = args.follow_redirects.unwrap_or((0, Span::call_site()));
-        literal(Literal::u32_unsuffixed(hops), span)
-    };
-    let target = match &args.target {
-        Some((url, span)) => {
-            let url = literal(Literal::string(url), *span);
-            quote!(::core::option::Option::Some(#url))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-
-    let feed = crate::args::feed_tokens(args.feed.as_ref());
-    let transport = {
-        let optional = |value: Option<(u32, Span)>| match value {
-            Some((n, span)) => {
-                let n = literal(Literal::u32_unsuffixed(n), span);
-                quote!(::core::option::Option::Some(#n))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let connections = optional(args.connections);
-        let pipeline = optional(args.pipeline);
-        let http2 = match args.http2 {
-            Some((b, span)) => Ident::new(if b { "true" } else { "false" }, span).into_token_stream(),
-            None => quote!(false),
-        };
-        quote!(#private::Transport { connections: #connections, pipeline: #pipeline, protocol: #private::Protocol::from_http2(#http2) })
-    };
-
-    let thresholds = args.thresholds.iter().map(|(threshold, span)| {
-        let metric = metric(threshold.metric, *span, &private);
-        let op = variant(threshold.op, *span);
-        if !threshold.value.is_finite() {
-            // The grammar only returns finite limits; `f64_unsuffixed` would panic on another.
-            return syn::Error::new(*span, "a threshold's limit must be a finite number").into_compile_error();
-        }
-        let value = literal(Literal::f64_unsuffixed(threshold.value), *span);
-        quote_spanned!(*span=> #private::Threshold { metric: #metric, op: #private::Op::#op, value: #value })
-    });
-
-    // Each hook becomes a function of the registry's `Hook` type; the call is spanned on the
-    // user's path, so a function of the wrong shape is reported there.
-    let hook = |path: &Option<(TokenStream, Span)>, name: &str| match path {
-        Some((path, span)) => {
-            let ident = Ident::new(name, Span::mixed_site());
-            let ctx = Ident::new("ctx", Span::mixed_site());
-            let call = quote_spanned!(*span=> #private::hook_future(#ctx, #path));
-            let item = quote! {
-                fn #ident(#ctx: &mut #private::Ctx) -> #private::HookFuture<'_> {
-                    #call
-                }
-            };
-            (item, quote!(::core::option::Option::Some(#ident)))
-        }
-        None => (TokenStream::new(), quote!(::core::option::Option::None)),
-    };
-    let (setup_fn, setup) = hook(&args.setup, "__loadbench_setup");
-    let (teardown_fn, teardown) = hook(&args.teardown, "__loadbench_teardown");
+    let config = config(args, &private);
+    let (setup_fn, setup) = hook(&args.setup, "__loadbench_setup", &private);
+    let (teardown_fn, teardown) = hook(&args.teardown, "__loadbench_teardown", &private);
 
     // Mixed-site: a scenario called `user` must not be shadowed by this parameter.
     let user = Ident::new("user", Span::mixed_site());
@@ -301,25 +154,7 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
                     module_path: ::core::module_path!(),
                     file: ::core::file!(),
                     line: ::core::line!(),
-                    config: #private::ScenarioConfig {
-                        concurrency: #concurrency,
-                        rate: #rate,
-                        warmup: #warmup,
-                        think_time: #think_time,
-                        stages: &[#(#stages),*],
-                        rate_stages: &[#(#rate_stages),*],
-                        group: #group,
-                        load: #load,
-                        timeout: #timeout,
-                        max_body: #max_body,
-                        grace: #grace,
-                        target: #target,
-                        thresholds: &[#(#thresholds),*],
-                        cookies: #cookies,
-                        follow_redirects: #follow_redirects,
-                        feed: #feed,
-                        transport: #transport,
-                    },
+                    config: #config,
                     run: __loadbench_virtual_user,
                     setup: #setup,
                     teardown: #teardown,
@@ -327,6 +162,156 @@ fn register(item: &TokenStream, func: &ItemFn, args: &ScenarioArgs) -> TokenStre
             }
         };
     }
+}
+
+/// The scenario's `ScenarioConfig`: the keys the author wrote, the rest from
+/// `ScenarioConfig::DEFAULT`, so that the runtime alone decides a default.
+fn config(args: &ScenarioArgs, private: &TokenStream) -> TokenStream {
+    let mut fields: Vec<TokenStream> = Vec::new();
+    let mut field = |name: &str, value: TokenStream| {
+        let name = Ident::new(name, Span::call_site());
+        fields.push(quote!(#name: #value));
+    };
+    if let Some(concurrency) = users(args) {
+        field("concurrency", concurrency);
+    }
+    if let Some((rate, span)) = args.rate {
+        let iterations = literal(Literal::u64_unsuffixed(rate.iterations), span);
+        let per = duration_expr(rate.per, span);
+        field("rate", some(quote!(#private::Rate { iterations: #iterations, per: #per })));
+    }
+    if let Some((warmup, span)) = args.warmup {
+        field("warmup", some(load_expr(warmup, span)));
+    }
+    if let Some(((min, max), span)) = args.think_time {
+        let (min, max) = (duration_expr(min, span), duration_expr(max, span));
+        field("think_time", some(quote!(#private::ThinkTime { min: #min, max: #max })));
+    }
+    if let Some((stages, span)) = &args.stages {
+        let stages = stages.iter().map(|&(length, target)| {
+            let length = duration_expr(length, *span);
+            let target = literal(Literal::u32_unsuffixed(u32::try_from(target).unwrap_or(u32::MAX)), *span);
+            quote!(#private::Stage { duration: #length, target: #target })
+        });
+        field("stages", quote!(&[#(#stages),*]));
+    }
+    if let Some((stages, span)) = &args.rate_stages {
+        let stages = stages.iter().map(|&(length, rate)| {
+            let length = duration_expr(length, *span);
+            let rate = literal(Literal::u64_unsuffixed(rate), *span);
+            quote!(#private::RateStage { duration: #length, rate: #rate })
+        });
+        field("rate_stages", quote!(&[#(#stages),*]));
+    }
+    if let Some((group, span)) = &args.group {
+        field("group", some(literal(Literal::string(group), *span)));
+    }
+    field("load", load_expr(args.load.0, args.load.1));
+    if let Some((duration, span)) = args.timeout {
+        field("timeout", some(duration_expr(duration, span)));
+    }
+    if let Some((bytes, span)) = args.max_body {
+        field("max_body", some(literal(Literal::u64_unsuffixed(bytes), span)));
+    }
+    if let Some((duration, span)) = args.grace {
+        field("grace", some(duration_expr(duration, span)));
+    }
+    if let Some((url, span)) = &args.target {
+        field("target", some(literal(Literal::string(url), *span)));
+    }
+    if !args.thresholds.is_empty() {
+        let thresholds = args.thresholds.iter().map(|(threshold, span)| threshold_expr(threshold, *span, private));
+        field("thresholds", quote!(&[#(#thresholds),*]));
+    }
+    if let Some((mode, span)) = args.cookies {
+        let variant = Ident::new(mode.variant(), span);
+        field("cookies", quote!(#private::CookieMode::#variant));
+    }
+    if let Some((hops, span)) = args.follow_redirects {
+        field("follow_redirects", literal(Literal::u32_unsuffixed(hops), span));
+    }
+    if args.feed.is_some() {
+        field("feed", crate::args::feed_tokens(args.feed.as_ref()));
+    }
+    if let Some(transport) = transport(args, private) {
+        field("transport", transport);
+    }
+    quote!(#private::ScenarioConfig { #(#fields,)* ..#private::ScenarioConfig::DEFAULT })
+}
+
+/// `concurrency`, or `max_concurrency` with `rate` (`ScenarioArgs` has refused the other
+/// combinations): one field holds both models' users. Without either, a ramp needs as many users
+/// as its highest target, and the open model its own default; `None` leaves the closed model's
+/// default to the runtime.
+fn users(args: &ScenarioArgs) -> Option<TokenStream> {
+    match (args.concurrency, args.max_concurrency) {
+        (Some((n, span)), _) | (None, Some((n, span))) => Some(literal(Literal::u32_unsuffixed(n), span)),
+        (None, None) => {
+            if let Some((stages, span)) = &args.stages {
+                // Checked by `ScenarioArgs` to fit in a `u32`.
+                let most = stages.iter().map(|s| s.1).max().unwrap_or(1);
+                Some(literal(Literal::u32_unsuffixed(u32::try_from(most).unwrap_or(u32::MAX)), *span))
+            } else if args.rate.is_some() || args.rate_stages.is_some() {
+                Some(Literal::u32_unsuffixed(crate::args::DEFAULT_MAX_CONCURRENCY).into_token_stream())
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// `connections`, `pipeline` and `http2` as a `Transport`, when any of them is written.
+fn transport(args: &ScenarioArgs, private: &TokenStream) -> Option<TokenStream> {
+    let mut fields: Vec<TokenStream> = Vec::new();
+    if let Some((n, span)) = args.connections {
+        let n = some(literal(Literal::u32_unsuffixed(n), span));
+        fields.push(quote!(connections: #n));
+    }
+    if let Some((n, span)) = args.pipeline {
+        let n = some(literal(Literal::u32_unsuffixed(n), span));
+        fields.push(quote!(pipeline: #n));
+    }
+    if let Some((on, span)) = args.http2 {
+        let on = Ident::new(if on { "true" } else { "false" }, span);
+        fields.push(quote!(protocol: #private::Protocol::from_http2(#on)));
+    }
+    (!fields.is_empty()).then(|| quote!(#private::Transport { #(#fields,)* ..#private::Transport::DEFAULT }))
+}
+
+/// A `thresholds(…)` entry as a runtime `Threshold`.
+fn threshold_expr(threshold: &loadbench_grammar::Threshold, span: Span, private: &TokenStream) -> TokenStream {
+    let metric = metric(threshold.metric, span, private);
+    let op = variant(threshold.op, span);
+    if !threshold.value.is_finite() {
+        // The grammar only returns finite limits; `f64_unsuffixed` would panic on another.
+        return syn::Error::new(span, "a threshold's limit must be a finite number").into_compile_error();
+    }
+    let value = literal(Literal::f64_unsuffixed(threshold.value), span);
+    quote_spanned!(span=> #private::Threshold { metric: #metric, op: #private::Op::#op, value: #value })
+}
+
+/// A hook (`setup`, `teardown`) as a function of the registry's `Hook` type, and the
+/// `Option` naming it; the call is spanned on the user's path, so a function of the wrong
+/// shape is reported there.
+fn hook(path: &Option<(TokenStream, Span)>, name: &str, private: &TokenStream) -> (TokenStream, TokenStream) {
+    match path {
+        Some((path, span)) => {
+            let ident = Ident::new(name, Span::mixed_site());
+            let ctx = Ident::new("ctx", Span::mixed_site());
+            let call = quote_spanned!(*span=> #private::hook_future(#ctx, #path));
+            let item = quote! {
+                fn #ident(#ctx: &mut #private::Ctx) -> #private::HookFuture<'_> {
+                    #call
+                }
+            };
+            (item, some(quote!(#ident)))
+        }
+        None => (TokenStream::new(), quote!(::core::option::Option::None)),
+    }
+}
+
+fn some(value: TokenStream) -> TokenStream {
+    quote!(::core::option::Option::Some(#value))
 }
 
 /// A `const` expression for a count or a time (`Load`).
@@ -500,9 +485,12 @@ mod tests {
         let out = expand(quote!(rate = 2000, max_concurrency = 7, count = 10), item.clone()).to_string();
         assert!(out.contains("concurrency : 7"), "{out}");
         assert!(out.contains("iterations : 2000"), "{out}");
+        // Keys not written are the runtime's defaults.
         let out = expand(quote!(count = 10), item.clone()).to_string();
-        assert!(out.contains("rate : :: core :: option :: Option :: None"), "{out}");
-        assert!(out.contains("warmup : :: core :: option :: Option :: None"), "{out}");
+        assert!(!out.contains("rate :"), "{out}");
+        assert!(!out.contains("warmup :"), "{out}");
+        assert!(!out.contains("concurrency :"), "{out}");
+        assert!(out.contains(".. :: loadbench :: __private :: ScenarioConfig :: DEFAULT }"), "{out}");
         let out = expand(quote!(count = 10, warmup = 5), item).to_string();
         assert!(
             out.contains(
@@ -529,7 +517,7 @@ mod tests {
             "{out}"
         );
         let out = expand(quote!(count = 1), item).to_string();
-        assert!(out.contains("thresholds : & []"), "{out}");
+        assert!(!out.contains("thresholds :"), "{out}");
     }
 
     #[test]

@@ -205,31 +205,30 @@ impl Transport {
 }
 
 impl ScenarioConfig {
-    /// `concurrency` users running `load` in the closed model, with nothing else declared: no
-    /// warmup, ramp, feed or thresholds, the default timeout, grace and body limit, each user on
-    /// a connection of its own. The base that code building a scenario without the attribute
-    /// (`cargo loadbench url`, tests) fills in with `..`.
-    pub(crate) const fn new(concurrency: u32, load: Load) -> ScenarioConfig {
-        ScenarioConfig {
-            concurrency,
-            rate: None,
-            warmup: None,
-            think_time: None,
-            stages: &[],
-            rate_stages: &[],
-            group: None,
-            load,
-            timeout: None,
-            max_body: None,
-            grace: None,
-            target: None,
-            thresholds: &[],
-            cookies: CookieMode::Iteration,
-            follow_redirects: 0,
-            feed: None,
-            transport: Transport::DEFAULT,
-        }
-    }
+    /// The settings of a scenario that declares nothing but its load: one user in the closed
+    /// model running one iteration, no warmup, ramp, feed or thresholds, the default timeout,
+    /// grace and body limit, each user on a connection of its own. The one home of the
+    /// defaults: `#[scenario]` writes the keys the author wrote and fills the rest with
+    /// `..ScenarioConfig::DEFAULT`, as does code building a scenario without the attribute.
+    pub const DEFAULT: ScenarioConfig = ScenarioConfig {
+        concurrency: 1,
+        rate: None,
+        warmup: None,
+        think_time: None,
+        stages: &[],
+        rate_stages: &[],
+        group: None,
+        load: Load::Count(1),
+        timeout: None,
+        max_body: None,
+        grace: None,
+        target: None,
+        thresholds: &[],
+        cookies: CookieMode::Iteration,
+        follow_redirects: 0,
+        feed: None,
+        transport: Transport::DEFAULT,
+    };
 
     /// The per-request timeout in force.
     pub fn timeout(&self) -> Duration {

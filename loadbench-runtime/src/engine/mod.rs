@@ -29,7 +29,7 @@ pub(crate) mod vu;
 mod warmup;
 mod worker;
 
-pub(crate) use executor::{Placement, execute};
+pub(crate) use executor::{Executed, Placement, execute};
 pub(crate) use halt::StopFlags;
 pub(crate) use plan::{LoadPlan, Sizing, parse_scale};
 pub(crate) use progress::{Board, BoardPlace, Position};

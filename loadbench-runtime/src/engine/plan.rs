@@ -311,7 +311,12 @@ mod tests {
     use crate::config::Protocol;
 
     fn config() -> ScenarioConfig {
-        ScenarioConfig { warmup: Some(Load::Count(50)), ..ScenarioConfig::new(150, Load::Count(7_500)) }
+        ScenarioConfig {
+            warmup: Some(Load::Count(50)),
+            concurrency: 150,
+            load: Load::Count(7_500),
+            ..ScenarioConfig::DEFAULT
+        }
     }
 
     fn scaled(config: &ScenarioConfig, factor: f64) -> LoadPlan {

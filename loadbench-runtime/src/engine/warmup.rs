@@ -98,7 +98,7 @@ mod tests {
     use crate::engine::plan::Sizing;
 
     fn plan(rate: Option<Rate>, warmup: Option<Load>) -> LoadPlan {
-        let config = ScenarioConfig { rate, warmup, ..ScenarioConfig::new(4, Load::Count(100)) };
+        let config = ScenarioConfig { rate, warmup, concurrency: 4, load: Load::Count(100), ..ScenarioConfig::DEFAULT };
         LoadPlan::new(&config, Sizing::Declared)
     }
 

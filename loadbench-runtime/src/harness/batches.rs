@@ -1,22 +1,29 @@
 //! The selected scenarios in runs: each alone, except that the scenarios of one `group` run
 //! together, as one workload, at the place of the first of them.
 
-use crate::engine::Position;
 use crate::engine::registry::ScenarioEntry;
+use crate::engine::{LoadPlan, Position};
 
-/// A scenario and the URL it runs against.
-pub(super) type Selected = (&'static ScenarioEntry, String);
+/// A selected scenario, the URL it runs against, and its load plan: built once, from its
+/// attribute and the run's sizing, and read by every step after (the shard check, its feed, its
+/// run).
+#[derive(Debug)]
+pub(super) struct Selected {
+    pub(super) entry: &'static ScenarioEntry,
+    pub(super) url: String,
+    pub(super) plan: LoadPlan,
+}
 
 /// `selected` in batches, in order.
 pub(super) fn batches(selected: Vec<Selected>) -> Vec<Vec<Selected>> {
     let mut batches: Vec<Vec<Selected>> = Vec::new();
-    for (entry, url) in selected {
-        let joins = entry.config.group.and_then(|group| {
-            batches.iter_mut().find(|b| b.first().is_some_and(|(first, _)| first.config.group == Some(group)))
+    for scenario in selected {
+        let joins = scenario.entry.config.group.and_then(|group| {
+            batches.iter_mut().find(|b| b.first().is_some_and(|first| first.entry.config.group == Some(group)))
         });
         match joins {
-            Some(batch) => batch.push((entry, url)),
-            None => batches.push(vec![(entry, url)]),
+            Some(batch) => batch.push(scenario),
+            None => batches.push(vec![scenario]),
         }
     }
     batches
@@ -35,7 +42,7 @@ pub(super) struct Numbering {
 impl Numbering {
     /// Numbers `selected`, in order; `run` is the larger run's `(offset, total)`, if any.
     pub(super) fn new<'a>(selected: impl Iterator<Item = &'a Selected>, run: Option<(usize, usize)>) -> Numbering {
-        let names: Vec<&'static str> = selected.map(|(entry, _)| entry.name).collect();
+        let names: Vec<&'static str> = selected.map(|scenario| scenario.entry.name).collect();
         let (offset, of) = match run {
             Some((offset, total)) if offset + names.len() <= total => (offset, total),
             _ => (0, names.len()),

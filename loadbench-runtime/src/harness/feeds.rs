@@ -3,9 +3,8 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use super::batches::Selected;
 use super::{Harness, HarnessError};
-use crate::engine::registry::ScenarioEntry;
-use crate::engine::{LoadPlan, Sizing};
 use crate::feed::{Feed, FeedSource, LoadError};
 
 impl Harness {
@@ -31,17 +30,16 @@ impl Harness {
 pub(super) type Feeds = Vec<(&'static str, Arc<Feed>)>;
 
 /// Loads the feed of each selected scenario that has one: given to [`Harness::feed`], else
-/// declared by its attribute. A per-user feed is checked against the users the run will have.
+/// declared by its attribute. A per-user feed is checked against the users of the scenario's plan.
 /// `Ok(Err(file))` when `stop` was set while `file` was being read (a blocked FIFO, a long file):
 /// the run ends there, interrupted.
 pub(super) fn load_feeds(
-    selected: &[&'static ScenarioEntry],
+    selected: &[Selected],
     given: &[(String, FeedSource)],
-    sizing: Sizing,
     stop: &AtomicBool,
 ) -> Result<Result<Feeds, String>, HarnessError> {
     let mut feeds = Vec::new();
-    for entry in selected {
+    for Selected { entry, plan, .. } in selected {
         let source = match given.iter().rev().find(|(name, _)| name == entry.name) {
             Some((_, source)) => source.clone(),
             None => match &entry.config.feed {
@@ -49,7 +47,7 @@ pub(super) fn load_feeds(
                 None => continue,
             },
         };
-        let users = LoadPlan::new(&entry.config, sizing).concurrency;
+        let users = plan.concurrency;
         let file = source.path().display().to_string();
         match Feed::load(source, users, stop) {
             Ok(feed) => feeds.push((entry.name, Arc::new(feed))),

@@ -34,7 +34,7 @@ use crate::cli::Shard;
 use crate::config::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};
 use crate::engine::registry::Workload;
 use crate::engine::vu::{VirtualUser, vu_future};
-use crate::engine::{Board, Position, Sizing, StopFlags};
+use crate::engine::{Board, LoadPlan, Position, Sizing, StopFlags};
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::{ClientOptions, Ctx, TlsSetupError};
 use crate::report::{ScenarioReport, check};
@@ -280,7 +280,7 @@ impl OneShot {
         OneShot {
             name: request.default_name(),
             request,
-            concurrency: 1,
+            concurrency: ScenarioConfig::DEFAULT.concurrency,
             load,
             rate: None,
             timeout: DEFAULT_TIMEOUT,
@@ -428,7 +428,9 @@ impl OneShot {
             rate: self.rate,
             timeout: Some(self.timeout),
             grace: Some(self.grace),
-            ..ScenarioConfig::new(self.concurrency, self.load)
+            concurrency: self.concurrency,
+            load: self.load,
+            ..ScenarioConfig::DEFAULT
         };
         let settings = RunSettings {
             sizing: Sizing::Declared,
@@ -450,7 +452,8 @@ impl OneShot {
             shard: self.shard,
             histograms: self.histograms || self.shard.is_some(),
         };
-        let mut report = settings.run(&workload, &config, &self.request.origin, Position { index: 1, of: 1 });
+        let plan = LoadPlan::new(&config, settings.sizing);
+        let mut report = settings.run(&workload, &plan, &config, &self.request.origin, Position { index: 1, of: 1 });
         report.config.target = Some(self.request.url.clone());
         report.config.thresholds = self.thresholds.clone();
         check::judge(&mut report);

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::limits;
+use super::measured::Measured;
 use crate::cli::Shard;
-use crate::config::{Load, ScenarioConfig};
+use crate::config::ScenarioConfig;
 use crate::engine::registry::Workload;
 use crate::engine::{self, Board, BoardPlace, LoadPlan, Placement, Position, Sizing, StopFlags};
 use crate::feed::Feed;
 use crate::http::{ClientOptions, Target, TlsClient, TlsSetupError};
-use crate::report::{FeedConfigReport, FeedRanOut, NothingListening, RateReport, ScenarioReport, rfc3339, warnings};
+use crate::report::{FeedConfigReport, ScenarioReport};
 use loadbench_grammar::Percentile;
 
 /// `config.feed`: the feed as loaded.
@@ -74,17 +75,19 @@ pub(crate) struct RunSettings {
 }
 
 impl RunSettings {
-    /// Runs `workload` with the load of `config`, sized by these settings, against `url`, and
-    /// reports it; its progress line says it is scenario `position` of the run. A run that cannot
-    /// start comes back with [`ScenarioReport::setup_error`] set.
+    /// Runs `workload` under `plan` (built from `config` with these settings' sizing) against
+    /// `url`, and reports it; its progress line says it is scenario `position` of the run. A run
+    /// that cannot start comes back with [`ScenarioReport::setup_error`] set.
     pub(crate) fn run(
         &self,
         workload: &Workload,
+        plan: &LoadPlan,
         config: &ScenarioConfig,
         url: &str,
         position: Position,
     ) -> ScenarioReport {
-        let mut plan = LoadPlan::new(config, self.sizing);
+        // The command line's overrides, on this run's copy of the plan.
+        let mut plan = plan.clone();
         if let Some(grace) = self.grace {
             plan.grace = grace;
         }
@@ -134,6 +137,8 @@ impl RunSettings {
         if https {
             report.config.tls = Some(connections.options.tls.summary());
         }
+        let mut percentiles = self.percentiles.clone();
+        percentiles.extend(config.thresholds.iter().filter_map(|t| t.metric.percentile()));
         let progress = self.board.clone().map(|board| BoardPlace { board, position });
         let address = target.addr();
         let placement = Placement { target, threads, progress };
@@ -144,66 +149,15 @@ impl RunSettings {
                 return report;
             }
         };
-        let stats = run.stats;
-        let histograms = self.histograms;
-        report.started_at = rfc3339(run.started);
-        report.started_unix_ms =
-            run.started.duration_since(std::time::UNIX_EPOCH).ok().and_then(|t| u64::try_from(t.as_millis()).ok());
-        report.duration_us = u64::try_from(run.wall.as_micros()).unwrap_or(u64::MAX);
-        report.interrupted = run.interrupted;
-        report.generator = Some(run.generator);
-        report.failed = stats.errors.total();
-        report.ok = stats.ok;
-        report.cancelled = stats.cancelled;
-        report.iterations = stats.ok + report.failed + stats.cancelled;
-        report.errors = stats.errors;
-        report.causes = stats.causes_report();
-        let mut percentiles = self.percentiles.clone();
-        percentiles.extend(config.thresholds.iter().filter_map(|t| t.metric.percentile()));
-        report.latency_us = stats.latency_report(&percentiles, histograms);
-        report.http = stats.http.clone();
-        let per_second = |n: u64| if run.wall.is_zero() { 0.0 } else { n as f64 / run.wall.as_secs_f64() };
-        // req/s is what the server delivered: a server failing fast must not look fast.
-        report.rps = per_second(report.ok);
-        report.attempts_per_sec = per_second(report.ok + report.failed);
-        report.dropped = stats.dropped;
-        report.warmup_iterations = run.warmup_iterations;
-        report.timeline = stats.timeline_report(histograms);
-        report.steps = stats.steps_report(&percentiles, histograms);
-        report.requests = stats.requests_report(&percentiles, histograms);
-        report.checks = stats.checks.clone();
-        report.user_setup = workload.setup.map(|_| stats.setup.clone());
-        report.user_teardown = workload.teardown.map(|_| stats.teardown.clone());
-        report.connect_us = stats.connections.connect_report(histograms);
-        report.tls_handshake_us = stats.connections.handshake_report(histograms);
-        report.tls = https.then(|| stats.connections.tls.clone());
-        report.rate = plan.requested_rate().zip(run.schedule).map(|(requested, schedule)| RateReport {
-            requested,
-            achieved: if schedule.is_zero() { 0.0 } else { report.iterations as f64 / schedule.as_secs_f64() },
-        });
-        // One smoke iteration measures nothing by design.
-        if !matches!(self.sizing, Sizing::Smoke) {
-            report.warnings = warnings::detect(&report);
-        }
-        if let Some(refused) = run.refused {
-            report.nothing_listening = Some(NothingListening { address: address.to_string(), refused });
-            // A count not reached: every iteration asked for is run, dropped or not started. A
-            // run bounded by time asked for none in particular: it ended early, which its
-            // duration shows.
-            if let Load::Count(asked) = plan.load {
-                report.not_started = asked.saturating_sub(report.iterations + report.dropped);
-            }
-        }
-        if let Some(feed) = workload.feed.as_deref().filter(|feed| feed.ran_out()) {
-            let asked = match plan.load {
-                Load::Count(n) => n,
-                Load::Duration(_) => 0,
-            };
-            report.feed_ran_out = Some(FeedRanOut {
-                records: feed.len(),
-                not_started: asked.saturating_sub(report.iterations + report.dropped),
-            });
-        }
-        report
+        let measured = Measured {
+            plan: &plan,
+            workload,
+            percentiles: &percentiles,
+            histograms: self.histograms,
+            https,
+            sizing: self.sizing,
+            address,
+        };
+        ScenarioReport::from_run(report, run, &measured)
     }
 }

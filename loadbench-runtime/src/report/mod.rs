@@ -14,11 +14,13 @@ pub mod check;
 mod columns;
 mod connections;
 mod document;
+mod error_counts;
 mod feed;
 pub mod histogram;
 mod http;
 pub mod inconclusive;
 mod json;
+mod latency;
 pub mod named;
 mod notes;
 mod refused;
@@ -28,6 +30,7 @@ pub mod table;
 mod tls;
 pub mod units;
 pub mod warnings;
+mod watch;
 
 pub use causes::{Causes, ErrorCause, LISTED_CAUSES};
 pub use columns::LatencyColumns;
@@ -36,15 +39,18 @@ pub use document::{
     GateReport, MachineInfo, OLDEST_READABLE_VERSION, RunReport, SCHEMA_VERSION, ScenarioInfo, ScenarioList,
     ShardReport, StartReport, ToolInfo,
 };
+pub use error_counts::ErrorCounts;
 pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};
 pub use json::{check_writable, same_file, write_atomic, write_json_atomic};
+pub use latency::{LatencyReport, SpectrumPoint};
 pub use refused::NothingListening;
 pub use saturation::GeneratorLimit;
 pub(crate) use saturation::SATURATED_LAG;
 pub use scenario::{
-    CheckReport, ConfigReport, ErrorCounts, GeneratorReport, HookReport, LatencyReport, RateReport, ScenarioReport,
-    ShareReport, SpectrumPoint, StepReport, ThresholdOutcome, TimelineSecond, WatchReport, WatchSample, rfc3339,
+    CheckReport, ConfigReport, GeneratorReport, HookReport, RateReport, ScenarioReport, ShareReport, StepReport,
+    ThresholdOutcome, TimelineSecond, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};
 pub use warnings::{Warning, WarningKind};
+pub use watch::{WatchReport, WatchSample};

@@ -1,20 +1,21 @@
 //! One scenario's figures, as a run measured them: counts by kind, HTTP, latency percentiles,
 //! steps, the timeline, the generator's self-check, the processes watched, thresholds.
 
-use std::collections::BTreeMap;
-
-use loadbench_grammar::{Percentile, Threshold};
+use loadbench_grammar::Threshold;
 use serde::{Deserialize, Serialize};
 
 use super::causes::Causes;
+use super::error_counts::ErrorCounts;
 use super::feed::{FeedConfigReport, FeedRanOut};
 use super::http::HttpReport;
+use super::latency::LatencyReport;
 use super::refused::NothingListening;
 use super::saturation::GeneratorLimit;
 use super::tls::{TlsConfigReport, TlsReport};
 use super::units;
 use super::warnings::Warning;
-use crate::error::{ErrorKind, Result};
+use super::watch::WatchReport;
+use crate::error::Result;
 
 /// `time` as RFC 3339 in UTC, to the second.
 pub fn rfc3339(time: std::time::SystemTime) -> String {
@@ -466,197 +467,4 @@ pub struct ConfigReport {
     /// `http2 = true`: HTTP/2 was asked for (what was spoken is `http.version`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub http2: bool,
-}
-
-/// Failed iterations, by what went wrong.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorCounts {
-    /// The TCP connection could not be opened (refused, unreachable).
-    pub connect: u64,
-    /// A request did not complete within the timeout.
-    pub timeout: u64,
-    /// A response had a status the scenario rejected (`expect_status`).
-    pub status: u64,
-    /// The connection failed mid-exchange (reset, closed before the response was complete).
-    pub io: u64,
-    /// The scenario body returned an error of its own.
-    pub scenario: u64,
-    /// A response body was longer than the request keeps (`max_body`).
-    #[serde(default)]
-    pub body_too_large: u64,
-    /// The TLS handshake failed (certificate not verified, nothing in common, client
-    /// certificate required or refused).
-    #[serde(default)]
-    pub tls: u64,
-    /// The scenario body panicked (the virtual user went on).
-    #[serde(default)]
-    pub panic: u64,
-    /// The server reset the request's HTTP/2 stream (`RST_STREAM`).
-    #[serde(default)]
-    pub stream_reset: u64,
-    /// The server broke the protocol: a malformed response or frame, a header list past the
-    /// limit, a flood of control frames.
-    #[serde(default)]
-    pub protocol: u64,
-}
-
-impl ErrorCounts {
-    /// The total over all kinds.
-    pub fn total(&self) -> u64 {
-        self.connect
-            + self.timeout
-            + self.status
-            + self.io
-            + self.scenario
-            + self.body_too_large
-            + self.tls
-            + self.panic
-            + self.stream_reset
-            + self.protocol
-    }
-
-    /// The count of `kind`.
-    pub(crate) fn slot(&mut self, kind: ErrorKind) -> &mut u64 {
-        match kind {
-            ErrorKind::Connect => &mut self.connect,
-            ErrorKind::Timeout => &mut self.timeout,
-            ErrorKind::Status => &mut self.status,
-            ErrorKind::Io => &mut self.io,
-            ErrorKind::Scenario => &mut self.scenario,
-            ErrorKind::BodyTooLarge => &mut self.body_too_large,
-            ErrorKind::Tls => &mut self.tls,
-            ErrorKind::Panic => &mut self.panic,
-            ErrorKind::StreamReset => &mut self.stream_reset,
-            ErrorKind::Protocol => &mut self.protocol,
-        }
-    }
-
-    /// Adds another set of counts to this one.
-    pub fn add(&mut self, other: &ErrorCounts) {
-        self.connect += other.connect;
-        self.timeout += other.timeout;
-        self.status += other.status;
-        self.io += other.io;
-        self.scenario += other.scenario;
-        self.body_too_large += other.body_too_large;
-        self.tls += other.tls;
-        self.panic += other.panic;
-        self.stream_reset += other.stream_reset;
-        self.protocol += other.protocol;
-    }
-}
-
-/// Latency percentiles from the merged HDR histogram, in microseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyReport {
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// Standard deviation.
-    pub stdev: f64,
-    /// Fastest iteration.
-    pub min: f64,
-    /// Median.
-    pub p50: f64,
-    /// 90th percentile.
-    pub p90: f64,
-    /// 95th percentile (0 in files written before it was measured).
-    #[serde(default)]
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// 99.9th percentile.
-    pub p99_9: f64,
-    /// Slowest iteration.
-    pub max: f64,
-    /// Other percentiles the run was asked for (by thresholds such as `p75 < 5ms`, or table
-    /// columns: `--percentiles`), by name: `{"p75": 640.0, "p99_99": 5210.0}`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub percentiles: BTreeMap<String, f64>,
-    /// The percentile spectrum, HdrHistogram's classic plot: the latency at percentiles that
-    /// halve the distance to 100 % five steps at a time (0, 10, 20, …, 50, 55, …, 75, 77.5, …),
-    /// then at 100 %, for the HTML report's "nines" chart. Kept for a scenario's and a step's
-    /// latency; empty elsewhere and in files from before it was kept.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub spectrum: Vec<SpectrumPoint>,
-    /// The latencies themselves, in nanoseconds, as an HdrHistogram in its standard compressed
-    /// encoding (base64 of the V2 deflate format, which HdrHistogram's other implementations
-    /// read), when histograms were asked for (`--histograms`, and always with `--shard`), so that
-    /// the shards of a run merge exactly; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub histogram: Option<String>,
-}
-
-/// One point of a [`LatencyReport::spectrum`]: the latency, in microseconds, at or below which
-/// `percentile` percent of the iterations ended.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SpectrumPoint {
-    /// From 0 to 100.
-    pub percentile: f64,
-    /// Microseconds.
-    pub value_us: f64,
-}
-
-impl LatencyReport {
-    /// The percentiles every report holds in fields of their own.
-    pub const FIXED: [Percentile; 5] =
-        [Percentile::P50, Percentile::P90, Percentile::P95, Percentile::P99, Percentile::P999];
-
-    /// The `percentile` of this latency, in microseconds; `None` when the run was not asked for
-    /// it (see [`LatencyReport::percentiles`]).
-    ///
-    /// ```
-    /// # use loadbench::report::LatencyReport;
-    /// # use loadbench::threshold::Percentile;
-    /// # fn check(latency: &LatencyReport) {
-    /// let p95 = latency.percentile(Percentile::P95);
-    /// # }
-    /// ```
-    pub fn percentile(&self, percentile: Percentile) -> Option<f64> {
-        match percentile {
-            Percentile::P50 => Some(self.p50),
-            Percentile::P90 => Some(self.p90),
-            Percentile::P95 => Some(self.p95),
-            Percentile::P99 => Some(self.p99),
-            Percentile::P999 => Some(self.p99_9),
-            other => self.percentiles.get(&other.name()).copied(),
-        }
-    }
-}
-
-/// What `cargo loadbench --watch NAME=PID` (or the bench binary itself: `Harness::watch`,
-/// `Harness::default_target_process`) saw of a server process and its children while a scenario
-/// ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WatchReport {
-    /// The label given on the command line.
-    pub name: String,
-    /// The process id.
-    pub pid: u32,
-    /// Average CPU use over the scenario, in percent of one core (two busy cores: 200).
-    pub cpu_avg_percent: Option<f64>,
-    /// Highest CPU use over any sampling interval (250 ms), in percent of one core.
-    pub cpu_peak_percent: Option<f64>,
-    /// Resident memory when the scenario started, in bytes.
-    pub rss_start_bytes: Option<u64>,
-    /// Highest resident memory seen, in bytes.
-    pub rss_peak_bytes: Option<u64>,
-    /// Resident memory when the scenario ended, in bytes.
-    pub rss_end_bytes: Option<u64>,
-    /// Why figures are missing or partial (no such process, it exited mid-run).
-    pub note: Option<String>,
-    /// The process's CPU and memory second by second of the run, for the HTML report; empty in
-    /// files from before it was kept.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<WatchSample>,
-}
-
-/// One second of a [`WatchReport::series`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct WatchSample {
-    /// Seconds since the scenario started (0 is the first), as in the timeline.
-    pub second: u64,
-    /// CPU use over the second, in percent of one core; `None` when it could not be read.
-    pub cpu_percent: Option<f64>,
-    /// Resident memory at the end of the second, in bytes; `None` when it could not be read.
-    pub rss_bytes: Option<u64>,
 }

@@ -1,4 +1,4 @@
-//! How the client's exchanges fail, in one place for a user's own connection (`ctx.rs`) and the
+//! How the client's exchanges fail, in one place for a user's own connection (`client/ctx.rs`) and the
 //! shared ones (`shared/`): a connection just opened is counted (or its failure made an error of
 //! the right kind), a failed exchange, a TLS handshake and a timeout become the request's error.
 

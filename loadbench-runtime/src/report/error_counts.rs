@@ -1,0 +1,83 @@
+//! [`ErrorCounts`]: a run's failed iterations, by kind.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ErrorKind;
+
+/// Failed iterations, by what went wrong.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    /// The TCP connection could not be opened (refused, unreachable).
+    pub connect: u64,
+    /// A request did not complete within the timeout.
+    pub timeout: u64,
+    /// A response had a status the scenario rejected (`expect_status`).
+    pub status: u64,
+    /// The connection failed mid-exchange (reset, closed before the response was complete).
+    pub io: u64,
+    /// The scenario body returned an error of its own.
+    pub scenario: u64,
+    /// A response body was longer than the request keeps (`max_body`).
+    #[serde(default)]
+    pub body_too_large: u64,
+    /// The TLS handshake failed (certificate not verified, nothing in common, client
+    /// certificate required or refused).
+    #[serde(default)]
+    pub tls: u64,
+    /// The scenario body panicked (the virtual user went on).
+    #[serde(default)]
+    pub panic: u64,
+    /// The server reset the request's HTTP/2 stream (`RST_STREAM`).
+    #[serde(default)]
+    pub stream_reset: u64,
+    /// The server broke the protocol: a malformed response or frame, a header list past the
+    /// limit, a flood of control frames.
+    #[serde(default)]
+    pub protocol: u64,
+}
+
+impl ErrorCounts {
+    /// The total over all kinds.
+    pub fn total(&self) -> u64 {
+        self.connect
+            + self.timeout
+            + self.status
+            + self.io
+            + self.scenario
+            + self.body_too_large
+            + self.tls
+            + self.panic
+            + self.stream_reset
+            + self.protocol
+    }
+
+    /// The count of `kind`.
+    pub(crate) fn slot(&mut self, kind: ErrorKind) -> &mut u64 {
+        match kind {
+            ErrorKind::Connect => &mut self.connect,
+            ErrorKind::Timeout => &mut self.timeout,
+            ErrorKind::Status => &mut self.status,
+            ErrorKind::Io => &mut self.io,
+            ErrorKind::Scenario => &mut self.scenario,
+            ErrorKind::BodyTooLarge => &mut self.body_too_large,
+            ErrorKind::Tls => &mut self.tls,
+            ErrorKind::Panic => &mut self.panic,
+            ErrorKind::StreamReset => &mut self.stream_reset,
+            ErrorKind::Protocol => &mut self.protocol,
+        }
+    }
+
+    /// Adds another set of counts to this one.
+    pub fn add(&mut self, other: &ErrorCounts) {
+        self.connect += other.connect;
+        self.timeout += other.timeout;
+        self.status += other.status;
+        self.io += other.io;
+        self.scenario += other.scenario;
+        self.body_too_large += other.body_too_large;
+        self.tls += other.tls;
+        self.panic += other.panic;
+        self.stream_reset += other.stream_reset;
+        self.protocol += other.protocol;
+    }
+}
