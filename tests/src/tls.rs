@@ -1,3 +1,4 @@
+// Over 500 lines because the test PKI and the HTTPS server counting handshakes are used together.
 //! HTTPS for the end-to-end TLS tests (`tests/tls.rs`): a test PKI made with rcgen when the test
 //! starts ([`Pki`]: a CA, server certificates for chosen names, an expired one, a client CA and
 //! client certificates), written as PEM files the CLI is given (`--cacert`, `--cert`, `--key`),

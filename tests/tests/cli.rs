@@ -1,3 +1,4 @@
+// Over 500 lines because each test is a whole run of a fixture crate, sharing these helpers.
 //! End-to-end tests of `cargo loadbench`: the real binary builds the fixture crates in
 //! `fixtures/` (each a user's crate with its own workspace) and runs their scenarios against a
 //! `TestServer`, and the tests compare its table and JSON with what the server saw.

@@ -301,3 +301,26 @@ fn every_results_heading_named_in_a_comment_exists() {
     assert!(missing.is_empty(), "headings not in bench/RESULTS.md:\n{}", missing.join("\n"));
     assert!(checked > 10, "only {checked} headings named: is the rule reading the comments?");
 }
+
+/// A source file past 500 lines is a sign to split it; one that stays longer says why in its
+/// first line (`// Over 500 lines because …`, or `//!` where it is private), so the next reader
+/// weighs the reason instead of finding the file grown.
+#[test]
+fn every_source_file_over_500_lines_says_why_at_its_head() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let first = text.lines().next().unwrap_or("");
+            let says_why =
+                ["// Over 500 lines because ", "//! Over 500 lines because "].iter().any(|p| first.starts_with(p));
+            (text.lines().count() > 500 && !says_why)
+                .then(|| format!("{}: {} lines", f.display(), text.lines().count()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 500 lines without a reason at their head:\n{}", long.join("\n"));
+}

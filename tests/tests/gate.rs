@@ -1,3 +1,4 @@
+// Over 500 lines because the verdict and threshold tests share one fixture crate and its helpers.
 //! End-to-end tests of the gates and outputs of `cargo loadbench`: baselines and verdicts,
 //! thresholds, and every output format read back by a real parser. Everything goes through the
 //! real binary, the fixture crate `fixtures/gate` and `TestServer`s on 127.0.0.1.

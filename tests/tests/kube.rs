@@ -1,3 +1,4 @@
+// Over 500 lines because the Job, the pods' wrapper and collect are one contract, checked together.
 //! `cargo loadbench kube`: the Job it writes checked by kubernetes-validate against the API's
 //! schemas (and a broken copy refused, so the check can fail), what no schema says checked here,
 //! the pods' `sh` wrapper run on this machine as the kubelet would run it (markers, exit codes,

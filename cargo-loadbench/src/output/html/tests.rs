@@ -1,3 +1,4 @@
+// Over 500 lines because the page is checked as a whole: every chart, its policy, escaping and size.
 //! The page as a whole: every chart present and drawn, the policy's hashes those of the inline
 //! style and script, nothing from the network, hostile names escaped, long runs still small.
 
