@@ -260,9 +260,15 @@ fn report_renders_saved_results_in_any_format_and_refuses_what_it_cannot_read() 
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert!(out.stdout.contains("| writer") && out.stdout.contains("| reader"), "{}", out.stdout);
     let out = cargo_loadbench(&["report", results, "--format", "markdown"]);
-    // Passed, or passed with a warning when a busy machine saturated the generator.
+    // Passed, or inconclusive when a busy machine saturated the generator that saved them.
     assert!(out.stdout.starts_with("### loadbench results\n\n"), "{}", out.stdout);
-    assert!(out.stdout.contains(" loadbench: 2 scenarios passed"), "{}", out.stdout);
+    let verdict = out.stdout.lines().nth(2).unwrap_or_default();
+    assert!(
+        verdict.contains(" loadbench: 2 scenarios passed")
+            || verdict.contains(" inconclusive, the generator's figures rather than the server's: "),
+        "{}",
+        out.stdout
+    );
 
     // Two files holding the same scenarios: each entry named after its file.
     let again = dir.path().join("again.json");
