@@ -189,6 +189,22 @@ pub fn row(table: &str, name: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
 }
 
+/// Runs a bench binary directly, as `cargo bench` would (none of `cargo loadbench`'s variables
+/// set): its exit code, stdout and stderr.
+pub fn run_bench_binary(binary: &Path, args: &[&OsStr]) -> (Option<i32>, String, String) {
+    let output = Command::new(binary)
+        .args(args)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .output()
+        .expect("run the bench binary");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 /// The bench binary of fixture `name` (its one bench target), built in release mode into
 /// [`fixture_target_dir`] and found from what `cargo bench --no-run` reports; built once per
 /// test binary and fixture, for tests that run a bench binary without `cargo loadbench`.

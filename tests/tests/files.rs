@@ -7,6 +7,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use std::ffi::OsStr;
 use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -170,19 +171,11 @@ fn the_bench_binarys_json_onto_a_symlink_writes_its_target_and_a_full_device_kee
     std::os::unix::fs::symlink(&real, &link).expect("symlink");
     let full = full_device(dir.path());
     let binary = fixture_bench_binary("basic");
+    let url = server.url();
     let run = |json: &Path| {
-        let output = Command::new(&binary)
-            .args(["--quiet", "--exact", "hello", "--target", &server.url(), "--json"])
-            .arg(json)
-            .env_remove(loadbench::cli::OUTPUT_ENV)
-            .env_remove(loadbench::cli::TARGET_ENV)
-            .output()
-            .expect("run the bench binary");
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        let args = ["--quiet", "--exact", "hello", "--target", &url, "--json"];
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).chain([json.as_os_str()]).collect();
+        loadbench_tests::cli::run_bench_binary(&binary, &args)
     };
 
     let (code, _, stderr) = run(&link);

@@ -303,18 +303,10 @@ fn threshold_mistakes_are_one_line_usage_errors() {
 #[test]
 fn a_bench_binary_run_alone_fails_on_its_own_thresholds() {
     let _turn = one_at_a_time();
+    let binary = fixture_bench_binary("gate");
     let run = |args: &[&str]| {
-        let output = Command::new(fixture_bench_binary("gate"))
-            .args(args)
-            .env_remove(loadbench::cli::OUTPUT_ENV)
-            .env_remove(loadbench::cli::TARGET_ENV)
-            .output()
-            .expect("run the bench binary");
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        loadbench_tests::cli::run_bench_binary(&binary, &args)
     };
     let slow = server(Duration::from_millis(20));
 
