@@ -4,7 +4,7 @@
 //! goes through [`out!`], [`err!`] or [`print`].
 //!
 //! - A write that fails for any reason but a broken pipe is remembered, and the process's exit
-//!   code is at least [`exit_code::USAGE`] ([`exit_code`]), as for any other output that could not
+//!   code is at least `exit_code::USAGE`, as for any other output that could not
 //!   be written; the run itself goes on. A failure on stdout is said once on stderr.
 //! - A broken pipe (`cargo loadbench | head -1`: the reader is gone) ends quietly, as ripgrep and
 //!   nextest do: nothing more is written to that stream, nothing is said, and the exit code is

@@ -18,12 +18,26 @@
 //! HDR histograms; failures are counted by [`ErrorKind`]; results are a versioned JSON document
 //! ([`report::RunReport`]).
 //!
-//! What a scenario author uses is at the root: [`scenario`], [`Ctx`], [`Response`], [`Error`],
-//! [`Result`], [`Harness`] and [`main!`], and for JSON bodies [`json!`] and [`JsonValue`]. What
-//! `cargo loadbench` and other tools need sits in modules named for it: [`report`] (the JSON schema, the table, the threshold check), [`cli`]
-//! (what the command lines share), [`exit_code`], [`load`] and [`threshold`] (the words of a
-//! load and its conditions), [`oneshot`] (a request given at run time) and [`watch`] (sampling a
-//! server process).
+//! Everything a scenario author writes is at the root: [`scenario`], [`main!`], [`Ctx`] with its
+//! [`RequestBuilder`], [`Response`] and [`Cookies`], [`Error`], [`ErrorKind`] and [`Result`],
+//! [`Record`] for data feeds, [`Harness`] for a `main` of one's own (with [`ClientOptions`],
+//! [`TlsOptions`], [`ConnectTo`] and [`FeedSource`]), and for JSON bodies [`json!`] and
+//! [`JsonValue`].
+//!
+//! # Features
+//!
+//! - `tls`: `https://` targets and the TLS options, on rustls. Off by default: a bench built
+//!   without it refuses an `https://` target before any load, naming the feature.
+//! - `oneshot`: a request given at run time, under a load (`cargo loadbench url`). Only
+//!   `cargo-loadbench` needs it.
+//!
+//! # What is not in these docs
+//!
+//! The modules hidden here (`report`, `cli`, `console`, `exit_code`, `feed`, `http`, `load`,
+//! `threshold`, `oneshot`, `watch`, `__private`) are the contract between this crate, the code
+//! `#[scenario]` generates, the bench binaries and `cargo-loadbench`. `cargo-loadbench` pins this
+//! crate's exact version, so they change with it and are not covered by semver. A tool that reads
+//! results reads the JSON documents, whose schema is versioned (`schema/`).
 
 #![warn(missing_docs)]
 // `println!` and `eprintln!` panic when the stream cannot be written: every line goes through
@@ -32,22 +46,36 @@
 
 // The ground floor: used by every layer above, using none of them.
 mod config;
+#[doc(hidden)]
 pub mod console;
 mod error;
+#[doc(hidden)]
 pub mod exit_code;
+#[doc(hidden)]
 pub mod feed;
 
 // The layers, each using only those listed before it: see ARCHITECTURE.md.
+#[doc(hidden)]
 pub mod cli;
 mod engine;
 mod harness;
+#[doc(hidden)]
 pub mod http;
+#[doc(hidden)]
 pub mod report;
 
-pub use config::{CookieMode, DEFAULT_MAX_BODY, Protocol, Transport};
 pub use error::{Error, ErrorKind, Result};
-pub use harness::{Harness, HarnessError, oneshot, watch};
-pub use http::{Ctx, RequestBuilder, Response};
+pub use feed::{FeedSource, Record};
+pub use harness::{Harness, HarnessError};
+pub use http::{ClientOptions, ConnectTo, Cookies, Ctx, RequestBuilder, Response, TlsOptions};
+
+#[doc(hidden)]
+pub use config::{CookieMode, DEFAULT_MAX_BODY, Protocol, Transport};
+#[cfg(feature = "oneshot")]
+#[doc(hidden)]
+pub use harness::oneshot;
+#[doc(hidden)]
+pub use harness::watch;
 
 pub use ::http::{Method, StatusCode};
 
@@ -76,6 +104,7 @@ pub use serde_json::json;
 /// [`Response::json`] when no type of the bench's own describes it.
 pub type JsonValue = serde_json::Value;
 
+#[doc(hidden)]
 /// How much load a scenario applies, and the words for it, as the attribute and the command lines
 /// write them (the grammar is shared, so both accept and refuse the same strings).
 pub mod load {
@@ -83,6 +112,7 @@ pub mod load {
     pub use loadbench_grammar::{DurationError, MAX_DURATION, Rate, RateError, parse_duration};
 }
 
+#[doc(hidden)]
 /// Thresholds: pass/fail conditions on a scenario's figures, as k6 has them (`p99 < 50ms`).
 ///
 /// A [`threshold::Threshold`] is built in a `const` by `#[scenario(thresholds(…))]` or parsed

@@ -233,7 +233,7 @@ fn details(cx: &Context) -> String {
 /// A pipe table from comfy-table's Markdown preset, with cells escaped.
 fn markdown_table<S: AsRef<str>>(header: &[S], rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut table = Table::new();
-    table.load_style(presets::ASCII_MARKDOWN).force_no_tty().set_header(header.iter().map(AsRef::as_ref));
+    table.load_style(presets::ASCII_MARKDOWN).set_header(header.iter().map(AsRef::as_ref));
     for row in rows {
         table.add_row(row.iter().map(|cell| escape(cell)));
     }

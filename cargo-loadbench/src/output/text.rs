@@ -48,7 +48,6 @@ fn ascii_table(header: &[&str], rows: Vec<Vec<String>>, names: usize) -> String 
     // As the runtime's table: the same on a terminal, in a CI log and in a test.
     table
         .load_style(presets::ASCII_FULL_CONDENSED)
-        .force_no_tty()
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header.iter().copied());
     for row in rows {

@@ -11,7 +11,10 @@ const FILES_PER_WORKER: u64 = 4;
 /// Raises the soft limit on open files to the hard limit and returns the limit now in force
 /// (`None` where the platform has no such limit or it cannot be read).
 pub(crate) fn raise_open_files() -> Option<u64> {
-    rlimit::increase_nofile_limit(u64::MAX).ok()
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    // Refused (a hard limit the kernel will not grant as a soft one), the soft limit stays.
+    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() { Some(hard) } else { Some(soft) }
 }
 
 /// Checks that `concurrency` sockets, spread over `workers` threads, fit under `limit`, with one

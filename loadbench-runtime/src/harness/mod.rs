@@ -12,6 +12,7 @@ mod feeds;
 mod limits;
 mod list;
 mod measured;
+#[cfg(feature = "oneshot")]
 pub mod oneshot;
 mod outcome;
 mod process;
@@ -281,6 +282,7 @@ impl Harness {
         self
     }
 
+    #[doc(hidden)]
     /// Stops the runs when `stop` is set, as a first Ctrl-C does (when the harness cannot
     /// install its own handler, say because the program handles signals itself); `cancel`
     /// cancels what is in flight at once, as a second one does.
@@ -289,6 +291,7 @@ impl Harness {
         self
     }
 
+    #[doc(hidden)]
     /// Runs part `shard` of every scenario's load, as `--shard I/N` does: one machine's part of
     /// a distributed run. Users, counts, rates and ramps are split so that the N shards add up to
     /// the whole exactly (the remainders on the first shards), users are numbered across the
@@ -300,6 +303,7 @@ impl Harness {
         self
     }
 
+    #[doc(hidden)]
     /// Waits until `at` before the first scenario starts its load, as `--start-at TIME` does,
     /// so that the shards of a distributed run start together; already past, it starts at once.
     pub fn start_at(mut self, at: StartAt) -> Harness {
@@ -307,6 +311,7 @@ impl Harness {
         self
     }
 
+    #[doc(hidden)]
     /// Writes every latency's HdrHistogram into the results, as `--histograms` does (always on
     /// for a shard).
     pub fn histograms(mut self, on: bool) -> Harness {
@@ -314,6 +319,7 @@ impl Harness {
         self
     }
 
+    #[doc(hidden)]
     /// Shows or hides progress output.
     pub fn progress(mut self, show: bool) -> Harness {
         self.progress = show;

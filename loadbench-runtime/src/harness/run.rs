@@ -18,6 +18,7 @@ use crate::feed::Feed;
 use crate::report::{RunReport, ScenarioReport, ShardReport, StartReport, WatchReport, check};
 
 impl Harness {
+    #[doc(hidden)]
     /// Runs the selected scenarios and returns the report, without printing a table.
     ///
     /// Scenarios that cannot run (their target does not resolve, too few file descriptors) are in

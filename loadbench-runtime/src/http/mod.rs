@@ -20,7 +20,7 @@
 //!
 //! Uses only the ground floor (`error`, and `report` for what the options record): the engine
 //! above creates each user's `Ctx` and receives its named steps, named requests (`names`),
-//! checks (`checks`) and its connections through [`Recorder`], which the engine implements.
+//! checks (`checks`) and its connections through `Recorder`, which the engine implements.
 
 pub(crate) mod client;
 mod recorder;

@@ -9,7 +9,7 @@ use super::{ScenarioReport, ThresholdOutcome};
 /// One sentence per failed condition on the generator ([`ScenarioReport::inconclusive`]):
 ///
 /// - `generator busy: its worker threads were at 97% CPU (1 thread); these figures may be its own
-///   limit, not the server's` (the self-check's line, [`super::saturation`]);
+///   limit, not the server's` (the self-check's line, `report::saturation`);
 /// - `3.2% of the arrivals dropped (412 of 12,900): no virtual user was free (limit: at most 1%)`;
 /// - `reached 812/s of the 1,000/s asked, 81.2% (limit: at least 95%)`.
 pub fn reasons(s: &ScenarioReport) -> Vec<String> {

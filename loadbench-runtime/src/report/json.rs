@@ -38,7 +38,7 @@ enum Destination {
     Through,
 }
 
-/// Writes `contents` to `path` as the [module](self) says: atomically over a regular file or a
+/// Writes `contents` to `path` as the module says: atomically over a regular file or a
 /// new path (creating missing directories, so that `--output reports/loadbench.xml` works in a
 /// fresh checkout), through a symlink to its target, through a FIFO or a character device.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
@@ -57,14 +57,53 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 fn replace(target: &Path, contents: &[u8]) -> std::io::Result<()> {
     let dir = directory_of(target);
     std::fs::create_dir_all(dir)?;
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    // tempfile creates its file 0600, private whatever the umask says; a result file is an
-    // ordinary file, made with the mode any other program's would have.
-    set_default_mode(file.as_file())?;
-    file.write_all(contents)?;
-    file.as_file().sync_all()?;
-    file.persist(target).map_err(|e| e.error)?;
+    let mut staged = Staged::beside(dir, target)?;
+    staged.file.write_all(contents)?;
+    staged.file.sync_all()?;
+    std::fs::rename(&staged.path, target)?;
+    staged.renamed = true;
     Ok(())
+}
+
+/// A new file beside the destination, removed unless it was renamed over it. Made with std's
+/// `create_new` (`O_CREAT | O_EXCL`: never an existing file or a symlink planted at its name), so
+/// it gets the mode any program's new file gets, 0666 less the umask; a result file is an
+/// ordinary file, not a private one.
+struct Staged {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    renamed: bool,
+}
+
+impl Staged {
+    /// Tries names `.NAME.PID.N.tmp` until one is free: a name left by a crashed run is passed
+    /// over, never reused.
+    fn beside(dir: &Path, target: &Path) -> std::io::Result<Staged> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let name = target.file_name().map_or_else(|| "results".into(), |n| n.to_string_lossy());
+        for _ in 0..1000 {
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(file) => return Ok(Staged { path, file, renamed: false }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("no free temporary file name in {}", dir.display()),
+        ))
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.renamed {
+            // Best effort: what cannot be removed is a hidden file, never the destination.
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// The directory a file at `path` is in (`.` for a bare name).
@@ -229,37 +268,6 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     }
 }
 
-/// Gives `file` the mode a new file gets from `open(2)` with 0666: read and write for whoever
-/// the umask lets.
-#[cfg(unix)]
-fn set_default_mode(file: &std::fs::File) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    file.set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()))
-}
-
-#[cfg(not(unix))]
-fn set_default_mode(_file: &std::fs::File) -> std::io::Result<()> {
-    Ok(())
-}
-
-/// The process's umask, as Linux shows it in `/proc/self/status` (reading it with umask(2) means
-/// setting it, which is neither safe Rust nor safe beside other threads); 022 where it cannot be
-/// read, the usual default.
-#[cfg(unix)]
-fn umask() -> u32 {
-    static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *UMASK.get_or_init(|| {
-        std::fs::read_to_string("/proc/self/status").ok().and_then(|status| parse_umask(&status)).unwrap_or(0o022)
-    })
-}
-
-/// The `Umask:` line of a `/proc/PID/status` file.
-#[cfg(unix)]
-fn parse_umask(status: &str) -> Option<u32> {
-    let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
-    u32::from_str_radix(line.trim(), 8).ok().map(|mask| mask & 0o777)
-}
-
 /// Writes `value` as pretty JSON, ending in a newline, to `path` atomically.
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let mut json = serde_json::to_vec_pretty(value)?;
@@ -270,6 +278,24 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The process's umask, as Linux shows it in `/proc/self/status` (reading it with umask(2) means
+    /// setting it, which is neither safe Rust nor safe beside other threads); 022 where it cannot be
+    /// read, the usual default.
+    #[cfg(unix)]
+    fn umask() -> u32 {
+        static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        *UMASK.get_or_init(|| {
+            std::fs::read_to_string("/proc/self/status").ok().and_then(|status| parse_umask(&status)).unwrap_or(0o022)
+        })
+    }
+
+    /// The `Umask:` line of a `/proc/PID/status` file.
+    #[cfg(unix)]
+    fn parse_umask(status: &str) -> Option<u32> {
+        let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok().map(|mask| mask & 0o777)
+    }
 
     #[test]
     fn files_are_replaced_whole_and_directories_made() {
@@ -283,7 +309,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn files_get_the_umasks_mode_not_tempfiles_private_one() {
+    fn files_get_the_umasks_mode_and_leave_no_temporary_file() {
         use std::os::unix::fs::PermissionsExt as _;
         assert_eq!(parse_umask("Name:\tx\nUmask:\t0027\nState:\tR\n"), Some(0o027));
         assert_eq!(parse_umask("Name:\tx\n"), None);
@@ -293,6 +319,13 @@ mod tests {
         let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777).unwrap_or_default();
         assert_eq!(mode, 0o666 & !umask(), "mode {mode:o}");
         assert_ne!(mode & 0o044, 0, "others may read it under any usual umask: {mode:o}");
+        write_atomic(&path, b"[]").unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(|entry| entry.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
+        assert_eq!(names, ["results.json"]);
+        assert_eq!(std::fs::read(&path).unwrap_or_default(), b"[]");
     }
 
     #[test]

@@ -62,7 +62,6 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
     let mut table = Table::new();
     table
         .load_style(presets::ASCII_FULL_CONDENSED)
-        .force_no_tty()
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header(columns));
     for &(scenario, label) in rows {

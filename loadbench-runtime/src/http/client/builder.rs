@@ -100,6 +100,7 @@ impl<'a> RequestBuilder<'a> {
     }
 
     /// Adds a header whose name and value are already checked.
+    #[cfg(feature = "oneshot")]
     pub(crate) fn typed_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers_mut().append(name, value);
         self

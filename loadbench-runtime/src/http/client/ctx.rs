@@ -3,7 +3,6 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -97,7 +96,7 @@ pub struct Ctx {
     /// This user's cursor into its scenario's feed (`feed.rs`); `None` without one.
     pub(in crate::http) feed: Option<crate::feed::FeedCursor>,
     /// For `https://`: this user's TLS configuration, with a session cache of its own.
-    tls: Option<Arc<rustls::ClientConfig>>,
+    tls: Option<crate::http::wire::tls::Config>,
     /// [`Ctx::user_data`], one value per type.
     user_data: HashMap<TypeId, Box<dyn Any>>,
     /// With a lane that may speak HTTP/2: the headers and body of the request being sent, which

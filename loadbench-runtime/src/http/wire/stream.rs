@@ -8,12 +8,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use rustls::ClientConfig;
-use rustls::pki_types::ServerName;
-use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpSocket, TcpStream};
-use tokio_rustls::client::TlsStream;
 
 use super::read_delay;
 use super::tls::{self, Cause, Handshake};
@@ -37,7 +33,8 @@ const SAME_MACHINE_RECV_BUFFER: u32 = 256 * 1024;
 pub(crate) enum Stream {
     Plain(TcpStream),
     /// Boxed: a TLS session is a few hundred bytes that an `http://` user should not carry.
-    Tls(Box<TlsStream<TcpStream>>),
+    #[cfg(feature = "tls")]
+    Tls(Box<tls::Session>),
 }
 
 /// How long opening a connection took, for the report.
@@ -55,6 +52,7 @@ pub(crate) enum OpenError {
     /// The TCP connection was refused or failed.
     Connect(io::Error),
     /// The TLS handshake failed, after a TCP connect that took this long.
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
     Tls(Cause, Duration),
 }
 
@@ -63,7 +61,7 @@ impl Stream {
     /// and the server's name.
     pub(crate) async fn open(
         addr: SocketAddr,
-        tls: Option<(&Arc<ClientConfig>, &ServerName<'static>)>,
+        tls: Option<(&tls::Config, &tls::ServerName)>,
     ) -> Result<(Stream, Opened), OpenError> {
         let start = Instant::now();
         let socket =
@@ -78,6 +76,9 @@ impl Stream {
         let connect = start.elapsed();
         match tls {
             None => Ok((Stream::Plain(tcp), Opened { connect, tls: None })),
+            #[cfg(not(feature = "tls"))]
+            Some((config, _)) => match *config {},
+            #[cfg(feature = "tls")]
             Some((config, name)) => {
                 let (stream, handshake) =
                     tls::handshake(config, name, tcp).await.map_err(|cause| OpenError::Tls(cause, connect))?;
@@ -89,7 +90,16 @@ impl Stream {
     /// Whether written bytes may wait in the stream until flushed (TLS records rustls holds when
     /// the socket would not take them).
     pub(crate) fn buffers_writes(&self) -> bool {
-        matches!(self, Stream::Tls(_))
+        self.is_tls()
+    }
+
+    /// Whether this is a TLS session.
+    pub(crate) fn is_tls(&self) -> bool {
+        match self {
+            Stream::Plain(_) => false,
+            #[cfg(feature = "tls")]
+            Stream::Tls(_) => true,
+        }
     }
 
     /// Whether an idle connection is still open and quiet: the server has neither closed it nor
@@ -107,6 +117,7 @@ impl Stream {
                     matches!(tcp.try_read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
                 }
             },
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => match tls.get_ref().0.poll_read_ready(&mut cx) {
                 Poll::Pending => true,
                 Poll::Ready(Err(_)) => false,
@@ -131,6 +142,7 @@ impl AsyncRead for Stream {
                 Some(error) => Poll::Ready(Err(error)),
                 None => Pin::new(tcp).poll_read(cx, buf),
             },
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => match read_delay::sample(tls.get_ref().0, cx) {
                 Some(error) => Poll::Ready(Err(error)),
                 None => Pin::new(tls.as_mut()).poll_read(cx, buf),
@@ -143,15 +155,18 @@ impl AsyncWrite for Stream {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
         }
     }
 
+    #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             // A TCP socket holds nothing back: written is sent.
             Stream::Plain(_) => Poll::Ready(Ok(())),
             // rustls may hold encrypted records its socket would not take yet.
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
         }
     }
@@ -159,6 +174,7 @@ impl AsyncWrite for Stream {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
         }
     }
@@ -176,6 +192,8 @@ mod tests {
     /// A connection to this machine keeps the receive buffer it was given however fast data comes:
     /// the kernel's autotuning, which would grow it, is off.
     #[tokio::test(flavor = "current_thread")]
+    // Without the `tls` feature a stream is always plain TCP.
+    #[allow(irrefutable_let_patterns)]
     async fn a_connection_to_this_machine_keeps_a_fixed_receive_buffer() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr");

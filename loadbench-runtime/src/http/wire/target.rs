@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use http::HeaderValue;
 use http::uri::{Authority, Scheme, Uri};
-use rustls::pki_types::ServerName;
 
 use super::connect_to::ConnectTo;
-use super::tls::{TlsClient, TlsOptions, TlsSetupError};
+use super::tls::{ServerName, TlsClient, TlsOptions, TlsSetupError};
 
 /// A base URL such as `http://127.0.0.1:8080/api` or `https://api.example.com/v1`, resolved to
 /// one socket address.
@@ -24,7 +23,7 @@ pub struct Target {
     /// Path prefix without a trailing slash (empty for the root).
     base_path: String,
     /// For `https://`: the run's TLS client and the name the server must prove (also the SNI).
-    tls: Option<(Arc<TlsClient>, ServerName<'static>)>,
+    tls: Option<(Arc<TlsClient>, ServerName)>,
     /// The `--connect-to` rule that sent connections elsewhere, if one did.
     redirected: bool,
     /// The URL as the `url` crate reads it: the origin (scheme, host, port) that cookies are
@@ -113,14 +112,14 @@ impl Target {
             .next()
             .ok_or_else(|| resolve_error("no addresses".to_owned()))?;
         let tls = if https {
-            let name = ServerName::try_from(bare_host.to_owned()).map_err(|e| TargetError::Invalid {
-                url: url.to_owned(),
-                reason: format!("`{bare_host}` is not a valid TLS server name: {e}"),
-            })?;
             let client = match tls {
                 Some(client) => Arc::clone(client),
                 None => Arc::new(TlsClient::new(&TlsOptions::default())?),
             };
+            let name = client.server_name(bare_host).map_err(|e| TargetError::Invalid {
+                url: url.to_owned(),
+                reason: format!("`{bare_host}` is not a valid TLS server name: {e}"),
+            })?;
             Some((client, name))
         } else {
             None
@@ -229,7 +228,7 @@ impl Target {
     }
 
     /// For `https://`: the run's TLS client and the server's name.
-    pub(crate) fn tls(&self) -> Option<&(Arc<TlsClient>, ServerName<'static>)> {
+    pub(crate) fn tls(&self) -> Option<&(Arc<TlsClient>, ServerName)> {
         self.tls.as_ref()
     }
 
@@ -314,6 +313,7 @@ mod tests {
         assert_eq!(port("https://127.0.0.1/"), Ok(443));
     }
 
+    #[cfg(feature = "tls")]
     #[test]
     fn connect_to_sends_connections_elsewhere_and_keeps_the_name() {
         let rules: Vec<ConnectTo> = vec!["api.example.test:443:127.0.0.1:8443".parse().unwrap()];

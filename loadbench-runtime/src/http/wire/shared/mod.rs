@@ -22,7 +22,6 @@ mod table;
 use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 
 use http::Method;
@@ -105,7 +104,7 @@ pub(crate) struct Lane {
     target: Rc<Target>,
     /// For `https://`: the lane's TLS configuration (ALPN offers `h2` first when asked), with a
     /// session cache of its own, so that a reconnect resumes the lane's session.
-    tls: Option<Arc<rustls::ClientConfig>>,
+    tls: Option<super::tls::Config>,
     transport: Transport,
     state: RefCell<State>,
     /// Wakes the users that wait while another one opens the connection.

@@ -3,28 +3,7 @@
 
 use rustls::{AlertDescription, CertificateError, Error as Tls, PeerIncompatible};
 
-/// Why a handshake failed.
-#[derive(Debug, Clone)]
-pub(crate) struct Cause {
-    /// The cause in plain words: what happened, short enough for a line of the table. What to do
-    /// about it is the hint's, after the table, by [`Cause::certificate`].
-    pub(crate) text: String,
-    /// How the server's certificate failed verification, when it did.
-    pub(crate) certificate: Option<Unverified>,
-}
-
-/// How a server's certificate failed verification: each answered by a different fix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Unverified {
-    /// Not valid for the host name the target names: the right name, with `--connect-to` to reach
-    /// this server under it.
-    WrongName,
-    /// Self-signed and marked as a CA, which is never accepted as a server's own certificate,
-    /// even trusted with `--cacert`: `--insecure`, or a certificate issued by a CA.
-    CaAsServer,
-    /// Any other reason (an unknown issuer, expired, revoked): `--cacert` or `--insecure`.
-    Other,
-}
+use super::{Cause, Unverified};
 
 impl Cause {
     /// The cause of a failed `TlsConnector::connect`, which reports rustls' errors inside an

@@ -11,26 +11,24 @@
 //! more machinery, and elsewhere a call into the OS for every handshake, which a load tool that
 //! makes thousands a second has no use for).
 
+// Without the `tls` feature, `absent.rs` stands in for `client.rs`: its types have no values,
+// so no handshake is ever reached, and a run that asks for TLS stops before any load.
+#[cfg(feature = "tls")]
 mod cause;
+#[cfg(feature = "tls")]
+mod client;
+#[cfg(not(feature = "tls"))]
+#[path = "absent.rs"]
+mod client;
+#[cfg(feature = "tls")]
 mod insecure;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+pub(crate) use client::{Config, ServerName, TlsClient};
+#[cfg(feature = "tls")]
+pub(crate) use client::{Session, handshake};
 
-use rustls::client::Resumption;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{ClientConfig, HandshakeKind, ProtocolVersion, RootCertStore};
-use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
-use tokio_rustls::client::TlsStream;
-
-pub(crate) use cause::{Cause, Unverified};
-
-/// Sessions each virtual user keeps for resumption: one server, and a spare ticket (TLS 1.3
-/// servers usually send two, each good for one resumption).
-const SESSIONS_PER_USER: usize = 4;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// How connections to `https://` targets are made: whom to trust, and which certificate to show.
 /// The default verifies the server's certificate against the machine's trust store, as a browser
@@ -126,6 +124,13 @@ pub enum TlsSetupError {
     /// The crypto provider cannot make a configuration (not expected with ring).
     #[error("TLS cannot be set up: {0}")]
     Provider(String),
+    /// TLS was asked for (an `https://` target, or a TLS option) of a bench built without the
+    /// runtime's `tls` feature.
+    #[error(
+        "TLS is not built into this bench: an https:// target and the TLS options need loadbench-runtime's \
+         `tls` feature (`features = [\"tls\"]` on its line in Cargo.toml)"
+    )]
+    NotBuilt,
     /// The client certificate and key do not make a usable pair.
     #[error("--cert `{cert}` with --key `{key}`: {reason}")]
     ClientCert {
@@ -138,118 +143,28 @@ pub enum TlsSetupError {
     },
 }
 
-/// The TLS client of a run: one configuration, shared by every worker, from which each virtual
-/// user takes its own copy with its own session cache.
-#[derive(Debug)]
-pub(crate) struct TlsClient {
-    config: Arc<ClientConfig>,
-    resumption: bool,
+/// Why a handshake failed.
+#[derive(Debug, Clone)]
+pub(crate) struct Cause {
+    /// The cause in plain words: what happened, short enough for a line of the table. What to do
+    /// about it is the hint's, after the table, by [`Cause::certificate`].
+    pub(crate) text: String,
+    /// How the server's certificate failed verification, when it did.
+    pub(crate) certificate: Option<Unverified>,
 }
 
-impl TlsClient {
-    /// Reads the trust store and the files `options` name. Costs a few milliseconds (the
-    /// machine's CA bundle is parsed), so it is done once per run, before any load.
-    pub(crate) fn new(options: &TlsOptions) -> Result<TlsClient, TlsSetupError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| TlsSetupError::Provider(e.to_string()))?;
-        let builder = if options.insecure {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(insecure::AnyCertificate::new(provider)))
-        } else {
-            builder.with_root_certificates(roots(&options.ca_files)?)
-        };
-        let mut config = match &options.client_cert {
-            None => builder.with_no_client_auth(),
-            Some((cert, key)) => {
-                let chain = read_certs("--cert", cert)?;
-                let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsSetupError::File {
-                    what: "--key",
-                    path: key.display().to_string(),
-                    reason: pem_reason(&e, "private key"),
-                })?;
-                builder.with_client_auth_cert(chain, key_der).map_err(|e| TlsSetupError::ClientCert {
-                    cert: cert.display().to_string(),
-                    key: key.display().to_string(),
-                    reason: match e {
-                        rustls::Error::InconsistentKeys(_) => "the key is not the certificate's".to_owned(),
-                        other => other.to_string(),
-                    },
-                })?
-            }
-        };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(TlsClient { config: Arc::new(config), resumption: options.resumption })
-    }
-
-    /// A virtual user's own configuration: the run's configuration with a session cache of the
-    /// user's own, so that its reconnects resume its own session, as a browser's do, and users
-    /// never compete for each other's tickets.
-    pub(crate) fn for_user(&self) -> Arc<ClientConfig> {
-        Arc::new(self.own_copy())
-    }
-
-    /// A shared connection's configuration (one lane's): a copy with a session cache of its
-    /// own, as a user's, whose ALPN offers `h2` before `http/1.1` when `protocol` is HTTP/2, so
-    /// that a server that speaks both picks HTTP/2 and one that does not still answers.
-    pub(crate) fn for_lane(&self, protocol: crate::config::Protocol) -> Arc<ClientConfig> {
-        let mut config = self.own_copy();
-        if protocol.is_http2() {
-            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        }
-        Arc::new(config)
-    }
-
-    fn own_copy(&self) -> ClientConfig {
-        let mut config = ClientConfig::clone(&self.config);
-        config.resumption =
-            if self.resumption { Resumption::in_memory_sessions(SESSIONS_PER_USER) } else { Resumption::disabled() };
-        config
-    }
-}
-
-/// The machine's trust store and the `--cacert` files.
-fn roots(ca_files: &[PathBuf]) -> Result<RootCertStore, TlsSetupError> {
-    let mut roots = RootCertStore::empty();
-    // Unreadable entries of the system bundle are skipped, as curl skips them; a machine with
-    // none at all fails each handshake with "unknown issuer", whose hint names --cacert.
-    let native = rustls_native_certs::load_native_certs();
-    roots.add_parsable_certificates(native.certs);
-    for path in ca_files {
-        let certs = read_certs("--cacert", path)?;
-        let (added, _) = roots.add_parsable_certificates(certs);
-        if added == 0 {
-            return Err(TlsSetupError::File {
-                what: "--cacert",
-                path: path.display().to_string(),
-                reason: "holds no usable CA certificate".to_owned(),
-            });
-        }
-    }
-    Ok(roots)
-}
-
-/// Every certificate of a PEM file, at least one.
-fn read_certs(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
-    let file_error = |reason: String| TlsSetupError::File { what, path: path.display().to_string(), reason };
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| file_error(pem_reason(&e, "certificate")))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| file_error(pem_reason(&e, "certificate")))?;
-    if certs.is_empty() {
-        return Err(file_error("holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned()));
-    }
-    Ok(certs)
-}
-
-/// A PEM reading error in a user's words.
-fn pem_reason(err: &rustls::pki_types::pem::Error, what: &str) -> String {
-    use rustls::pki_types::pem::Error as Pem;
-    match err {
-        Pem::Io(io) => io.to_string(),
-        Pem::NoItemsFound => format!("holds no PEM {what}"),
-        other => format!("is not a valid PEM file: {other:?}"),
-    }
+/// How a server's certificate failed verification: each answered by a different fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) enum Unverified {
+    /// Not valid for the host name the target names: the right name, with `--connect-to` to reach
+    /// this server under it.
+    WrongName,
+    /// Self-signed and marked as a CA, which is never accepted as a server's own certificate,
+    /// even trusted with `--cacert`: `--insecure`, or a certificate issued by a CA.
+    CaAsServer,
+    /// Any other reason (an unknown issuer, expired, revoked): `--cacert` or `--insecure`.
+    Other,
 }
 
 /// A completed handshake, for the report.
@@ -261,23 +176,5 @@ pub(crate) struct Handshake {
     pub(crate) tls13: bool,
 }
 
-/// Makes the TLS handshake on `tcp` with `name`'s SNI and certificate name.
-pub(crate) async fn handshake(
-    config: &Arc<ClientConfig>,
-    name: &ServerName<'static>,
-    tcp: TcpStream,
-) -> Result<(TlsStream<TcpStream>, Handshake), Cause> {
-    let start = Instant::now();
-    let connector = TlsConnector::from(Arc::clone(config));
-    let stream = connector.connect(name.clone(), tcp).await.map_err(|e| Cause::of(&e))?;
-    let (_, session) = stream.get_ref();
-    let handshake = Handshake {
-        elapsed: start.elapsed(),
-        resumed: session.handshake_kind() == Some(HandshakeKind::Resumed),
-        tls13: session.protocol_version() == Some(ProtocolVersion::TLSv1_3),
-    };
-    Ok((stream, handshake))
-}
-
-#[cfg(test)]
+#[cfg(all(test, feature = "tls"))]
 mod tests;

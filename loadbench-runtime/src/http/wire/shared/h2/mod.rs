@@ -46,8 +46,6 @@ mod streams;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
-
 use self::streams::Conn;
 use super::{Driven, Exchange, Outgoing};
 use crate::config::Transport;
@@ -103,7 +101,7 @@ fn reserve_chunk(chunk: &mut bytes::BytesMut, len: usize) {
 
 /// A lane's TLS configuration: the run's, with a session cache of its own, offering `h2` in
 /// ALPN when HTTP/2 is asked.
-pub(crate) fn tls_config(client: &TlsClient, transport: Transport) -> Arc<rustls::ClientConfig> {
+pub(crate) fn tls_config(client: &TlsClient, transport: Transport) -> crate::http::wire::tls::Config {
     client.for_lane(transport.protocol)
 }
 
@@ -112,6 +110,7 @@ pub(crate) fn tls_config(client: &TlsClient, transport: Transport) -> Arc<rustls
 pub(crate) fn speaks_h2(stream: &Stream, transport: Transport) -> bool {
     match stream {
         Stream::Plain(_) => transport.protocol.is_http2(),
+        #[cfg(feature = "tls")]
         Stream::Tls(tls) => tls.get_ref().1.alpn_protocol() == Some(b"h2"),
     }
 }
@@ -124,7 +123,7 @@ impl Driven<Conn> {
     /// SETTINGS are its first bytes, and requests may be queued at once. Must run inside a
     /// `LocalSet` (every worker does): the connection's driver is a local task.
     pub(crate) fn start(stream: Stream, target: &Target) -> Http2 {
-        let https = matches!(stream, Stream::Tls(_));
+        let https = stream.is_tls();
         let limit = target.max_header_list_size();
         let conn = Conn::new(https, target.host_header().as_bytes(), target.addr(), limit);
         Driven::spawn(conn, |conn| driver::Driver::new(conn, stream))

@@ -291,6 +291,7 @@ fn a_stream_above_the_goaway_s_last_stream_may_be_sent_again_and_the_one_below_i
     });
 }
 
+#[cfg(feature = "tls")]
 #[test]
 fn a_tls_alert_after_the_handshake_is_a_tls_error_with_its_cause() {
     use std::sync::Arc;
