@@ -67,14 +67,13 @@ pub enum TargetError {
 
 impl Target {
     /// Parses `url` and resolves its host; an `https://` URL gets a TLS client that verifies the
-    /// server against the machine's trust store.
+    /// server against the machine's trust store (and is refused without the `tls` feature).
     ///
     /// ```
     /// let t = loadbench::http::Target::resolve("http://127.0.0.1:9090/api/").unwrap();
     /// assert_eq!(t.addr().port(), 9090);
     /// assert_eq!(t.join("/items"), "/api/items");
     /// assert!(loadbench::http::Target::resolve("http://127.0.0.1:99999/").is_err());
-    /// assert_eq!(loadbench::http::Target::resolve("https://127.0.0.1/").unwrap().addr().port(), 443);
     /// ```
     pub fn resolve(url: &str) -> Result<Target, TargetError> {
         let tls = match Self::parse(url)?.0.scheme() {
@@ -310,7 +309,23 @@ mod tests {
         assert_eq!(port("http://127.0.0.1/"), Ok(80));
         assert_eq!(port("http://127.0.0.1:/"), Ok(80));
         assert!(port("http://127.0.0.1:99999/").is_err_and(|e| e.contains("port 99999")));
-        assert_eq!(port("https://127.0.0.1/"), Ok(443));
+        if cfg!(feature = "tls") {
+            assert_eq!(port("https://127.0.0.1/"), Ok(443));
+        }
+    }
+
+    // What a user's bench gets by default; `.ci/run` runs these tests without the workspace's
+    // features.
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn without_tls_an_https_target_is_refused_naming_the_feature() {
+        let refused = Target::resolve("https://127.0.0.1:8443/").map(drop);
+        assert!(matches!(refused, Err(TargetError::Tls(TlsSetupError::NotBuilt))), "{refused:?}");
+        let said = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(said.contains("`tls` feature") && said.contains(r#"features = ["tls"]"#), "{said}");
+        assert!(Target::resolve("http://127.0.0.1:8080/").is_ok_and(|t| t.tls().is_none()));
+        // A TLS option is refused too, whatever the target.
+        assert!(matches!(TlsOptions::default().insecure(true).check(), Err(TlsSetupError::NotBuilt)));
     }
 
     #[cfg(feature = "tls")]
