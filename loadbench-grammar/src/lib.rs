@@ -36,3 +36,13 @@ pub use threshold::{Metric, MetricKind, Op, Threshold, ThresholdError};
 
 #[doc(hidden)]
 pub mod agreement;
+
+/// The virtual users of a closed-model scenario that writes neither `concurrency` nor a ramp.
+/// Here, beside the words, because both readers need it: the attribute checks `connections`
+/// against the users, and the runtime runs them.
+pub const DEFAULT_USERS: u32 = 1;
+
+/// The virtual users available to an open-model scenario (`rate`, `rate_stages`) that writes no
+/// `max_concurrency`: enough for a rate of a few thousand per second against a server answering
+/// in tens of milliseconds.
+pub const DEFAULT_OPEN_USERS: u32 = 100;

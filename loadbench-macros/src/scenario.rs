@@ -240,24 +240,11 @@ fn config(args: &ScenarioArgs, private: &TokenStream) -> TokenStream {
 }
 
 /// `concurrency`, or `max_concurrency` with `rate` (`ScenarioArgs` has refused the other
-/// combinations): one field holds both models' users. Without either, a ramp needs as many users
-/// as its highest target, and the open model its own default; `None` leaves the closed model's
-/// default to the runtime.
+/// combinations): one field holds both models' users. Neither written, the runtime derives them
+/// (`ScenarioConfig::users`: a ramp's highest target, else the model's default).
 fn users(args: &ScenarioArgs) -> Option<TokenStream> {
-    match (args.concurrency, args.max_concurrency) {
-        (Some((n, span)), _) | (None, Some((n, span))) => Some(literal(Literal::u32_unsuffixed(n), span)),
-        (None, None) => {
-            if let Some((stages, span)) = &args.stages {
-                // Checked by `ScenarioArgs` to fit in a `u32`.
-                let most = stages.iter().map(|s| s.1).max().unwrap_or(1);
-                Some(literal(Literal::u32_unsuffixed(u32::try_from(most).unwrap_or(u32::MAX)), *span))
-            } else if args.rate.is_some() || args.rate_stages.is_some() {
-                Some(Literal::u32_unsuffixed(crate::args::DEFAULT_MAX_CONCURRENCY).into_token_stream())
-            } else {
-                None
-            }
-        }
-    }
+    let (n, span) = args.concurrency.or(args.max_concurrency)?;
+    Some(some(literal(Literal::u32_unsuffixed(n), span)))
 }
 
 /// `connections`, `pipeline` and `http2` as a `Transport`, when any of them is written.

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 pub use loadbench_grammar::Rate;
-use loadbench_grammar::Threshold;
+use loadbench_grammar::{DEFAULT_OPEN_USERS, DEFAULT_USERS, Threshold};
 
 /// Per-request timeout used when the attribute gives none (k6 uses 60 s, wrk 2 s; 30 s keeps a
 /// stalled server from holding a run for a minute while leaving room for slow endpoints).
@@ -86,10 +86,11 @@ pub enum CookieMode {
 // Not `Eq`: thresholds hold `f64` limits.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScenarioConfig {
-    /// Virtual users: at most this many bodies in flight, and this many whenever there is work
-    /// (closed model). With [`ScenarioConfig::rate`], the users available to serve the rate
-    /// (`max_concurrency`).
-    pub concurrency: u32,
+    /// Virtual users as written (`concurrency`, or `max_concurrency` in the open model): at most
+    /// this many bodies in flight, and this many whenever there is work (closed model). With
+    /// [`ScenarioConfig::rate`], the users available to serve the rate. `None`: what
+    /// [`ScenarioConfig::users`] derives.
+    pub concurrency: Option<u32>,
     /// Open model: start iterations at this rate, whether or not earlier ones finished.
     pub rate: Option<Rate>,
     /// Run this many iterations, or for this long, before the measured part; their results are
@@ -97,7 +98,7 @@ pub struct ScenarioConfig {
     pub warmup: Option<Load>,
     /// Closed model: each user pauses this long after each iteration, outside its latency.
     pub think_time: Option<ThinkTime>,
-    /// A ramp of virtual users; `concurrency` is then its highest target.
+    /// A ramp of virtual users; the users are then its highest target.
     pub stages: &'static [Stage],
     /// A ramp of the arrival rate (open model); empty otherwise.
     pub rate_stages: &'static [RateStage],
@@ -211,7 +212,7 @@ impl ScenarioConfig {
     /// defaults: `#[scenario]` writes the keys the author wrote and fills the rest with
     /// `..ScenarioConfig::DEFAULT`, as does code building a scenario without the attribute.
     pub const DEFAULT: ScenarioConfig = ScenarioConfig {
-        concurrency: 1,
+        concurrency: None,
         rate: None,
         warmup: None,
         think_time: None,
@@ -230,6 +231,17 @@ impl ScenarioConfig {
         transport: Transport::DEFAULT,
     };
 
+    /// The virtual users in force: as written, else a ramp's highest target, else
+    /// [`DEFAULT_OPEN_USERS`] in the open model and [`DEFAULT_USERS`] in the closed one.
+    pub fn users(&self) -> u32 {
+        let open = self.rate.is_some() || !self.rate_stages.is_empty();
+        self.concurrency.or_else(|| self.stages.iter().map(|stage| stage.target).max()).unwrap_or(if open {
+            DEFAULT_OPEN_USERS
+        } else {
+            DEFAULT_USERS
+        })
+    }
+
     /// The per-request timeout in force.
     pub fn timeout(&self) -> Duration {
         self.timeout.unwrap_or(DEFAULT_TIMEOUT)
@@ -243,5 +255,25 @@ impl ScenarioConfig {
     /// The grace period declared, else [`DEFAULT_GRACE`].
     pub fn grace(&self) -> Duration {
         self.grace.unwrap_or(DEFAULT_GRACE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_users_are_as_written_else_derived_from_the_load() {
+        let ten_per_second = Some(Rate { iterations: 10, per: Duration::from_secs(1) });
+        const SECOND: Duration = Duration::from_secs(1);
+        const RAMP: &[Stage] = &[Stage { duration: SECOND, target: 8 }, Stage { duration: SECOND, target: 3 }];
+        const RATE_RAMP: &[RateStage] = &[RateStage { duration: SECOND, rate: 5 }];
+        let users = |config: ScenarioConfig| config.users();
+        assert_eq!(users(ScenarioConfig::DEFAULT), DEFAULT_USERS);
+        assert_eq!(users(ScenarioConfig { rate: ten_per_second, ..ScenarioConfig::DEFAULT }), DEFAULT_OPEN_USERS);
+        assert_eq!(users(ScenarioConfig { rate_stages: RATE_RAMP, ..ScenarioConfig::DEFAULT }), DEFAULT_OPEN_USERS);
+        assert_eq!(users(ScenarioConfig { stages: RAMP, ..ScenarioConfig::DEFAULT }), 8);
+        assert_eq!(users(ScenarioConfig { concurrency: Some(7), rate: ten_per_second, ..ScenarioConfig::DEFAULT }), 7);
+        assert_eq!(users(ScenarioConfig { concurrency: Some(1), ..ScenarioConfig::DEFAULT }), 1);
     }
 }

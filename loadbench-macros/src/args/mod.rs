@@ -18,7 +18,7 @@ mod tests;
 
 use std::time::Duration;
 
-use loadbench_grammar::{MAX_DURATION, Rate, Threshold};
+use loadbench_grammar::{DEFAULT_OPEN_USERS, DEFAULT_USERS, MAX_DURATION, Rate, Threshold};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseBuffer, ParseStream, Parser as _};
@@ -143,10 +143,6 @@ impl ScenarioArgs {
         }
     }
 }
-
-/// Users available to an open-model scenario without `max_concurrency`: enough for a rate of a
-/// few thousand per second against a server answering in tens of milliseconds.
-pub(crate) const DEFAULT_MAX_CONCURRENCY: u32 = 100;
 
 const NO_LOAD: &str =
     "a scenario needs `count = N`, `duration = \"…\"` or a ramp (`stages = […]`, `rate_stages = […]`)";
@@ -410,15 +406,15 @@ impl Builder {
             ),
             _ => {}
         }
-        // The users: `concurrency`, `max_concurrency`, a ramp's highest target, or the model's
-        // default (1 user closed, `DEFAULT_MAX_CONCURRENCY` open).
+        // The users as the runtime derives them (`ScenarioConfig::users`): `concurrency`,
+        // `max_concurrency`, a ramp's highest target, or the model's default.
         let open = self.rate.is_some() || self.rate_stages.is_some();
         let users = self
             .concurrency
             .or(self.max_concurrency)
             .map(|(n, _)| u64::from(n))
             .or_else(|| self.stages.as_ref().and_then(|(stages, _)| stages.iter().map(|s| s.1).max()))
-            .unwrap_or(if open { u64::from(DEFAULT_MAX_CONCURRENCY) } else { 1 });
+            .unwrap_or(u64::from(if open { DEFAULT_OPEN_USERS } else { DEFAULT_USERS }));
         if let Some((n, span)) = &self.connections
             && u64::from(*n) > users
         {

@@ -74,7 +74,7 @@ impl LoadPlan {
     /// least 1 (a ramp's 0 stays 0), durations at least [`MIN_DURATION`].
     pub(crate) fn new(config: &ScenarioConfig, sizing: Sizing) -> LoadPlan {
         let declared = LoadPlan {
-            concurrency: config.concurrency,
+            concurrency: config.users(),
             load: config.load,
             rate: config.rate,
             rate_stages: config.rate_stages.to_vec(),

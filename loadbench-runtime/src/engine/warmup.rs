@@ -98,7 +98,8 @@ mod tests {
     use crate::engine::plan::Sizing;
 
     fn plan(rate: Option<Rate>, warmup: Option<Load>) -> LoadPlan {
-        let config = ScenarioConfig { rate, warmup, concurrency: 4, load: Load::Count(100), ..ScenarioConfig::DEFAULT };
+        let config =
+            ScenarioConfig { rate, warmup, concurrency: Some(4), load: Load::Count(100), ..ScenarioConfig::DEFAULT };
         LoadPlan::new(&config, Sizing::Declared)
     }
 

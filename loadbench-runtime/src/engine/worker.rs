@@ -365,7 +365,8 @@ mod tests {
 
     /// The only worker of a closed-model run of `count` iterations, with `warmup`.
     fn worker(count: u64, warmup: Option<Load>) -> Worker {
-        let config = ScenarioConfig { warmup, concurrency: 4, load: Load::Count(count), ..ScenarioConfig::DEFAULT };
+        let config =
+            ScenarioConfig { warmup, concurrency: Some(4), load: Load::Count(count), ..ScenarioConfig::DEFAULT };
         let plan = LoadPlan::new(&config, Sizing::Declared);
         let warmup = Warmup::of(&plan);
         let mut worker = Worker::new(WorkerSetup {

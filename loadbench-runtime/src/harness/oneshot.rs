@@ -280,7 +280,7 @@ impl OneShot {
         OneShot {
             name: request.default_name(),
             request,
-            concurrency: ScenarioConfig::DEFAULT.concurrency,
+            concurrency: ScenarioConfig::DEFAULT.users(),
             load,
             rate: None,
             timeout: DEFAULT_TIMEOUT,
@@ -428,7 +428,7 @@ impl OneShot {
             rate: self.rate,
             timeout: Some(self.timeout),
             grace: Some(self.grace),
-            concurrency: self.concurrency,
+            concurrency: Some(self.concurrency),
             load: self.load,
             ..ScenarioConfig::DEFAULT
         };

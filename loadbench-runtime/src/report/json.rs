@@ -255,7 +255,7 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     if !existing.is_dir() {
         return Err(format!("{} is not a directory", existing.display()));
     }
-    // A probe of our own rather than tempfile's, whose errors name the random file.
+    // A fixed name, so that a refusal names the directory rather than a random file.
     let probe = existing.join(format!(".loadbench-write-check-{}", std::process::id()));
     match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
         Ok(_) => {

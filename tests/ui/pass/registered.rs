@@ -48,6 +48,17 @@ async fn arrivals(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+// Users not written: the open model's default, and a ramp's highest target.
+#[loadbench::scenario(rate = 50, count = 10)]
+async fn open_default(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
+#[loadbench::scenario(stages = [("1s", 4), ("1s", 9), ("1s", 0)])]
+async fn ramped(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
 // Compiled out, and so must its registration be.
 #[loadbench::scenario(count = 1)]
 #[cfg(any())]
@@ -74,7 +85,7 @@ fn entry(name: &str) -> &'static ScenarioEntry {
 }
 
 fn main() {
-    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 6);
+    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 8);
     let plaintext = entry("plaintext").config.transport;
     assert_eq!(plaintext, Transport { connections: Some(16), pipeline: Some(16), protocol: Protocol::Http1 });
     let streams = entry("streams").config.transport;
@@ -86,16 +97,22 @@ fn main() {
     assert!(!defaults.module_path.contains("::"), "{}", defaults.module_path);
     assert!(defaults.file.ends_with("registered.rs"), "{}", defaults.file);
     assert_eq!(defaults.line, 7, "the line of the attribute");
-    assert_eq!(defaults.config.concurrency, 1);
+    // Not written: the runtime's default, one user in the closed model.
+    assert_eq!((defaults.config.concurrency, defaults.config.users()), (None, 1));
     assert_eq!(defaults.config.load, Load::Count(100_000));
     assert_eq!(defaults.config.timeout, None);
     assert_eq!(defaults.config.target, None);
     assert!(defaults.config.thresholds.is_empty());
     assert_eq!(defaults.config.rate, None);
 
+    let open_default = entry("open_default").config;
+    assert_eq!((open_default.concurrency, open_default.users()), (None, 100));
+    let ramped = entry("ramped").config;
+    assert_eq!((ramped.concurrency, ramped.users()), (None, 9));
+
     let arrivals = entry("arrivals");
     assert_eq!(arrivals.config.rate, Some(Rate { iterations: 120, per: Duration::from_secs(60) }));
-    assert_eq!(arrivals.config.concurrency, 7);
+    assert_eq!((arrivals.config.concurrency, arrivals.config.users()), (Some(7), 7));
     assert_eq!(arrivals.config.load, Load::Count(10));
     assert_eq!(arrivals.config.warmup, Some(Load::Duration(Duration::from_secs(60))));
     assert_eq!(defaults.config.warmup, None);
@@ -124,7 +141,7 @@ fn main() {
 
     let everything = entry("checkout");
     assert!(everything.module_path.ends_with("::shop"), "{}", everything.module_path);
-    assert_eq!(everything.config.concurrency, 1000);
+    assert_eq!(everything.config.concurrency, Some(1000));
     assert_eq!(everything.config.load, Load::Duration(Duration::from_secs(90)));
     assert_eq!(everything.config.timeout, Some(Duration::from_millis(500)));
     assert_eq!(everything.config.target, Some("http://127.0.0.1:8080/api"));

@@ -4,7 +4,7 @@ use crate::config::Protocol;
 fn config() -> ScenarioConfig {
     ScenarioConfig {
         warmup: Some(Load::Count(50)),
-        concurrency: 150,
+        concurrency: Some(150),
         load: Load::Count(7_500),
         ..ScenarioConfig::DEFAULT
     }
@@ -105,7 +105,7 @@ fn shards_add_up_exactly_with_the_remainders_on_the_first_ones() {
         Stage { duration: Duration::from_secs(5), target: 0 },
     ];
     let closed = ScenarioConfig {
-        concurrency: 7,
+        concurrency: Some(7),
         load: Load::Count(1_000),
         warmup: Some(Load::Count(50)),
         transport: Transport { connections: Some(5), pipeline: Some(4), protocol: Protocol::Http1 },
@@ -127,8 +127,12 @@ fn shards_add_up_exactly_with_the_remainders_on_the_first_ones() {
     let share = parts[1].share_report();
     assert_eq!((share.concurrency, share.count, share.rate, share.first_user), (2, Some(333), None, 3));
 
-    let ramp =
-        ScenarioConfig { stages: &STAGES, load: Load::Duration(Duration::from_secs(25)), concurrency: 100, ..config() };
+    let ramp = ScenarioConfig {
+        stages: &STAGES,
+        load: Load::Duration(Duration::from_secs(25)),
+        concurrency: Some(100),
+        ..config()
+    };
     let parts = shards(&LoadPlan::new(&ramp, Sizing::Declared), 3);
     let targets: Vec<Vec<u32>> = parts.iter().map(|p| p.stages.iter().map(|s| s.target).collect()).collect();
     assert_eq!(targets, [[34, 3, 0], [33, 2, 0], [33, 2, 0]]);
@@ -141,7 +145,7 @@ fn shards_add_up_exactly_with_the_remainders_on_the_first_ones() {
         RateStage { duration: Duration::from_secs(10), rate: 0 },
     ];
     let open = ScenarioConfig {
-        concurrency: 50,
+        concurrency: Some(50),
         rate: Some(Rate { iterations: 2_000, per: Duration::from_secs(1) }),
         ..config()
     };
@@ -178,7 +182,7 @@ fn shards_split_after_scaling_and_one_shard_is_the_whole() {
 
 #[test]
 fn a_scenario_with_fewer_users_than_shards_is_refused() {
-    let plan = LoadPlan::new(&ScenarioConfig { concurrency: 2, ..config() }, Sizing::Declared);
+    let plan = LoadPlan::new(&ScenarioConfig { concurrency: Some(2), ..config() }, Sizing::Declared);
     let refusal = |n: u32| Shard::new(0, n).and_then(|s| s.too_few_users("two", plan.concurrency));
     assert_eq!(refusal(2), None);
     assert_eq!(
