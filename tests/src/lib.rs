@@ -6,7 +6,8 @@
 //! handshakes and resumptions ([`tls`]); the JSON Schema every results document a test reads
 //! is checked against ([`schema`]); headless Chromium, to open an HTML file offline and see what
 //! it logged, threw and requested ([`browser`]); git repositories with a service and a bench
-//! crate, for `cargo loadbench ab` and the shipped workflow ([`ab`]).
+//! crate, for `cargo loadbench ab` and the shipped workflow ([`ab`]); a WebSocket echo server
+//! that counts handshakes and messages ([`websocket`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -38,6 +39,7 @@ pub mod pipelined;
 pub mod schema;
 pub mod timing;
 pub mod tls;
+pub mod websocket;
 pub mod workflow;
 
 /// How the test server answers. Request numbers start at 1, in order of arrival. Whatever the
