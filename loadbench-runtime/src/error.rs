@@ -34,11 +34,14 @@ pub enum ErrorKind {
     /// RFC 9113 calls malformed), a header list past the limit (`max_header_list_size`), a
     /// flood of control frames. The request is never counted ok.
     Protocol,
+    /// An operation measured with [`Ctx::measure`](crate::Ctx::measure) failed with an error of
+    /// its own (a WebSocket's, a gRPC client's, any `std::error::Error`), not loadbench's.
+    Custom,
 }
 
 impl ErrorKind {
     /// The kind's name in the results (`errors`, `causes[].kind`): `"connect"`, `"timeout"`,
-    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"`, `"stream_reset"` or `"protocol"`.
+    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"`, `"stream_reset"`, `"protocol"` or `"custom"`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",
@@ -51,6 +54,7 @@ impl ErrorKind {
             ErrorKind::Panic => "panic",
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::Custom => "custom",
         }
     }
 }

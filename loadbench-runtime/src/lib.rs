@@ -67,7 +67,7 @@ pub mod report;
 pub use error::{Error, ErrorKind, Result};
 pub use feed::{FeedSource, Record};
 pub use harness::{Harness, HarnessError};
-pub use http::{ClientOptions, ConnectTo, Cookies, Ctx, RequestBuilder, Response, TlsOptions};
+pub use http::{ClientOptions, ConnectTo, Cookies, Ctx, MeasuredError, RequestBuilder, Response, TlsOptions};
 
 #[doc(hidden)]
 pub use config::{CookieMode, DEFAULT_MAX_BODY, Protocol, Transport};

@@ -12,7 +12,7 @@ use super::panics;
 use super::worker::Worker;
 use crate::config::ThinkTime;
 use crate::error::Result;
-use crate::http::Ctx;
+use crate::http::{Arrival, Ctx};
 
 /// One virtual user, handed by the executor to the code `#[scenario]` generates.
 #[derive(Debug)]
@@ -190,6 +190,9 @@ where
                 ctx.counters.forget_exchanges();
             }
             ctx.measuring = measured;
+            // Under an arrival rate, where the iteration began, for a measured operation it begins
+            // with (`Ctx::measure`); one branch per iteration, none per request.
+            ctx.arrival = slot.is_some().then_some(Arrival { at: start, responses: ctx.counters.responses });
             // Dropped mid-flight when the run's grace period is over: neither a failure nor a latency.
             // A panic in the body fails this iteration only: the user goes on with the next.
             let outcome = {

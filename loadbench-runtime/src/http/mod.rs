@@ -32,6 +32,8 @@ pub(crate) use wire::{read_delay, request_timer};
 pub use client::builder::RequestBuilder;
 pub use client::cookies::Cookies;
 pub use client::ctx::Ctx;
+pub(crate) use client::measure::Arrival;
+pub use client::measure::MeasuredError;
 pub(crate) use client::session::SessionOptions;
 pub(crate) use recorder::Recorder;
 pub use response::Response;

@@ -34,6 +34,9 @@ pub struct ErrorCounts {
     /// limit, a flood of control frames.
     #[serde(default)]
     pub protocol: u64,
+    /// An operation measured with `ctx.measure` failed with an error of its own.
+    #[serde(default)]
+    pub custom: u64,
 }
 
 impl ErrorCounts {
@@ -49,6 +52,7 @@ impl ErrorCounts {
             + self.panic
             + self.stream_reset
             + self.protocol
+            + self.custom
     }
 
     /// The count of `kind`.
@@ -64,6 +68,7 @@ impl ErrorCounts {
             ErrorKind::Panic => &mut self.panic,
             ErrorKind::StreamReset => &mut self.stream_reset,
             ErrorKind::Protocol => &mut self.protocol,
+            ErrorKind::Custom => &mut self.custom,
         }
     }
 
@@ -79,5 +84,6 @@ impl ErrorCounts {
         self.panic += other.panic;
         self.stream_reset += other.stream_reset;
         self.protocol += other.protocol;
+        self.custom += other.custom;
     }
 }

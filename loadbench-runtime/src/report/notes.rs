@@ -140,6 +140,7 @@ pub(super) fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("panic", e.panic),
             ("stream_reset", e.stream_reset),
             ("protocol", e.protocol),
+            ("custom", e.custom),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)

@@ -140,6 +140,7 @@ fn kinds(errors: &ErrorCounts) -> Vec<(&'static str, u64)> {
         ("panic", errors.panic),
         ("stream reset", errors.stream_reset),
         ("protocol", errors.protocol),
+        ("custom", errors.custom),
     ];
     all.into_iter().filter(|(_, n)| *n > 0).collect()
 }

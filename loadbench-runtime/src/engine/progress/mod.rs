@@ -33,7 +33,7 @@ use crate::error::ErrorKind;
 use crate::report::units::{micros, thousands};
 
 /// The error kinds as the report names them, in its order: the order of the `errors:` list.
-const KINDS: [(ErrorKind, &str); 10] = [
+const KINDS: [(ErrorKind, &str); 11] = [
     (ErrorKind::Connect, "connect"),
     (ErrorKind::Timeout, "timeout"),
     (ErrorKind::Status, "status"),
@@ -44,6 +44,7 @@ const KINDS: [(ErrorKind, &str); 10] = [
     (ErrorKind::Panic, "panic"),
     (ErrorKind::StreamReset, "stream_reset"),
     (ErrorKind::Protocol, "protocol"),
+    (ErrorKind::Custom, "custom"),
 ];
 
 fn kind_index(kind: ErrorKind) -> usize {

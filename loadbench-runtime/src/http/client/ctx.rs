@@ -11,6 +11,7 @@ use http::Method;
 
 use super::cookies::{Cookies, Jar};
 use super::last_request::LastRequest;
+use super::measure::Arrival;
 use super::names::Naming;
 use super::session::{Chain, Resend, SessionOptions};
 use crate::config::DEFAULT_MAX_BODY;
@@ -102,6 +103,9 @@ pub struct Ctx {
     /// With a lane that may speak HTTP/2: the headers and body of the request being sent, which
     /// HTTP/2 sends instead of `wire`; empty otherwise.
     pub(in crate::http) parts: (HeaderMap, Bytes),
+    /// Under an arrival rate, where the iteration began, until a measured operation takes it
+    /// (`measure.rs`). Last: no request reads it.
+    pub(crate) arrival: Option<Arrival>,
 }
 
 impl Ctx {
@@ -130,7 +134,23 @@ impl Ctx {
             feed: None,
             lane: None,
             parts: (HeaderMap::new(), Bytes::new()),
+            arrival: None,
         }
+    }
+
+    /// The per-request timeout in force for this user's scenario.
+    pub(in crate::http) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Runs `work` under the request timer, as a request is: `None` if `timeout` passes first.
+    pub(in crate::http) async fn within_timeout<F: std::future::Future>(
+        &mut self,
+        timeout: Duration,
+        work: F,
+    ) -> Option<F::Output> {
+        let deadline = self.timer.deadline(timeout);
+        self.timer.within(deadline, work).await
     }
 
     /// Sends on `lane`, a connection shared with other users (or HTTP/2's), instead of a

@@ -10,6 +10,7 @@ pub(crate) mod ctx;
 pub(crate) mod feed;
 pub(crate) mod json;
 pub(crate) mod last_request;
+pub(crate) mod measure;
 pub(crate) mod names;
 pub(crate) mod redirects;
 pub(crate) mod session;

@@ -267,6 +267,7 @@ fn failures_are_listed_by_kind_with_status_counts() {
         panic: 0,
         stream_reset: 0,
         protocol: 0,
+        custom: 0,
     };
     s.http.status = [(200, 480), (503, 15)].into_iter().collect();
     (s.rps, s.attempts_per_sec) = (480.0, 500.0);
