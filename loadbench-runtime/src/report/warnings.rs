@@ -1,5 +1,5 @@
 //! Runs that measure nothing: a scenario whose iterations finished without a single HTTP exchange
-//! (a body that forgot `.send().await`), or far faster than any network round trip. Such a run's
+//! or measured operation (a body that forgot `.send().await`), or far faster than any network round trip. Such a run's
 //! req/s and latency describe the generator's loop, not a server; it is flagged, in the JSON and
 //! under the table, and `--fail-on-warning` makes the flag fatal.
 
@@ -58,7 +58,10 @@ pub fn detect(s: &ScenarioReport) -> Vec<Warning> {
     if s.setup_error.is_some() || s.ok == 0 {
         return Vec::new();
     }
-    if s.http.responses == 0 && s.http.connections == 0 {
+    // A request row that succeeded without any HTTP exchange is an operation the body measured
+    // (`ctx.measure`: a WebSocket round trip, a query): the iterations did measure something.
+    let measured = s.requests.iter().any(|r| r.ok > 0);
+    if s.http.responses == 0 && s.http.connections == 0 && !measured {
         let message = format!(
             "{} iterations succeeded without a single HTTP exchange (no response, no connection): did the body \
              forget `.send().await`? Its req/s and latency measure an empty loop, not a server",
@@ -127,6 +130,23 @@ mod tests {
             message.starts_with("the median iteration took 1µs, faster than any network round trip (5µs at least)"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn measured_operations_without_http_are_exchanges_too() {
+        let mut s = scenario(0, 45.0);
+        s.requests.push(crate::report::StepReport {
+            name: "ws echo".into(),
+            iterations: 4,
+            ok: 4,
+            failed: 0,
+            errors: Default::default(),
+            causes: Default::default(),
+            latency_us: None,
+        });
+        assert!(kinds(&s).is_empty(), "the body measured its round trips");
+        s.requests[0].ok = 0;
+        assert_eq!(kinds(&s), [WarningKind::NoRequests], "a row that never succeeded measured nothing");
     }
 
     #[test]
