@@ -18,10 +18,12 @@
 //!   Without an open session, those three answer 401.
 //! - anything else: 404.
 //!
-//! The `demo-app` binary serves the same routes from a process of its own.
+//! The `demo-app` binary serves the same routes from a process of its own. The `websocket` bench
+//! runs against an echo server of its own instead ([`websocket`]).
 
 pub mod disk;
 pub mod journey;
+pub mod websocket;
 pub mod world;
 
 use std::sync::{Arc, OnceLock};

@@ -86,6 +86,18 @@ fn techempower() {
 }
 
 #[test]
+fn websocket() {
+    let report = run_example("websocket");
+    let echoes = scenario(&report, "echoes");
+    // No HTTP exchange: each iteration is four WebSocket round trips, each a run of its row.
+    counted(echoes, 5, 500, 0);
+    let named: Vec<(&str, u64, u64)> = echoes.requests.iter().map(|r| (r.name.as_str(), r.ok, r.failed)).collect();
+    assert_eq!(named, [("ws echo", 4 * 500, 0)], "one row for every message echoed");
+    let hooks = [&echoes.user_setup, &echoes.user_teardown].map(|h| h.as_ref().map(|h| (h.runs, h.failed)));
+    assert_eq!(hooks, [Some((5, 0)); 2], "each user connected once and closed once");
+}
+
+#[test]
 fn journey() {
     let report = run_example("journey");
     let (writer, reader) = (scenario(&report, "writer"), scenario(&report, "reader"));
