@@ -20,7 +20,8 @@
 //!
 //! Everything a scenario author writes is at the root: [`scenario`], [`main!`], [`Ctx`] with its
 //! [`RequestBuilder`], [`Response`] and [`Cookies`], [`Error`], [`ErrorKind`] and [`Result`],
-//! [`Record`] for data feeds, [`Harness`] for a `main` of one's own (with [`ClientOptions`],
+//! [`MeasuredError`] for what [`Ctx::measure`] counts an operation's error as, [`Record`] for
+//! data feeds, [`Harness`] for a `main` of one's own (with [`ClientOptions`],
 //! [`TlsOptions`], [`ConnectTo`] and [`FeedSource`]), and for JSON bodies [`json!`] and
 //! [`JsonValue`].
 //!
