@@ -31,8 +31,8 @@ async fn disconnect(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
-/// A failed round trip, counted as `custom` with `why` as its message (a plain `?` on
-/// tungstenite's error would count it as `scenario`).
+/// A failed round trip, counted as `custom` with `why` as its message (tungstenite's errors
+/// are `custom` through a plain `?` too; this also words the echo's own failures).
 fn failed(why: impl std::fmt::Display) -> loadbench::Error {
     loadbench::Error::new(loadbench::ErrorKind::Custom, why.to_string())
 }

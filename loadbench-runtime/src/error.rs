@@ -106,6 +106,16 @@ impl Error {
         Error::new(ErrorKind::Scenario, message)
     }
 
+    /// This error as an operation of `ctx.measure` failed with it: one that `?` converted from
+    /// another library's error (kind `scenario`, no words of its own) is that library's, so
+    /// `custom`; one made with a kind or a message of its own keeps its kind.
+    pub(crate) fn foreign_as_custom(mut self) -> Self {
+        if self.0.kind == ErrorKind::Scenario && self.0.message.is_empty() && self.0.source.is_some() {
+            self.0.kind = ErrorKind::Custom;
+        }
+        self
+    }
+
     pub(crate) fn with_source(
         kind: ErrorKind,
         message: impl Into<String>,

@@ -56,7 +56,7 @@ fn assert_latencies(row: &StepReport) {
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// A failed round trip, counted as `custom` with `why` as its message: tungstenite's errors and
-/// our own. (A plain `?` on tungstenite's error would make it a `scenario` error.)
+/// our own. (Tungstenite's are `custom` through a plain `?` inside the measured operation too.)
 fn failed(why: impl std::fmt::Display) -> loadbench::Error {
     loadbench::Error::new(loadbench::ErrorKind::Custom, why.to_string())
 }

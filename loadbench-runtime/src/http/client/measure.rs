@@ -17,10 +17,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::http::Ctx;
 use crate::http::wire::failures::timed_out;
 
-/// What [`Ctx::measure`] makes of a failed operation's error: a loadbench [`Error`] keeps its
-/// kind, so an operation may fail as `timeout` or `io` when it knows it did; any other error (a
-/// `std::error::Error + Send + Sync`) is counted as [`ErrorKind::Custom`], its message its own
-/// words and causes. An error that is neither (a `Box<dyn Error>`, an `anyhow::Error`) becomes
+/// What [`Ctx::measure`] makes of a failed operation's error: another library's error (a
+/// `std::error::Error + Send + Sync`, returned, or turned into a loadbench [`Error`] by `?` inside
+/// the operation) is counted as [`ErrorKind::Custom`], its message its own words and causes; a
+/// loadbench [`Error`] made with a kind or a message of its own (`Error::new(ErrorKind::Io, …)`,
+/// `Error::msg(…)`) keeps its kind. An error that is neither (a `Box<dyn Error>`, an `anyhow::Error`) becomes
 /// one with `.map_err(|e| loadbench::Error::new(loadbench::ErrorKind::Custom, e.to_string()))`.
 pub trait MeasuredError {
     /// The error as the row counts it.
@@ -29,7 +30,7 @@ pub trait MeasuredError {
 
 impl MeasuredError for Error {
     fn into_measured(self) -> Error {
-        self
+        self.foreign_as_custom()
     }
 }
 
@@ -144,6 +145,18 @@ mod tests {
             assert_eq!((failed.kind(), failed.to_string()), (ErrorKind::Custom, "no echo".to_owned()));
             let own = Error::new(ErrorKind::Io, "closed mid-message");
             assert_eq!(ctx.measure("own", async { Err::<(), _>(own) }).await.unwrap_err().kind(), ErrorKind::Io);
+            // `?` inside the operation turns another library's error into a loadbench one: still
+            // that library's, so `custom`; a message of the body's own stays `scenario`.
+            let converted = ctx
+                .measure("converted", async {
+                    "x".parse::<u32>()?;
+                    Ok::<(), Error>(())
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(converted.kind(), ErrorKind::Custom);
+            let said = ctx.measure("said", async { Err::<(), _>(Error::msg("wrong item")) }).await.unwrap_err();
+            assert_eq!(said.kind(), ErrorKind::Scenario);
             ctx.measuring = false;
             ctx.measure("warmup", async { Ok::<_, Error>(()) }).await.unwrap();
             let kinds: Vec<(String, Option<ErrorKind>)> =
@@ -153,7 +166,9 @@ mod tests {
                 [
                     ("ok".to_owned(), None),
                     ("custom".to_owned(), Some(ErrorKind::Custom)),
-                    ("own".to_owned(), Some(ErrorKind::Io))
+                    ("own".to_owned(), Some(ErrorKind::Io)),
+                    ("converted".to_owned(), Some(ErrorKind::Custom)),
+                    ("said".to_owned(), Some(ErrorKind::Scenario))
                 ],
                 "a warmup iteration's operation is not recorded"
             );
