@@ -1,7 +1,7 @@
 //! Runs that measure nothing: a scenario whose iterations finished without a single HTTP exchange
-//! or measured operation (a body that forgot `.send().await`), or far faster than any network round trip. Such a run's
-//! req/s and latency describe the generator's loop, not a server; it is flagged, in the JSON and
-//! under the table, and `--fail-on-warning` makes the flag fatal.
+//! or measured operation (a body that forgot `.send().await`), or far faster than any network
+//! round trip. Such a run's req/s and latency describe the generator's loop, not a server; it is
+//! flagged, in the JSON and under the table, and `--fail-on-warning` makes the flag fatal.
 
 use serde::{Deserialize, Serialize};
 
