@@ -21,7 +21,8 @@ pub const TOO_FAST_MEDIAN_US: f64 = 5.0;
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum WarningKind {
-    /// Iterations succeeded, but no response was received and no connection was opened.
+    /// Iterations succeeded, but no response was received, no connection was opened and no
+    /// operation measured with `ctx.measure` succeeded.
     NoRequests,
     /// The median successful iteration took less than [`TOO_FAST_MEDIAN_US`].
     TooFast,
@@ -58,7 +59,10 @@ pub fn detect(s: &ScenarioReport) -> Vec<Warning> {
     if s.setup_error.is_some() || s.ok == 0 {
         return Vec::new();
     }
-    if s.http.responses == 0 && s.http.connections == 0 {
+    // A successful operation measured with `ctx.measure` (another protocol's call) is an
+    // exchange the HTTP counters do not see.
+    let measured = s.requests.iter().any(|row| row.ok > 0);
+    if s.http.responses == 0 && s.http.connections == 0 && !measured {
         let message = format!(
             "{} iterations succeeded without a single HTTP exchange (no response, no connection): did the body \
              forget `.send().await`? Its req/s and latency measure an empty loop, not a server",
@@ -136,6 +140,17 @@ mod tests {
         let mut failed = scenario(0, 1.0);
         (failed.ok, failed.failed, failed.latency_us) = (0, 10_000, None);
         assert!(kinds(&failed).is_empty(), "failures say enough");
+        let mut measured = scenario(0, 450.0);
+        measured.requests.push(crate::report::StepReport {
+            name: "grpc call".into(),
+            iterations: 10_000,
+            ok: 10_000,
+            failed: 0,
+            errors: Default::default(),
+            causes: Default::default(),
+            latency_us: measured.latency_us.clone(),
+        });
+        assert!(kinds(&measured).is_empty(), "operations measured with ctx.measure are exchanges");
         let mut not_run = scenario(0, 1.0);
         not_run.setup_error = Some("no".into());
         assert!(kinds(&not_run).is_empty());
