@@ -6,7 +6,8 @@
 //! handshakes and resumptions ([`tls`]); the JSON Schema every results document a test reads
 //! is checked against ([`schema`]); headless Chromium, to open an HTML file offline and see what
 //! it logged, threw and requested ([`browser`]); git repositories with a service and a bench
-//! crate, for `cargo loadbench ab` and the shipped workflow ([`ab`]).
+//! crate, for `cargo loadbench ab` and the shipped workflow ([`ab`]); a tonic gRPC server that
+//! counts calls per method ([`grpc`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -30,6 +31,7 @@ pub mod ab;
 pub mod browser;
 pub mod child;
 pub mod cli;
+pub mod grpc;
 pub mod h2server;
 pub mod hostile;
 pub mod hostile_h2;
