@@ -18,9 +18,11 @@
 //!   Without an open session, those three answer 401.
 //! - anything else: 404.
 //!
-//! The `demo-app` binary serves the same routes from a process of its own.
+//! The `demo-app` binary serves the same routes from a process of its own. The gRPC example's
+//! server is apart, in [`grpc`].
 
 pub mod disk;
+pub mod grpc;
 pub mod journey;
 pub mod world;
 
