@@ -19,9 +19,11 @@
 //! - anything else: 404.
 //!
 //! The `demo-app` binary serves the same routes from a process of its own. The `websocket` bench
-//! runs against an echo server of its own instead ([`websocket`]).
+//! runs against an echo server of its own instead ([`websocket`]), and the gRPC example's server
+//! is apart, in [`grpc`].
 
 pub mod disk;
+pub mod grpc;
 pub mod journey;
 pub mod websocket;
 pub mod world;

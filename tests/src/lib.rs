@@ -7,7 +7,8 @@
 //! is checked against ([`schema`]); headless Chromium, to open an HTML file offline and see what
 //! it logged, threw and requested ([`browser`]); git repositories with a service and a bench
 //! crate, for `cargo loadbench ab` and the shipped workflow ([`ab`]); a WebSocket echo server
-//! that counts handshakes and messages ([`websocket`]).
+//! that counts handshakes and messages ([`websocket`]); a tonic gRPC server that counts calls per
+//! method ([`grpc`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -31,6 +32,7 @@ pub mod ab;
 pub mod browser;
 pub mod child;
 pub mod cli;
+pub mod grpc;
 pub mod h2server;
 pub mod hostile;
 pub mod hostile_h2;

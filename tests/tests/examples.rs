@@ -98,6 +98,19 @@ fn websocket() {
 }
 
 #[test]
+fn grpc() {
+    let report = run_example("grpc");
+    let lookup = scenario(&report, "lookup");
+    // Unary calls through tonic, not loadbench's HTTP client: no response of its own.
+    counted(lookup, 2, 2_000, 0);
+    let rows: Vec<(&str, u64, u64)> = lookup.requests.iter().map(|r| (r.name.as_str(), r.ok, r.failed)).collect();
+    assert_eq!(rows, [("grpc lookup", 2_000, 0)], "one call per iteration, each a success");
+    let checks: Vec<(&str, u64, u64)> = lookup.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
+    assert_eq!(checks, [("the value is the key's", 2_000, 0)]);
+    assert!(lookup.warnings.is_empty(), "measured calls are exchanges: {:?}", lookup.warnings);
+}
+
+#[test]
 fn journey() {
     let report = run_example("journey");
     let (writer, reader) = (scenario(&report, "writer"), scenario(&report, "reader"));
