@@ -5,23 +5,37 @@ use std::fmt;
 
 use cargo_loadbench::{Comparison, Results, ScenarioResult, Verdict};
 use loadbench::report::check;
-use loadbench::threshold::{Op, Threshold, ThresholdError};
+use loadbench::threshold::{Op, RowThreshold, Threshold, ThresholdError};
 
 use crate::error::Error;
 
-/// A `--threshold [SCENARIO:]METRIC OP VALUE`.
+/// A `--threshold [SCENARIO:]METRIC OP VALUE`, or on a row, `[SCENARIO]{ROW}:METRIC OP VALUE`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CliThreshold {
     /// The scenario it applies to (an exact name); every selected scenario when `None`.
     pub scenario: Option<String>,
+    /// The row (step or named request) it applies to, in that scenario; the scenario itself
+    /// when `None`.
+    pub row: Option<String>,
     /// The condition.
     pub threshold: Threshold,
 }
 
 impl CliThreshold {
     /// Parses `hello:p99<50ms` or `p99<50ms`. The scenario is what precedes the last `:` before
-    /// the comparison, so names with `::` in them work.
+    /// the comparison, so names with `::` in them work. With a brace, the condition is on a row:
+    /// `hello{login}:p99<1s`, or `{login}:p99<1s` in every scenario, whose `{ROW}:CONDITION` is
+    /// the grammar's ([`RowThreshold`]), as the attribute's `"login": p99 < "1s"` is.
     pub fn parse(text: &str) -> Result<CliThreshold, String> {
+        if let Some(brace) = text.find(['{', '}']) {
+            let scenario = text[..brace].trim();
+            let row: RowThreshold = text[brace..].parse().map_err(|e: loadbench::threshold::RowError| e.to_string())?;
+            return Ok(CliThreshold {
+                scenario: (!scenario.is_empty()).then(|| scenario.to_owned()),
+                row: Some(row.row.into_owned()),
+                threshold: row.threshold,
+            });
+        }
         let op_at = text.find(Op::CHARS).unwrap_or(text.len());
         let (scenario, condition) = match text[..op_at].rfind(':') {
             Some(colon) => (Some(text[..colon].trim()), &text[colon + 1..]),
@@ -31,7 +45,7 @@ impl CliThreshold {
             return Err("the scenario name before `:` is empty".to_owned());
         }
         let threshold: Threshold = condition.parse().map_err(|e: ThresholdError| e.to_string())?;
-        Ok(CliThreshold { scenario: scenario.map(str::to_owned), threshold })
+        Ok(CliThreshold { scenario: scenario.map(str::to_owned), row: None, threshold })
     }
 
     fn applies_to(&self, scenario: &str) -> bool {
@@ -41,9 +55,10 @@ impl CliThreshold {
 
 impl fmt::Display for CliThreshold {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.scenario {
-            Some(name) => write!(f, "{name}:{}", self.threshold),
-            None => write!(f, "{}", self.threshold),
+        match (&self.scenario, &self.row) {
+            (scenario, Some(row)) => write!(f, "{}{{{row}}}:{}", scenario.as_deref().unwrap_or(""), self.threshold),
+            (Some(name), None) => write!(f, "{name}:{}", self.threshold),
+            (None, None) => write!(f, "{}", self.threshold),
         }
     }
 }
@@ -64,9 +79,15 @@ pub fn check_scenarios(thresholds: &[CliThreshold], selected: &[&str]) -> Result
     Ok(())
 }
 
-/// Adds the `--threshold`s that apply to `config` after the attribute's own.
+/// Adds the `--threshold`s that apply to `config` after the attribute's own: on the scenario to
+/// its thresholds, on a row to its row thresholds.
 pub fn add_to(config: &mut loadbench::report::ConfigReport, name: &str, thresholds: &[CliThreshold]) {
-    config.thresholds.extend(thresholds.iter().filter(|t| t.applies_to(name)).map(|t| t.threshold));
+    for t in thresholds.iter().filter(|t| t.applies_to(name)) {
+        match &t.row {
+            None => config.thresholds.push(t.threshold),
+            Some(row) => config.row_thresholds.push(RowThreshold { row: row.clone().into(), threshold: t.threshold }),
+        }
+    }
 }
 
 /// Adds the command-line thresholds to every scenario of `report` and judges it again with
@@ -176,6 +197,42 @@ mod tests {
         assert!(t.applies_to("anything"));
         assert_eq!(CliThreshold::parse(":p99<5ms").expect_err("empty"), "the scenario name before `:` is empty");
         assert!(CliThreshold::parse("hello:p99").expect_err("no op").starts_with("expected METRIC OP VALUE"));
+    }
+
+    #[test]
+    fn a_row_is_named_in_braces_after_the_scenario_or_alone() {
+        let t = CliThreshold::parse("checkout{GET /items/:id}:p99<50ms").expect("valid");
+        assert_eq!((t.scenario.as_deref(), t.row.as_deref()), (Some("checkout"), Some("GET /items/:id")));
+        assert_eq!(t.threshold.to_string(), "p99 < 50ms");
+        assert_eq!(t.to_string(), "checkout{GET /items/:id}:p99 < 50ms");
+        assert_eq!(CliThreshold::parse(&t.to_string()).expect("reads back"), t);
+        let t = CliThreshold::parse("{login}: error_rate < 1%").expect("valid");
+        assert_eq!((t.scenario, t.row.as_deref(), t.threshold.value), (None, Some("login"), 0.01));
+        let t = CliThreshold::parse("api::get {a:b<c}:max<=1s").expect("valid");
+        assert_eq!((t.scenario.as_deref(), t.row.as_deref()), (Some("api::get"), Some("a:b<c")));
+
+        let refused = |text| CliThreshold::parse(text).expect_err(text);
+        assert_eq!(
+            refused("{}:p99<1s"),
+            "the row name is empty; name a step or a named request, as in `{login}:p99<1s`"
+        );
+        assert_eq!(refused("hello{a{b}:p99<1s"), "a row name on the command line cannot contain `{` or `}`: `a{b`");
+        assert_eq!(refused("{a}b}:p99<1s"), "a row name on the command line cannot contain `{` or `}`: `a}b`");
+        assert_eq!(refused("hello}:p99<1s"), "expected {ROW}:CONDITION, such as `{login}:p99<1s`");
+        assert!(refused("{login}:checks>0.9").starts_with("`checks` means nothing for a row"));
+    }
+
+    #[test]
+    fn a_row_threshold_is_added_to_its_scenarios_rows() {
+        let thresholds = ["hello{login}:max<1s", "{pay}:failed<=0", "other{login}:p99<1ms", "hello:p99<5ms"]
+            .map(|t| CliThreshold::parse(t).expect("valid"));
+        let mut config = loadbench::report::ConfigReport::default();
+        add_to(&mut config, "hello", &thresholds);
+        assert_eq!(config.thresholds.iter().map(ToString::to_string).collect::<Vec<_>>(), ["p99 < 5ms"]);
+        let rows: Vec<String> = config.row_thresholds.iter().map(ToString::to_string).collect();
+        assert_eq!(rows, ["{login}: max < 1s", "{pay}: failed <= 0"]);
+        let err = check_scenarios(&thresholds, &["hello"]).expect_err("other is not selected");
+        assert_eq!(err.to_string(), "--threshold `other{login}:p99 < 1ms` names no selected scenario; selected: hello");
     }
 
     #[test]

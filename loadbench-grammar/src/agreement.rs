@@ -7,6 +7,9 @@
 pub enum Kind {
     /// `--threshold TEXT`, `thresholds(TEXT)`.
     Threshold,
+    /// A threshold on a named row, written `{ROW}:CONDITION` as on the command line
+    /// (`--threshold TEXT`); in the attribute, `thresholds("ROW": CONDITION)`.
+    Row,
     /// `--rate TEXT`, `rate = "TEXT"`.
     Rate,
     /// `--duration TEXT`, `--timeout TEXT`, `duration = "TEXT"`, `timeout = "TEXT"`.
@@ -38,6 +41,7 @@ pub fn cases() -> Result<Vec<Case>, String> {
             };
             let kind = match kind {
                 "threshold" => Kind::Threshold,
+                "row" => Kind::Row,
                 "rate" => Kind::Rate,
                 "duration" => Kind::Duration,
                 other => return Err(format!("unknown kind `{other}` in: {line}")),

@@ -2,7 +2,7 @@
 //! attribute's and the command line's tests also read.
 
 use loadbench_grammar::agreement::{self, Kind};
-use loadbench_grammar::{Rate, Threshold, parse_duration};
+use loadbench_grammar::{Rate, RowThreshold, Threshold, parse_duration};
 
 #[test]
 fn the_grammar_judges_every_line_of_the_table_as_it_says() {
@@ -10,6 +10,7 @@ fn the_grammar_judges_every_line_of_the_table_as_it_says() {
     for case in &cases {
         let judged = match case.kind {
             Kind::Threshold => case.text.parse::<Threshold>().map(drop).map_err(|e| e.to_string()),
+            Kind::Row => case.text.parse::<RowThreshold>().map(drop).map_err(|e| e.to_string()),
             Kind::Rate => case.text.parse::<Rate>().map(drop).map_err(|e| e.to_string()),
             Kind::Duration => parse_duration(case.text).map(drop).map_err(|e| e.to_string()),
         };

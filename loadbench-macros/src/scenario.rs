@@ -223,6 +223,17 @@ fn config(args: &ScenarioArgs, private: &TokenStream) -> TokenStream {
         let thresholds = args.thresholds.iter().map(|(threshold, span)| threshold_expr(threshold, *span, private));
         field("thresholds", quote!(&[#(#thresholds),*]));
     }
+    if !args.row_thresholds.is_empty() {
+        let rows = args.row_thresholds.iter().map(|(row, span)| {
+            let name = literal(Literal::string(&row.row), *span);
+            let threshold = threshold_expr(&row.threshold, *span, private);
+            quote_spanned!(*span=> #private::RowThreshold {
+                row: ::std::borrow::Cow::Borrowed(#name),
+                threshold: #threshold,
+            })
+        });
+        field("row_thresholds", quote!(&[#(#rows),*]));
+    }
     if let Some((mode, span)) = args.cookies {
         let variant = Ident::new(mode.variant(), span);
         field("cookies", quote!(#private::CookieMode::#variant));

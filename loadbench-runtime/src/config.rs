@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 pub use loadbench_grammar::Rate;
-use loadbench_grammar::{DEFAULT_OPEN_USERS, DEFAULT_USERS, Threshold};
+use loadbench_grammar::{DEFAULT_OPEN_USERS, DEFAULT_USERS, RowThreshold, Threshold};
 
 /// Per-request timeout used when the attribute gives none (k6 uses 60 s, wrk 2 s; 30 s keeps a
 /// stalled server from holding a run for a minute while leaving room for slow endpoints).
@@ -118,6 +118,9 @@ pub struct ScenarioConfig {
     pub target: Option<&'static str>,
     /// `thresholds(…)` from the attribute: conditions checked after a full run.
     pub thresholds: &'static [Threshold],
+    /// `thresholds("ROW": …)` from the attribute: conditions on the scenario's steps and named
+    /// requests of a name, checked with the scenario's.
+    pub row_thresholds: &'static [RowThreshold],
     /// `cookies = "…"`: what each virtual user's cookie jar keeps.
     pub cookies: CookieMode,
     /// `follow_redirects = N`: redirects a request follows unless it says otherwise; 0 (the
@@ -225,6 +228,7 @@ impl ScenarioConfig {
         grace: None,
         target: None,
         thresholds: &[],
+        row_thresholds: &[],
         cookies: CookieMode::Iteration,
         follow_redirects: 0,
         feed: None,

@@ -130,7 +130,9 @@ pub mod load {
 /// assert!("p100<50ms".parse::<Threshold>().is_err());
 /// ```
 pub mod threshold {
-    pub use loadbench_grammar::{Metric, MetricKind, Op, Percentile, PercentileError, Threshold, ThresholdError};
+    pub use loadbench_grammar::{
+        Metric, MetricKind, Op, Percentile, PercentileError, RowError, RowThreshold, Threshold, ThresholdError,
+    };
 }
 
 /// Turns an `async fn(&mut loadbench::Ctx) -> loadbench::Result<()>` into a registered scenario.

@@ -6,4 +6,4 @@ pub use crate::engine::vu::{Hook, HookFuture, VirtualUser, VuFuture, hook_future
 pub use crate::feed::{FeedConfig, FeedEnd, FeedMode};
 pub use crate::http::Ctx;
 pub use inventory;
-pub use loadbench_grammar::{Metric, Op, Percentile, Threshold};
+pub use loadbench_grammar::{Metric, Op, Percentile, RowThreshold, Threshold};

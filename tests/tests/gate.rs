@@ -269,7 +269,7 @@ fn thresholds_hold_and_fail() {
         .unwrap_or_else(|| panic!("{}", out.stdout));
     assert!(missed.starts_with("p50 < 10ms (was "), "{missed}");
     assert_eq!(out.errors(), [format!("error: gate failed: threshold guarded: {missed}")]);
-    let outcome = loadbench_tests::cli::scenario(&read_report(&json), "guarded").thresholds[0];
+    let outcome = loadbench_tests::cli::scenario(&read_report(&json), "guarded").thresholds[0].clone();
     assert!(!outcome.passed && outcome.actual.is_some_and(|us| us >= 20_000.0), "{outcome:?}");
 
     // A command-line threshold that cannot hold fails the run too.
@@ -298,6 +298,74 @@ fn threshold_mistakes_are_one_line_usage_errors() {
         ]
     );
     assert_eq!(target.requests(), 0, "nothing ran");
+}
+
+#[test]
+fn thresholds_on_a_row_hold_fail_and_fail_when_no_row_has_the_name() {
+    let _turn = one_at_a_time();
+    let prompt = server(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.json");
+
+    // `stepped` runs steps `page` and `search`: rows, as named requests are.
+    let out = gate(&[
+        "stepped",
+        "--exact",
+        "--target",
+        &prompt.url(),
+        "--threshold",
+        "stepped{search}:p99<1h",
+        "--threshold",
+        "{page}: failed <= 0",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert!(
+        out.stdout.contains("\nstepped: thresholds met: {search}: p99 < 1h, {page}: failed <= 0\n"),
+        "{}",
+        out.stdout
+    );
+    let stepped = loadbench_tests::cli::scenario(&read_report(&json), "stepped").clone();
+    let rows: Vec<String> = stepped.config.row_thresholds.iter().map(ToString::to_string).collect();
+    assert_eq!(rows, ["{search}: p99 < 1h", "{page}: failed <= 0"]);
+    assert_eq!(stepped.thresholds[1].row.as_deref(), Some("page"));
+    assert_eq!(stepped.thresholds[1].actual, Some(0.0));
+
+    // A limit no step meets, and a row that does not exist: both fail the gate.
+    let out = gate(&[
+        "stepped",
+        "--exact",
+        "--target",
+        &prompt.url(),
+        "--threshold",
+        "{page}:p99<1ns",
+        "--threshold",
+        "stepped{serach}:max<1h",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    let failed = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("stepped: thresholds failed: "))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(failed.starts_with("{page}: p99 < 1ns (was "), "{failed}");
+    assert!(failed.ends_with(", {serach}: max < 1h (no step or named request `serach` was recorded)"), "{failed}");
+    let outcomes = loadbench_tests::cli::scenario(&read_report(&json), "stepped").thresholds.clone();
+    assert!(outcomes.iter().all(|o| !o.passed), "{outcomes:?}");
+    assert!(outcomes[1].row_missing && outcomes[1].actual.is_none(), "{outcomes:?}");
+
+    // A name with a brace in it, or none, is a usage error before any load.
+    let before = prompt.requests();
+    for bad in ["stepped{a{b}:p99<1s", "{}:p99<1s", "{page}:checks>0.9"] {
+        let out = gate(&["stepped", "--target", &prompt.url(), "--threshold", bad]);
+        assert_eq!(out.code, Some(2), "{out:#?}");
+        assert_eq!(out.stderr.lines().count(), 1, "one line: {out:#?}");
+        assert!(out.stderr.starts_with(&format!("error: invalid value '{bad}' for '--threshold")), "{out:#?}");
+    }
+    assert_eq!(prompt.requests(), before, "nothing ran");
 }
 
 #[test]

@@ -164,7 +164,7 @@ fn checks_are_counted_exactly_and_never_fail_the_iteration() {
     assert_eq!((report.ok, report.failed), (200, 0));
     assert_eq!(checks(&report), [("status is 200", 200, 0), ("not tenth", 180, 20)]);
     // 380 of 400 checks passed: 95 %, which `checks >= 95%` accepts.
-    let outcome = report.thresholds.first().copied().expect("one threshold");
+    let outcome = report.thresholds.first().cloned().expect("one threshold");
     assert!(outcome.passed, "{outcome}");
     assert_eq!(outcome.actual, Some(0.95));
 
@@ -185,13 +185,13 @@ fn checks_are_counted_exactly_and_never_fail_the_iteration() {
 fn the_checks_threshold_fails_below_its_limit_and_when_no_check_was_made() {
     let server = TestServer::start(Behavior::default());
     let strict = run("checked_strict", &server.url());
-    let outcome = strict.thresholds.first().copied().expect("one threshold");
+    let outcome = strict.thresholds.first().cloned().expect("one threshold");
     assert!(!outcome.passed && outcome.actual == Some(0.95), "{outcome}");
     assert!(table(&strict).contains("\nchecked_strict: threshold failed: checks > 0.96 (was 0.95)\n"));
 
     let none = run("unchecked", &server.url());
     assert!(none.checks.is_empty());
-    let outcome = none.thresholds.first().copied().expect("one threshold");
+    let outcome = none.thresholds.first().cloned().expect("one threshold");
     assert!(!outcome.passed && outcome.actual.is_none(), "{outcome}");
     assert_eq!(outcome.to_string(), "checks > 0.5 (not measured: no check was made)");
 }

@@ -20,6 +20,17 @@ fn command_lines(kind: Kind, text: &str) -> Vec<Vec<String>> {
     match kind {
         // Before and after the subcommand: the flag is global.
         Kind::Threshold => vec![line(&[], "--threshold"), line(&url, "--threshold")],
+        // In every scenario, and in one named before the braces.
+        Kind::Row => {
+            let named = |words: &[&str]| {
+                let mut args = line(words, "--threshold");
+                if let Some(last) = args.last_mut() {
+                    *last = format!("--threshold=hello{text}");
+                }
+                args
+            };
+            vec![line(&[], "--threshold"), line(&url, "--threshold"), named(&[]), named(&url)]
+        }
         Kind::Rate => vec![line(&url, "--rate")],
         Kind::Duration => {
             vec![line(&url, "--duration"), line(&url, "--timeout"), line(&[], "--grace"), line(&url, "--grace")]

@@ -264,6 +264,24 @@ pub(crate) mod tests {
     use loadbench::threshold::Threshold;
 
     #[test]
+    fn a_threshold_on_a_row_is_listed_with_its_name_in_every_output() {
+        let mut report = sample_report();
+        let hello = &mut report.scenarios[0];
+        hello.config.row_thresholds = vec!["{login}: p99 < 1s".parse().unwrap_or_else(|e| panic!("{e}"))];
+        check::judge(hello);
+        let missed = "{login}: p99 < 1s (no step or named request `login` was recorded)";
+        assert_eq!(hello.thresholds.last().map(ToString::to_string).as_deref(), Some(missed));
+        let cx = Context::new(&report, 3, Some("main"), false);
+        let markdown = markdown::render(&cx);
+        let escaped = r"{login}: p99 \< 1s (no step or named request \`login\` was recorded)";
+        assert!(markdown.contains(&format!("hello ({escaped})")), "the verdict line: {markdown}");
+        let xml = junit::render(&cx).unwrap_or_else(|e| panic!("{e}"));
+        assert!(xml.contains("threshold failed: {login}: p99 &lt; 1s (no step or named request `login`"), "{xml}");
+        let html = html::render(&cx).unwrap_or_else(|e| panic!("{e}"));
+        assert!(html.contains("{login}: p99 &lt; 1s (no step or named request"), "html lists it");
+    }
+
+    #[test]
     fn output_formats_come_from_a_prefix_or_the_extension() {
         let spec = |text: &str| OutputSpec::parse(text).map(|o| (o.format, o.path.display().to_string()));
         assert_eq!(spec("r.json"), Ok((Format::Json, "r.json".into())));

@@ -24,21 +24,42 @@ fn is_one_literal(tokens: &TokenStream) -> bool {
     }
 }
 
+/// Every way the attribute writes the condition `text`: as its tokens, and with the limit as a
+/// string where the text has a comparison to split at.
+fn conditions(text: &str) -> Vec<TokenStream> {
+    let mut forms = Vec::new();
+    if let Some(tokens) = lex(text) {
+        forms.push(tokens);
+    }
+    if let Ok((metric, op, limit)) = loadbench_grammar::Threshold::split(text)
+        && let (Some(metric), Some(op)) = (lex(metric), lex(op))
+    {
+        let limit = Literal::string(limit);
+        forms.push(quote!(#metric #op #limit));
+    }
+    forms
+}
+
 /// Every attribute that writes `text` as a `kind`, each described for the failure message.
 fn attributes(kind: Kind, text: &str) -> Vec<(String, TokenStream)> {
     let string = Literal::string(text);
     let mut forms = Vec::new();
     match kind {
         Kind::Threshold => {
-            if let Some(tokens) = lex(text) {
-                forms.push(quote!(count = 1, thresholds(#tokens)));
+            for condition in conditions(text) {
+                forms.push(quote!(count = 1, thresholds(#condition)));
             }
-            // The limit as a string, where the text has a comparison to split at.
-            if let Ok((metric, op, limit)) = loadbench_grammar::Threshold::split(text)
-                && let (Some(metric), Some(op)) = (lex(metric), lex(op))
+        }
+        // `{ROW}:CONDITION` as `"ROW": CONDITION`.
+        Kind::Row => {
+            let parts = text.trim_start().strip_prefix('{').and_then(|rest| rest.rsplit_once('}'));
+            if let Some((row, condition)) = parts
+                && let Some(condition) = condition.trim_start().strip_prefix(':')
             {
-                let limit = Literal::string(limit);
-                forms.push(quote!(count = 1, thresholds(#metric #op #limit)));
+                let row = Literal::string(row);
+                for condition in conditions(condition) {
+                    forms.push(quote!(count = 1, thresholds(#row: #condition)));
+                }
             }
         }
         Kind::Rate => {
@@ -81,6 +102,10 @@ fn a_line_is_written_every_way_the_attribute_allows() {
         ["count = 1 , thresholds (p50 >= 1s 500ms)", "count = 1 , thresholds (p50 >= \"1s 500ms\")"]
     );
     assert_eq!(forms(Kind::Threshold, "p99 50ms"), ["count = 1 , thresholds (p99 50ms)"]);
+    assert_eq!(
+        forms(Kind::Row, "{GET /a}: max <= 2s"),
+        ["count = 1 , thresholds (\"GET /a\" : max <= 2s)", "count = 1 , thresholds (\"GET /a\" : max <= \"2s\")"]
+    );
     assert_eq!(forms(Kind::Rate, "-3"), ["rate = \"-3\" , count = 1", "rate = - 3 , count = 1"]);
     assert_eq!(forms(Kind::Rate, "120/m"), ["rate = \"120/m\" , count = 1"]);
     assert_eq!(

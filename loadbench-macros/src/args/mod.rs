@@ -18,7 +18,7 @@ mod tests;
 
 use std::time::Duration;
 
-use loadbench_grammar::{DEFAULT_OPEN_USERS, DEFAULT_USERS, MAX_DURATION, Rate, Threshold};
+use loadbench_grammar::{DEFAULT_OPEN_USERS, DEFAULT_USERS, MAX_DURATION, Rate, RowThreshold, Threshold};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseBuffer, ParseStream, Parser as _};
@@ -56,6 +56,8 @@ pub(crate) struct ScenarioArgs {
     pub(crate) target: Option<(String, Span)>,
     /// `thresholds(p99 < "50ms", …)`, each with the span of its tokens; empty when absent.
     pub(crate) thresholds: Vec<(Threshold, Span)>,
+    /// `thresholds("login": max < "1s", …)`: those on the rows of a name, each with its span.
+    pub(crate) row_thresholds: Vec<(RowThreshold, Span)>,
     /// `rate = 2000`, `rate = "2000"` or `rate = "120/m"`: the open model.
     pub(crate) rate: Option<(Rate, Span)>,
     /// `max_concurrency = N`: the users that serve `rate`; only with `rate`.
@@ -125,6 +127,7 @@ impl ScenarioArgs {
             name: None,
             target: None,
             thresholds: Vec::new(),
+            row_thresholds: Vec::new(),
             rate: None,
             max_concurrency: None,
             warmup: None,
@@ -161,6 +164,7 @@ struct Builder {
     name: Option<(String, Span)>,
     target: Option<(String, Span)>,
     thresholds: Vec<(Threshold, Span)>,
+    row_thresholds: Vec<(RowThreshold, Span)>,
     rate: Option<(Rate, Span)>,
     max_concurrency: Option<(u32, Span)>,
     warmup: Option<(Load, Span)>,
@@ -221,10 +225,11 @@ impl Builder {
             }
             let content;
             syn::parenthesized!(content in meta.input);
-            let list = thresholds::list(&content, key_span, errors)?;
+            let lists = thresholds::list(&content, key_span, errors)?;
             // A repeated `thresholds` has been reported; keep the first list, like other keys.
-            if self.thresholds.is_empty() {
-                self.thresholds = list;
+            if self.thresholds.is_empty() && self.row_thresholds.is_empty() {
+                self.thresholds = lists.scenario;
+                self.row_thresholds = lists.rows;
             }
             return Ok(());
         }
@@ -373,6 +378,7 @@ impl Builder {
             name: self.name,
             target: self.target,
             thresholds: self.thresholds,
+            row_thresholds: self.row_thresholds,
             rate: self.rate,
             max_concurrency: self.max_concurrency,
             warmup: self.warmup,

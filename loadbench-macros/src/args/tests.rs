@@ -355,6 +355,27 @@ fn thresholds_of(tokens: TokenStream) -> Vec<(Metric, Op, f64)> {
 }
 
 #[test]
+fn thresholds_on_rows() {
+    let args = parse(quote!(
+        count = 1,
+        thresholds("GET /items/{id}": p99 < "50ms", error_rate < 0.01, "login": max < 1s, "login": rps >= 5)
+    ));
+    assert_eq!(args.thresholds.len(), 1, "the scenario's own");
+    let rows: Vec<String> = args.row_thresholds.iter().map(|(t, _)| t.to_string()).collect();
+    assert_eq!(rows, ["{GET /items/{id}}: p99 < 50ms", "{login}: max < 1s", "{login}: rps >= 5"]);
+    assert_eq!(
+        errors(quote!(count = 1, thresholds("": p99 < "1s", "a": checks > 0.5, a: p99 < "1s", "a":))),
+        [
+            "the row name is empty; name a step or a named request, as in `\"login\": p99 < \"1s\"`",
+            "`checks` means nothing for a row (a step or a named request); a row's thresholds take a latency \
+             (p50 … p99_9, any pNN, max, mean), error_rate, rps or failed",
+            "write the row's name as a string: `\"a\": …`",
+            "expected a condition after the row's name, as in `\"login\": p99 < \"1s\"`",
+        ]
+    );
+}
+
+#[test]
 fn thresholds() {
     assert_eq!(
         thresholds_of(quote!(count = 1, thresholds(p99 < "50ms", error_rate <= 0.01, rps > 1000, failed < 1,))),

@@ -1,4 +1,6 @@
-//! `thresholds(p99 < "50ms", error_rate < 0.01)`: the list, and each `METRIC OP LIMIT` in it.
+//! `thresholds(p99 < "50ms", error_rate < 0.01, "login": max < "1s")`: the list, and each
+//! `METRIC OP LIMIT` in it, on the scenario or, after a string and a colon, on its rows of that
+//! name.
 //!
 //! A threshold is loadbench-grammar's, as `--threshold` is: each comma-separated chunk of tokens
 //! is turned back into the text it spells (`p99 < "50ms"` is `p99<50ms`) and parsed by the
@@ -9,17 +11,27 @@
 use std::fmt;
 use std::ops::Range;
 
-use loadbench_grammar::{Threshold, ThresholdError};
+use loadbench_grammar::{RowError, RowThreshold, Threshold, ThresholdError};
 use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
 use syn::parse::ParseStream;
 use syn::spanned::Spanned as _;
 
 use crate::errors::Errors;
 
-/// Parses the inside of `thresholds(…)`: comma-separated `METRIC OP LIMIT`. Each bad threshold
-/// goes to `errors` and the others are still checked; only an `Err` (which cannot happen for
-/// well-formed token trees) stops the attribute.
-pub(super) fn list(content: ParseStream, key_span: Span, errors: &mut Errors) -> syn::Result<Vec<(Threshold, Span)>> {
+/// The thresholds of one `thresholds(…)` list, each with the span of its tokens.
+#[derive(Debug, Default)]
+pub(super) struct Lists {
+    /// `METRIC OP LIMIT`: on the scenario.
+    pub(super) scenario: Vec<(Threshold, Span)>,
+    /// `"ROW": METRIC OP LIMIT`: on its rows named ROW.
+    pub(super) rows: Vec<(RowThreshold, Span)>,
+}
+
+/// Parses the inside of `thresholds(…)`: comma-separated `METRIC OP LIMIT`, each on the scenario,
+/// or after `"ROW":` on its rows of that name. Each bad threshold goes to `errors` and the others
+/// are still checked; only an `Err` (which cannot happen for well-formed token trees) stops the
+/// attribute.
+pub(super) fn list(content: ParseStream, key_span: Span, errors: &mut Errors) -> syn::Result<Lists> {
     let tokens: TokenStream = content.parse()?;
     let mut chunks: Vec<Vec<TokenTree>> = vec![Vec::new()];
     for tt in tokens {
@@ -34,20 +46,79 @@ pub(super) fn list(content: ParseStream, key_span: Span, errors: &mut Errors) ->
     }
     if chunks.iter().all(Vec::is_empty) {
         errors.at(key_span, "`thresholds` is empty; write at least one, as in `thresholds(p99 < \"50ms\")`");
-        return Ok(Vec::new());
+        return Ok(Lists::default());
     }
-    let mut list = Vec::with_capacity(chunks.len());
+    let mut lists = Lists::default();
     for chunk in chunks {
         if chunk.is_empty() {
             errors.at(key_span, "empty threshold between two commas");
             continue;
         }
         let span = chunk.iter().cloned().collect::<TokenStream>().span();
-        if let Some(threshold) = errors.check(threshold(chunk)) {
-            list.push((threshold, span));
+        match row_name(&chunk) {
+            Some(name) => {
+                if let Some(threshold) = errors.check(row_threshold(name, chunk)) {
+                    lists.rows.push((threshold, span));
+                }
+            }
+            None => {
+                if let Some(threshold) = errors.check(threshold(chunk)) {
+                    lists.scenario.push((threshold, span));
+                }
+            }
         }
     }
-    Ok(list)
+    Ok(lists)
+}
+
+/// `Some` when `chunk` is written on a row: its first tokens are a name and a colon (a string, or
+/// by mistake a word, whose refusal [`row_threshold`] gives).
+fn row_name(chunk: &[TokenTree]) -> Option<TokenTree> {
+    match chunk {
+        // Not a path's `::`.
+        [name @ (TokenTree::Literal(_) | TokenTree::Ident(_)), TokenTree::Punct(colon), rest @ ..]
+            if colon.as_char() == ':' && !matches!(rest.first(), Some(TokenTree::Punct(p)) if p.as_char() == ':') =>
+        {
+            Some(name.clone())
+        }
+        _ => None,
+    }
+}
+
+/// A threshold on a row, as the attribute writes it.
+const EXAMPLE: &str = "`\"login\": p99 < \"1s\"`";
+
+/// One `"ROW": METRIC OP LIMIT`, from its tokens: the name (the first token) checked by the
+/// grammar with the threshold, an error pointing at the name or at the condition's tokens.
+fn row_threshold(name: TokenTree, chunk: Vec<TokenTree>) -> syn::Result<RowThreshold> {
+    let row = match &name {
+        TokenTree::Literal(lit) => match syn::Lit::new(lit.clone()) {
+            syn::Lit::Str(row) => Some(row.value()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(row) = row else {
+        let message = format!("write the row's name as a string: `\"{}\": …`", name.to_string().escape_default());
+        return Err(syn::Error::new_spanned(name, message));
+    };
+    let condition: Vec<TokenTree> = chunk.into_iter().skip(2).collect();
+    let Some(metric) = condition.first().cloned() else {
+        return Err(syn::Error::new_spanned(
+            name,
+            format!("expected a condition after the row's name, as in {EXAMPLE}"),
+        ));
+    };
+    let threshold = threshold(condition)?;
+    RowThreshold::new(row, threshold).map_err(|e| match e {
+        RowError::Metric(_) => syn::Error::new_spanned(metric, e),
+        // The grammar's example is the command line's; the attribute's is written so.
+        RowError::Empty => syn::Error::new_spanned(
+            name,
+            format!("the row name is empty; name a step or a named request, as in {EXAMPLE}"),
+        ),
+        other => syn::Error::new_spanned(name, other),
+    })
 }
 
 /// One token of a threshold, with the text it stands for and where that text lies in the whole.

@@ -244,6 +244,7 @@ impl LoadPlan {
             },
             target: target.map(str::to_owned),
             thresholds: config.thresholds.to_vec(),
+            row_thresholds: config.row_thresholds.to_vec(),
             group: config.group.map(str::to_owned),
             scale: self.scale,
             // Filled once the target is resolved.

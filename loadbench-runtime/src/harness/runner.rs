@@ -138,7 +138,8 @@ impl RunSettings {
             report.config.tls = Some(connections.options.tls.summary());
         }
         let mut percentiles = self.percentiles.clone();
-        percentiles.extend(config.thresholds.iter().filter_map(|t| t.metric.percentile()));
+        let rows = config.row_thresholds.iter().map(|t| &t.threshold);
+        percentiles.extend(config.thresholds.iter().chain(rows).filter_map(|t| t.metric.percentile()));
         let progress = self.board.clone().map(|board| BoardPlace { board, position });
         let address = target.addr();
         let placement = Placement { target, threads, progress };

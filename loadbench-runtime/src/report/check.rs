@@ -3,6 +3,10 @@
 //! [`evaluate`], so they can never disagree. (How a threshold is written is the shared grammar's,
 //! re-exported as [`crate::threshold`].)
 //!
+//! A threshold on a row (`thresholds("login": p99 < "1s")`) is judged on the figures of the
+//! scenario's step and named request of that name ([`check_row`]); when neither was recorded it
+//! fails, saying so, as a misspelt name would otherwise leave the gate silently open.
+//!
 //! Conditions on the generator (`dropped`, `rate`, `saturated`) are judged here too, by
 //! [`inconclusive`]: when one fails, the figures are the generator's and the run is inconclusive,
 //! not failed. Each has a default, which a threshold of the scenario's own on that metric
@@ -10,11 +14,11 @@
 
 use std::fmt::Write as _;
 
-use loadbench_grammar::{Metric, Op, Threshold};
+use loadbench_grammar::{Metric, Op, RowThreshold, Threshold};
 
 use super::units::thousands;
 
-use super::{ScenarioReport, ThresholdOutcome};
+use super::{ScenarioReport, StepReport, ThresholdOutcome};
 
 /// The figure of `scenario` that `metric` tests, in the unit of [`Threshold::value`]; `None` when
 /// it was not measured (a latency when no iteration succeeded, an error rate when none finished).
@@ -72,10 +76,63 @@ pub fn check(threshold: &Threshold, scenario: &ScenarioReport) -> ThresholdOutco
         // An unmeasured figure fails: "p99 < 50ms" is not met by a run where nothing succeeded.
         None => false,
     };
-    ThresholdOutcome { threshold: *threshold, actual, passed }
+    ThresholdOutcome::scenario(*threshold, actual, passed)
 }
 
-/// Checks every threshold in `scenario.config.thresholds` against its figures.
+/// The figure of `row` (a step or a named request of `scenario`) that `metric` tests, in the
+/// unit of [`Threshold::value`]: its latencies, `error_rate` (its failed runs over its runs),
+/// `rps` (its runs per second of the scenario's time) and `failed`; `None` when not measured (a
+/// latency when no run succeeded) or not a row's figure ([`Metric::applies_to_rows`]).
+pub fn measure_row(metric: Metric, row: &StepReport, scenario: &ScenarioReport) -> Option<f64> {
+    let latency = row.latency_us.as_ref();
+    match metric {
+        Metric::Percentile(p) => latency.and_then(|l| l.percentile(p)),
+        Metric::Max => latency.map(|l| l.max),
+        Metric::Mean => latency.map(|l| l.mean),
+        Metric::ErrorRate => (row.iterations > 0).then(|| row.failed as f64 / row.iterations as f64),
+        Metric::Rps => (scenario.duration_us > 0).then(|| row.iterations as f64 * 1e6 / scenario.duration_us as f64),
+        Metric::Failed => Some(row.failed as f64),
+        _ => None,
+    }
+}
+
+/// Whether the rows of `scenario` named `threshold.row` meet it: every step and named request of
+/// that name is held to it, and the outcome carries the figure of the first that fails it, or,
+/// when all meet it, of the one nearest its limit. No row of the name fails, saying so.
+pub fn check_row(threshold: &RowThreshold, scenario: &ScenarioReport) -> ThresholdOutcome {
+    let t = threshold.threshold;
+    let judged: Vec<(Option<f64>, bool)> = scenario
+        .steps
+        .iter()
+        .chain(&scenario.requests)
+        .filter(|row| row.name == threshold.row)
+        .map(|row| {
+            let actual = measure_row(t.metric, row, scenario);
+            (actual, actual.is_some_and(|a| t.op.holds(a, t.value)))
+        })
+        .collect();
+    // The nearer a figure is to the limit, the larger this: a latency's own value under `<`.
+    let nearness = |actual: Option<f64>| match (actual, t.op) {
+        (Some(a), Op::Lt | Op::Le) => a,
+        (Some(a), _) => -a,
+        (None, _) => f64::INFINITY,
+    };
+    let chosen = judged
+        .iter()
+        .find(|(_, passed)| !passed)
+        .or_else(|| judged.iter().max_by(|a, b| nearness(a.0).total_cmp(&nearness(b.0))));
+    let (actual, passed) = chosen.copied().unwrap_or((None, false));
+    ThresholdOutcome {
+        threshold: t,
+        actual,
+        passed,
+        row: Some(threshold.row.to_string()),
+        row_missing: judged.is_empty(),
+    }
+}
+
+/// Checks every threshold in `scenario.config.thresholds` against its figures, then those of
+/// `scenario.config.row_thresholds` against its rows' ([`check_row`]).
 ///
 /// A scenario that did not run at all ([`ScenarioReport::setup_error`]) has no outcomes: it is
 /// reported as not run (exit code 3), which says more than a list of unmeasured figures.
@@ -83,7 +140,8 @@ pub fn evaluate(scenario: &ScenarioReport) -> Vec<ThresholdOutcome> {
     if scenario.setup_error.is_some() {
         return Vec::new();
     }
-    scenario.config.thresholds.iter().map(|t| check(t, scenario)).collect()
+    let rows = scenario.config.row_thresholds.iter().map(|t| check_row(t, scenario));
+    scenario.config.thresholds.iter().map(|t| check(t, scenario)).chain(rows).collect()
 }
 
 /// The conditions on the generator that `scenario` failed: its own thresholds on `dropped`,
@@ -332,6 +390,72 @@ mod tests {
         );
         s.setup_error = Some("no target".to_owned());
         assert!(!measured_nothing(&s), "did not run: judged as such");
+    }
+
+    fn row(name: &str, iterations: u64, failed: u64, p99: Option<f64>) -> crate::report::StepReport {
+        let latency = p99.map(|p99| LatencyReport { p99, max: p99 * 2.0, ..scenario().latency_us.unwrap() });
+        crate::report::StepReport {
+            name: name.to_owned(),
+            iterations,
+            ok: iterations - failed,
+            failed,
+            errors: Default::default(),
+            causes: Default::default(),
+            latency_us: latency,
+        }
+    }
+
+    #[test]
+    fn a_row_threshold_is_judged_on_that_rows_figures() {
+        let mut s = scenario();
+        s.duration_us = 2_000_000;
+        s.requests = vec![row("GET /cart", 100, 5, Some(30_000.0)), row("login", 10, 0, Some(900.0))];
+        s.config.row_thresholds =
+            ["{GET /cart}: p99 < 50ms", "{GET /cart}: p99 < 10ms", "{GET /cart}: error_rate < 1%"]
+                .into_iter()
+                .chain([
+                    "{GET /cart}: rps >= 50",
+                    "{GET /cart}: failed <= 5",
+                    "{login}: max < 1ms",
+                    "{login}: max < 2ms",
+                ])
+                .map(|t| t.parse().unwrap_or_else(|e| panic!("{t}: {e}")))
+                .collect();
+        let outcomes = evaluate(&s);
+        assert_eq!(
+            outcomes.iter().map(|o| o.passed).collect::<Vec<_>>(),
+            [true, false, false, true, true, false, true]
+        );
+        assert_eq!(outcomes[1].to_string(), "{GET /cart}: p99 < 10ms (was 30.0ms)");
+        assert_eq!(outcomes[2].to_string(), "{GET /cart}: error_rate < 0.01 (was 0.05)");
+        assert_eq!(outcomes[3].actual, Some(50.0), "100 runs in 2 s");
+        assert_eq!(outcomes[5].actual, Some(1_800.0));
+    }
+
+    #[test]
+    fn a_row_threshold_holds_a_step_and_a_request_of_the_name_and_fails_with_none() {
+        let mut s = scenario();
+        s.steps = vec![row("pay", 10, 0, Some(80_000.0))];
+        s.requests = vec![row("pay", 10, 0, Some(20_000.0))];
+        s.config.row_thresholds = ["{pay}: p99 < 100ms", "{pay}: p99 < 50ms", "{pya}: p99 < 1s", "{pay}: p99 > 1ms"]
+            .map(|t| t.parse().unwrap_or_else(|e| panic!("{t}: {e}")))
+            .to_vec();
+        judge(&mut s);
+        let outcomes = &s.thresholds;
+        assert_eq!(outcomes.iter().map(|o| o.passed).collect::<Vec<_>>(), [true, false, false, true]);
+        assert_eq!(outcomes[0].actual, Some(80_000.0), "the nearer its limit");
+        assert_eq!(outcomes[1].actual, Some(80_000.0), "the step's, which failed");
+        assert_eq!(outcomes[3].actual, Some(20_000.0), "the nearer its limit, from below");
+        assert!(outcomes[2].row_missing);
+        assert_eq!(outcomes[2].to_string(), "{pya}: p99 < 1s (no step or named request `pya` was recorded)");
+        assert!(any_failed(&s));
+        let json = serde_json::to_value(&outcomes[2]).unwrap_or_default();
+        assert_eq!(json["row"], "pya");
+        assert_eq!(json["row_missing"], true);
+        assert!(serde_json::to_value(&outcomes[0]).unwrap_or_default().get("row_missing").is_none());
+
+        s.steps = vec![row("pay", 10, 10, None)];
+        assert_eq!(evaluate(&s)[0].to_string(), "{pay}: p99 < 100ms (not measured: no run of `pay` succeeded)");
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod json;
 mod latency;
 pub mod named;
 mod notes;
+mod outcome;
 mod refused;
 mod saturation;
 mod scenario;
@@ -44,12 +45,13 @@ pub use feed::{FeedConfigReport, FeedRanOut};
 pub use http::{HttpReport, HttpVersion};
 pub use json::{check_writable, same_file, write_atomic, write_json_atomic};
 pub use latency::{LatencyReport, SpectrumPoint};
+pub use outcome::ThresholdOutcome;
 pub use refused::NothingListening;
 pub use saturation::GeneratorLimit;
 pub(crate) use saturation::SATURATED_LAG;
 pub use scenario::{
     CheckReport, ConfigReport, GeneratorReport, HookReport, RateReport, ScenarioReport, ShareReport, StepReport,
-    ThresholdOutcome, TimelineSecond, rfc3339,
+    TimelineSecond, rfc3339,
 };
 pub use tls::{TlsConfigReport, TlsReport};
 pub use warnings::{Warning, WarningKind};

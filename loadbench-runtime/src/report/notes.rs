@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::units::{bytes, rate, thousands};
-use super::{ScenarioReport, WatchReport};
+use super::{ScenarioReport, ThresholdOutcome, WatchReport};
 
 /// `3 iterations cancelled: still in flight when the 5s grace period ended (not failures, not in
 /// the latency)`, or `None` when none was.
@@ -110,7 +110,7 @@ pub(super) fn threshold_line(s: &ScenarioReport) -> Option<String> {
         .map(ToString::to_string)
         .collect();
     if failed.is_empty() {
-        let met: Vec<String> = s.thresholds.iter().map(|o| o.threshold.to_string()).collect();
+        let met: Vec<String> = s.thresholds.iter().map(ThresholdOutcome::condition).collect();
         return Some(format!("thresholds met: {}", met.join(", ")));
     }
     let noun = if failed.len() == 1 { "threshold" } else { "thresholds" };

@@ -1,7 +1,7 @@
 //! One scenario's figures, as a run measured them: counts by kind, HTTP, latency percentiles,
 //! steps, the timeline, the generator's self-check, the processes watched, thresholds.
 
-use loadbench_grammar::Threshold;
+use loadbench_grammar::{RowThreshold, Threshold};
 use serde::{Deserialize, Serialize};
 
 use super::causes::Causes;
@@ -9,10 +9,10 @@ use super::error_counts::ErrorCounts;
 use super::feed::{FeedConfigReport, FeedRanOut};
 use super::http::HttpReport;
 use super::latency::LatencyReport;
+use super::outcome::ThresholdOutcome;
 use super::refused::NothingListening;
 use super::saturation::GeneratorLimit;
 use super::tls::{TlsConfigReport, TlsReport};
-use super::units;
 use super::warnings::Warning;
 use super::watch::WatchReport;
 use crate::error::Result;
@@ -151,40 +151,6 @@ pub struct ScenarioReport {
     /// [`ScenarioReport::not_started`]); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nothing_listening: Option<NothingListening>,
-}
-
-/// Whether a scenario met one threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ThresholdOutcome {
-    /// The threshold.
-    #[serde(flatten)]
-    pub threshold: Threshold,
-    /// The measured value, in the threshold's unit; `None` when the figure was not measured
-    /// (no iteration succeeded; for `checks`, no check was made), which fails the threshold.
-    pub actual: Option<f64>,
-    /// Whether the threshold held.
-    pub passed: bool,
-}
-
-impl std::fmt::Display for ThresholdOutcome {
-    /// `p99 < 50ms (was 61.2ms)`, or `p99 < 50ms (not measured: no iteration succeeded)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.actual {
-            Some(actual) => {
-                write!(f, "{} (was {})", self.threshold, units::metric_value(self.threshold.metric, actual))
-            }
-            None if self.threshold.metric == loadbench_grammar::Metric::Checks => {
-                write!(f, "{} (not measured: no check was made)", self.threshold)
-            }
-            None => match self.threshold.metric.percentile() {
-                // Only a run asked for a percentile computes it; a report from another may lack it.
-                Some(p) if !LatencyReport::FIXED.contains(&p) => {
-                    write!(f, "{} (not measured: no iteration succeeded, or {p} was not computed)", self.threshold)
-                }
-                _ => write!(f, "{} (not measured: no iteration succeeded)", self.threshold),
-            },
-        }
-    }
 }
 
 /// Runs of a per-user setup or teardown.
@@ -454,6 +420,11 @@ pub struct ConfigReport {
     /// `cargo loadbench`.
     #[serde(default)]
     pub thresholds: Vec<Threshold>,
+    /// Conditions on the scenario's steps and named requests of a name (`thresholds("login":
+    /// …)`, `--threshold '{login}:…'`), checked after [`ConfigReport::thresholds`]; absent when
+    /// there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub row_thresholds: Vec<RowThreshold>,
     /// The scenario's feed (`feed = "…"`), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feed: Option<FeedConfigReport>,

@@ -206,8 +206,9 @@ pub fn describe_config(config: &ConfigReport) -> String {
     if let Some(factor) = config.scale {
         let _ = write!(out, ", scale {factor}");
     }
-    if !config.thresholds.is_empty() {
-        let thresholds: Vec<String> = config.thresholds.iter().map(ToString::to_string).collect();
+    if !config.thresholds.is_empty() || !config.row_thresholds.is_empty() {
+        let rows = config.row_thresholds.iter().map(ToString::to_string);
+        let thresholds: Vec<String> = config.thresholds.iter().map(ToString::to_string).chain(rows).collect();
         let _ = write!(out, ", thresholds [{}]", thresholds.join(", "));
     }
     out

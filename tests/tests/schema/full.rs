@@ -17,7 +17,7 @@ use loadbench::report::{
     StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind,
     WatchReport, WatchSample,
 };
-use loadbench::threshold::{Metric, Op, Threshold};
+use loadbench::threshold::{Metric, Op, RowThreshold, Threshold};
 
 /// An HdrHistogram in the V2 deflate encoding, base64: the JSON Schema only checks it is a string.
 const HISTOGRAM: &str = "HISTFAAAAB54nJNpmSzMwMDAxAABzFCaEUzOmgUROwAK4gG/";
@@ -202,7 +202,15 @@ pub fn scenario_report() -> ScenarioReport {
         }],
         thresholds: thresholds()
             .into_iter()
-            .map(|threshold| ThresholdOutcome { threshold, actual: Some(1.0), passed: true })
+            .map(|threshold| ThresholdOutcome::scenario(threshold, Some(1.0), true))
+            // The second row's name was not recorded (every field present, so its figure too).
+            .chain(row_thresholds().into_iter().enumerate().map(|(i, t)| ThresholdOutcome {
+                threshold: t.threshold,
+                actual: Some(1.0),
+                passed: i == 0,
+                row: Some(t.row.into_owned()),
+                row_missing: i == 1,
+            }))
             .collect(),
         dropped: 1,
         cancelled: 1,
@@ -239,11 +247,11 @@ pub fn scenario_report() -> ScenarioReport {
         ],
         feed_ran_out: Some(FeedRanOut { records: 100, not_started: 900 }),
         // The generator's conditions are described with the verdict's fields.
-        inconclusive: vec![ThresholdOutcome {
-            threshold: Threshold { metric: Metric::Rate, op: Op::Ge, value: 0.999 },
-            actual: Some(0.996),
-            passed: false,
-        }],
+        inconclusive: vec![ThresholdOutcome::scenario(
+            Threshold { metric: Metric::Rate, op: Op::Ge, value: 0.999 },
+            Some(0.996),
+            false,
+        )],
         not_started: 700,
         nothing_listening: Some(NothingListening { address: "127.0.0.1:18008".into(), refused: 256 }),
     }
@@ -273,6 +281,7 @@ fn config() -> ConfigReport {
             resumption: true,
         }),
         thresholds: thresholds(),
+        row_thresholds: row_thresholds(),
         feed: Some(FeedConfigReport {
             path: "data/users.csv".into(),
             mode: FeedMode::PerUser,
@@ -294,6 +303,14 @@ pub fn thresholds() -> Vec<Threshold> {
         .zip(Op::ALL.into_iter().cycle())
         .map(|(metric, op)| Threshold { metric, op, value: 1.0 })
         .collect()
+}
+
+/// A threshold on a step and on a named request.
+pub fn row_thresholds() -> Vec<RowThreshold> {
+    [("insert", "p99 < 5ms"), ("GET /items/{id}", "error_rate <= 1%")]
+        .map(|(row, t)| RowThreshold::new(row, t.parse().unwrap_or_else(|e| panic!("{t}: {e}"))))
+        .map(|t| t.unwrap_or_else(|e| panic!("{e}")))
+        .to_vec()
 }
 
 /// Causes of every kind: a list holds at most 10, so a scenario's leaves out the last kind and a
