@@ -163,3 +163,35 @@ fn two_shards_merge_their_measured_rows_exactly() {
     let decoded = loadbench::report::histogram::decode(histogram).expect("it decodes");
     assert_eq!(decoded.len(), 120, "every success in the merged histogram");
 }
+
+/// A measured operation of at least 5 ms, held to a limit it cannot meet and to one it meets.
+#[loadbench::scenario(
+    name = "measured_thresholds",
+    concurrency = 2,
+    count = 10,
+    thresholds("slow op": p99 < "1ms", "slow op": failed <= 0)
+)]
+async fn measured_thresholds(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.measure("slow op", async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        Ok::<_, std::io::Error>(())
+    })
+    .await?;
+    Ok(())
+}
+
+#[test]
+fn a_threshold_on_a_measured_operation_fails_the_run_when_it_should() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = TestServer::start(Behavior::default());
+    let report = loadbench_tests::run_scenario("measured_thresholds", &server.url());
+    assert_eq!(row(&report, "slow op").iterations, 10);
+    let outcomes: Vec<(Option<&str>, String, bool)> =
+        report.thresholds.iter().map(|t| (t.row.as_deref(), t.threshold.to_string(), t.passed)).collect();
+    assert_eq!(
+        outcomes,
+        [(Some("slow op"), "p99 < 1ms".to_owned(), false), (Some("slow op"), "failed <= 0".to_owned(), true)],
+        "the latency limit missed, the failures one met"
+    );
+    assert!(loadbench::report::check::any_failed(&report), "a missed threshold fails the run (exit code 1)");
+}
