@@ -163,7 +163,7 @@ pub struct Args {
     /// A pass/fail condition such as `hello:p99<50ms`, or `error_rate<0.01` for every scenario
     /// (repeatable). Metrics: p50 p90 p95 p99 p99_9 (any pNN or pNN_N: p75, p99_99) max mean
     /// error_rate rps failed. On a step or named request, its name in braces: `hello{login}:p99<1s`,
-    /// or `{login}:p99<1s` in every scenario (a name without `{` or `}`)
+    /// or `{login}:p99<1s` in every scenario (braces in the name in pairs: `{GET /items/{id}}:p99<1s`)
     #[arg(
         long = "threshold",
         value_name = "[SCENARIO:|[SCENARIO]{ROW}:]CONDITION",

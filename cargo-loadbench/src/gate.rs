@@ -216,8 +216,11 @@ mod tests {
             refused("{}:p99<1s"),
             "the row name is empty; name a step or a named request, as in `{login}:p99<1s`"
         );
-        assert_eq!(refused("hello{a{b}:p99<1s"), "a row name on the command line cannot contain `{` or `}`: `a{b`");
-        assert_eq!(refused("{a}b}:p99<1s"), "a row name on the command line cannot contain `{` or `}`: `a}b`");
+        let unpaired = "the braces in a row name on the command line must pair up, as in `{GET /items/{id}}`";
+        assert_eq!(refused("hello{a{b}:p99<1s"), format!("{unpaired}: `a{{b`"));
+        assert_eq!(refused("{a}b}:p99<1s"), format!("{unpaired}: `a}}b`"));
+        let t = CliThreshold::parse("hello{GET /items/{id}}:p99<50ms").expect("a route template's braces");
+        assert_eq!((t.scenario.as_deref(), t.row.as_deref()), (Some("hello"), Some("GET /items/{id}")));
         assert_eq!(refused("hello}:p99<1s"), "expected {ROW}:CONDITION, such as `{login}:p99<1s`");
         assert!(refused("{login}:checks>0.9").starts_with("`checks` means nothing for a row"));
     }

@@ -4,7 +4,8 @@
 //! The row's name is checked here for both: it is not empty, and the metric means something for
 //! a row (a latency, `error_rate`, `rps`, `failed`; not `checks` nor a condition on the
 //! generator, which are the scenario's). The braces are the command line's only: there a name
-//! cannot hold `{` or `}`, which the attribute's string can.
+//! holds braces only in balanced pairs (`{GET /items/{id}}`), which the attribute's string need
+//! not.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -43,7 +44,7 @@ pub struct RowThreshold {
 pub enum RowError {
     /// The row's name is empty (or only white space).
     Empty,
-    /// On the command line, a row's name with a brace in it: the braces delimit it.
+    /// On the command line, a row's name whose braces do not pair up: the braces delimit it.
     Braces(String),
     /// On the command line, not `{ROW}:CONDITION`.
     Shape,
@@ -60,7 +61,10 @@ impl fmt::Display for RowError {
                 f.write_str("the row name is empty; name a step or a named request, as in `{login}:p99<1s`")
             }
             RowError::Braces(name) => {
-                write!(f, "a row name on the command line cannot contain `{{` or `}}`: `{name}`")
+                write!(
+                    f,
+                    "the braces in a row name on the command line must pair up, as in `{{GET /items/{{id}}}}`: `{name}`"
+                )
             }
             RowError::Shape => f.write_str("expected {ROW}:CONDITION, such as `{login}:p99<1s`"),
             RowError::Metric(metric) => write!(
@@ -127,7 +131,7 @@ impl RowThreshold {
 }
 
 impl fmt::Display for RowThreshold {
-    /// `{login}: p99 < 1s`: parses back as the same threshold when the name has no brace.
+    /// `{login}: p99 < 1s`: parses back as the same threshold when the name's braces pair up.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{{{}}}: {}", self.row, self.threshold)
     }
@@ -137,13 +141,14 @@ impl FromStr for RowThreshold {
     type Err = RowError;
 
     /// Parses the command line's `{ROW}:CONDITION`, spaces optional around the braces and the
-    /// colon; the name is what lies between the braces, exactly.
+    /// colon; the name is what lies between the braces, exactly, and may hold braces in pairs
+    /// (`{GET /items/{id}}:p99<50ms`), as route templates do.
     fn from_str(text: &str) -> Result<RowThreshold, RowError> {
         let rest = text.trim_start().strip_prefix('{').ok_or(RowError::Shape)?;
         // A condition never holds a brace: the last one closes the name.
         let close = rest.rfind('}').ok_or(RowError::Shape)?;
         let name = &rest[..close];
-        if name.contains(['{', '}']) {
+        if !balanced(name) {
             return Err(RowError::Braces(name.to_owned()));
         }
         let condition = rest[close + 1..].trim_start().strip_prefix(':').ok_or(RowError::Shape)?;
@@ -153,6 +158,20 @@ impl FromStr for RowThreshold {
         let threshold: Threshold = condition.parse()?;
         RowThreshold::new(name.to_owned(), threshold)
     }
+}
+
+/// Whether every `}` in `name` closes a `{` before it, and every `{` is closed.
+fn balanced(name: &str) -> bool {
+    let mut open = 0usize;
+    for c in name.chars() {
+        match c {
+            '{' => open += 1,
+            '}' if open == 0 => return false,
+            '}' => open -= 1,
+            _ => {}
+        }
+    }
+    open == 0
 }
 
 #[cfg(test)]
@@ -175,14 +194,20 @@ mod tests {
         assert_eq!(t.row, " login ", "the name is exact");
         assert_eq!(t.to_string(), "{ login }: max <= 1s");
         assert_eq!(t.to_string().parse::<RowThreshold>(), Ok(t));
+        // A route template's braces, in pairs.
+        let t: RowThreshold = "{GET /items/{id}/{sub}}:p99<50ms".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.row, "GET /items/{id}/{sub}");
+        assert_eq!(t.to_string().parse::<RowThreshold>(), Ok(t));
     }
 
     #[test]
     fn mistakes_say_what_to_write() {
         assert_eq!(error("{}:p99<1s"), "the row name is empty; name a step or a named request, as in `{login}:p99<1s`");
         assert_eq!(error("{ }:p99<1s"), error("{}:p99<1s"));
-        assert_eq!(error("{a{b}:p99<1s"), "a row name on the command line cannot contain `{` or `}`: `a{b`");
-        assert_eq!(error("{a}b}:p99<1s"), "a row name on the command line cannot contain `{` or `}`: `a}b`");
+        let unpaired = "the braces in a row name on the command line must pair up, as in `{GET /items/{id}}`";
+        assert_eq!(error("{a{b}:p99<1s"), format!("{unpaired}: `a{{b`"));
+        assert_eq!(error("{a}b}:p99<1s"), format!("{unpaired}: `a}}b`"));
+        assert_eq!(error("{a}{b}:p99<1s"), format!("{unpaired}: `a}}{{b`"));
         assert_eq!(error("{login:p99<1s"), "expected {ROW}:CONDITION, such as `{login}:p99<1s`");
         assert_eq!(error("{login}p99<1s"), "expected {ROW}:CONDITION, such as `{login}:p99<1s`");
         assert_eq!(error("login}:p99<1s"), "expected {ROW}:CONDITION, such as `{login}:p99<1s`");
