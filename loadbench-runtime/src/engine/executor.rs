@@ -33,7 +33,7 @@ use crate::config::{Load, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::feed::FeedCursor;
 use crate::http::{Ctx, Lane, Recorder, SessionOptions, Target, read_delay};
-use crate::report::GeneratorReport;
+use crate::report::{GeneratorReport, RemoteWriteReport};
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
 /// progress display (and where its line goes).
@@ -42,6 +42,9 @@ pub(crate) struct Placement {
     pub(crate) target: Target,
     pub(crate) threads: usize,
     pub(crate) progress: Option<BoardPlace>,
+    /// Where the live metrics go (`--remote-write`), when they are pushed.
+    #[cfg(feature = "remote-write")]
+    pub(crate) remote_write: Option<super::LivePush>,
 }
 
 /// What the executor hands back: merged measurements plus the run's times.
@@ -63,6 +66,8 @@ pub(crate) struct Executed {
     /// When a worker gave up because every attempt it made was refused (nothing listens at the
     /// target): the refused attempts of the workers that did. They started no more iterations.
     pub(crate) refused: Option<u64>,
+    /// What the live metrics pushed and dropped, when they were pushed.
+    pub(crate) remote_write: Option<RemoteWriteReport>,
 }
 
 /// Runs `workload` as `plan` says, where `placement` says, until the plan's load is done or `stop`
@@ -148,6 +153,11 @@ pub(crate) fn execute(
         };
         Progress::start(slot, watched, progress_slots.clone(), origin)
     });
+    #[cfg(feature = "remote-write")]
+    let pusher = placement
+        .remote_write
+        .as_ref()
+        .map(|push| super::remote_write::Pusher::start(push, &workload.name, progress_slots.clone()));
 
     let mut merged = WorkerStats::new();
     let mut last_end = start;
@@ -182,6 +192,11 @@ pub(crate) fn execute(
     if let Some(progress) = progress {
         progress.finish();
     }
+    // Every worker is done: the last push holds the final counts.
+    #[cfg(feature = "remote-write")]
+    let remote_write = pusher.map(super::remote_write::Pusher::finish);
+    #[cfg(not(feature = "remote-write"))]
+    let remote_write = None;
     // The measured part: from its start (for a closed-model warmup count, the first measured
     // iteration's) to the end of the last iteration.
     let measured_from = if warmup.ends_with_its_iterations() { first_measured.unwrap_or(start) } else { origin };
@@ -196,6 +211,7 @@ pub(crate) fn execute(
         warmup_iterations,
         schedule: plan.is_open().then(|| arrivals::schedule_length(plan, &warmup, origin, schedule_end)),
         refused,
+        remote_write,
     })
 }
 
