@@ -269,3 +269,32 @@ fn a_dead_endpoint_costs_the_load_nothing_and_its_samples_are_counted() {
         "{table}"
     );
 }
+
+/// `cargo loadbench` passes the flags on to the bench binary, which, built without the
+/// `remote-write` feature (as a user's bench is by default), refuses them before any load, in one
+/// line naming the feature.
+#[test]
+fn a_bench_built_without_the_feature_refuses_the_flag_before_any_load() {
+    let server = TestServer::start(Behavior::default());
+    let out = loadbench_tests::cli::run_fixture(
+        "basic",
+        &[
+            "--target",
+            &server.url(),
+            "--remote-write",
+            "http://127.0.0.1:9/api/v1/write",
+            "--remote-write-label",
+            "env=ci",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    let refusal: Vec<&str> = out.stderr.lines().filter(|l| l.contains("--remote-write is not built")).collect();
+    assert_eq!(refusal.len(), 1, "{}", out.stderr);
+    assert!(
+        refusal[0].starts_with("error: ") && refusal[0].contains(r#"features = ["remote-write"]"#),
+        "{}",
+        refusal[0]
+    );
+    assert_eq!(server.requests(), 0, "refused before any load");
+}
