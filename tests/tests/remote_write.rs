@@ -215,8 +215,22 @@ fn the_pushed_series_end_on_the_runs_counts() {
     let own = json_count(&report, "/latency_us/p50") / 1e6;
     assert!((p50 - own).abs() <= own * 0.25, "p50 {p50}s against the run's {own}s");
 
+    // The named row of the measured pause, as the JSON's `requests` entry.
+    let pause = report.requests.iter().find(|r| r.name == "pause").expect("the pause's row");
+    let row = r#"{run="e2e-native",request="pause"}"#;
+    let (_, runs) = prometheus.one(&format!("loadbench_request_iterations_total{row}"));
+    assert_eq!((runs, pause.iterations), (600.0, 600));
+    let (_, refused) =
+        prometheus.one(r#"loadbench_request_failures_total{run="e2e-native",request="pause",kind="custom"}"#);
+    assert_eq!(refused, pause.errors.custom as f64);
+    assert_eq!(refused, custom, "each refused pause failed its iteration");
+    let (_, paused) = prometheus.one(&format!("histogram_count(loadbench_request_latency_seconds{row})"));
+    assert_eq!(paused, pause.ok as f64);
+
     // The dashboard's queries are Prometheus', over series that exist.
     let pushed = [
+        "loadbench_request_",
+        "loadbench_step_",
         "loadbench_iterations_total",
         "loadbench_failures_total",
         "loadbench_requests_total",
@@ -243,6 +257,12 @@ fn classic_buckets_end_on_the_runs_counts() {
     assert_eq!(count, json_count(&report, "/ok"));
     let (_, all) = prometheus.one(r#"loadbench_latency_seconds_bucket{run="e2e-classic",le="+Inf"}"#);
     assert_eq!(all, count);
+    let pause = report.requests.iter().find(|r| r.name == "pause").expect("the pause's row");
+    let (_, paused) = prometheus.one(r#"loadbench_request_latency_seconds_count{run="e2e-classic",request="pause"}"#);
+    assert_eq!(paused, pause.ok as f64);
+    let (_, all) =
+        prometheus.one(r#"loadbench_request_latency_seconds_bucket{run="e2e-classic",request="pause",le="+Inf"}"#);
+    assert_eq!(all, paused);
 }
 
 #[test]

@@ -14,8 +14,9 @@ const HEADING: &str = "Live metrics";
 /// The shortest interval between pushes: below it a push could not finish before the next.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
-/// The labels every series carries already, which a user's label may not replace.
-pub const RESERVED_LABELS: [&str; 5] = ["scenario", "shard", "run", "kind", "le"];
+/// The labels loadbench's series carry (`step` and `request` name a row), which a user's label
+/// may not replace.
+pub const RESERVED_LABELS: [&str; 7] = ["scenario", "shard", "run", "kind", "le", "step", "request"];
 
 /// How latency histograms are pushed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

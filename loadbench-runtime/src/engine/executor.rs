@@ -90,6 +90,12 @@ pub(crate) fn execute(
         Load::Duration(_) => 0,
     }));
     let warmup = Warmup::of(plan);
+    // Each worker's steps and named requests, copied for the live metrics every interval.
+    #[cfg(feature = "remote-write")]
+    let boards: Option<(Vec<super::remote_write::rows::RowBoard>, Duration)> = placement
+        .remote_write
+        .as_ref()
+        .map(|push| ((0..threads).map(|_| Arc::default()).collect(), push.config.interval));
     let gate = StartGate::new(threads + 1);
     let handles: std::io::Result<Vec<_>> = runtimes
         .into_iter()
@@ -130,6 +136,8 @@ pub(crate) fn execute(
                 grace: plan.grace,
                 arrivals: Arrivals::for_worker(plan, &warmup, index, threads),
                 start_line: gate.line(),
+                #[cfg(feature = "remote-write")]
+                rows: boards.as_ref().map(|(boards, interval)| (Arc::clone(&boards[index]), *interval)),
             };
             std::thread::Builder::new()
                 .name(format!("loadbench-worker-{index}"))
@@ -154,10 +162,10 @@ pub(crate) fn execute(
         Progress::start(slot, watched, progress_slots.clone(), origin)
     });
     #[cfg(feature = "remote-write")]
-    let pusher = placement
-        .remote_write
-        .as_ref()
-        .map(|push| super::remote_write::Pusher::start(push, &workload.name, progress_slots.clone()));
+    let pusher = placement.remote_write.as_ref().map(|push| {
+        let boards = boards.map(|(boards, _)| boards).unwrap_or_default();
+        super::remote_write::Pusher::start(push, &workload.name, progress_slots.clone(), boards)
+    });
 
     let mut merged = WorkerStats::new();
     let mut last_end = start;
@@ -194,7 +202,7 @@ pub(crate) fn execute(
     }
     // Every worker is done: the last push holds the final counts.
     #[cfg(feature = "remote-write")]
-    let remote_write = pusher.map(super::remote_write::Pusher::finish);
+    let remote_write = pusher.map(|pusher| pusher.finish(super::remote_write::rows::snapshot(&merged)));
     #[cfg(not(feature = "remote-write"))]
     let remote_write = None;
     // The measured part: from its start (for a closed-model warmup count, the first measured
@@ -247,6 +255,9 @@ struct WorkerThread {
     grace: Duration,
     arrivals: Option<Arrivals>,
     start_line: StartLine,
+    /// Where this worker copies its steps and named requests for the live metrics, and how often.
+    #[cfg(feature = "remote-write")]
+    rows: Option<(super::remote_write::rows::RowBoard, Duration)>,
 }
 
 impl WorkerThread {
@@ -266,6 +277,8 @@ impl WorkerThread {
             grace,
             mut arrivals,
             start_line,
+            #[cfg(feature = "remote-write")]
+            rows,
         } = self;
         let local = tokio::task::LocalSet::new();
         let lag = Rc::new(RefCell::new(selfcheck::micros_histogram()));
@@ -278,6 +291,10 @@ impl WorkerThread {
             // One slot per user, and the scheduler's after them.
             let halt = Halt::new(users.len() + 1);
             let supervisor = tokio::task::spawn_local(halt::supervise(Rc::clone(&halt), stop, grace));
+            #[cfg(feature = "remote-write")]
+            let rows = rows.map(|(board, interval)| {
+                tokio::task::spawn_local(super::remote_write::rows::publish(Rc::clone(&worker), board, interval))
+            });
             let lanes = lanes.map(|(transport, count)| Lane::for_worker(&target, transport, count)).unwrap_or_default();
             let users = users.into_iter().map(|user| first_user.saturating_add(user)).collect();
             let ready = set_up(&workload, users, &target, (timeout, max_body, session), &lanes, &worker, &halt).await;
@@ -376,6 +393,10 @@ impl WorkerThread {
             }
             supervisor.abort();
             probe.abort();
+            #[cfg(feature = "remote-write")]
+            if let Some(rows) = rows {
+                rows.abort();
+            }
             (schedule_end, times_at_start)
         });
         let used = times_at_start.zip(selfcheck::thread_times()).map(|(start, end)| end.since(start));

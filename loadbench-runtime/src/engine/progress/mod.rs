@@ -34,7 +34,7 @@ use crate::error::ErrorKind;
 use crate::report::units::{micros, thousands};
 
 /// The error kinds as the report names them, in its order: the order of the `errors:` list.
-const KINDS: [(ErrorKind, &str); 11] = [
+pub(crate) const KINDS: [(ErrorKind, &str); 11] = [
     (ErrorKind::Connect, "connect"),
     (ErrorKind::Timeout, "timeout"),
     (ErrorKind::Status, "status"),

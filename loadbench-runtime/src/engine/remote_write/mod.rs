@@ -6,11 +6,13 @@
 //! progress counts on its timer, as the progress display does (`progress::read_live`: relaxed
 //! loads of counts each worker writes alone), turns them into series (`series`), encodes them as a
 //! `WriteRequest` (`proto`) and hands the snappy-compressed body to a sender thread through a
-//! bounded queue (`send`). A full queue or a failed push drops the samples and counts them: the
+//! bounded queue (`send`). Steps and named requests come from boards each worker fills once an
+//! interval (`rows`). A full queue or a failed push drops the samples and counts them: the
 //! report's `remote_write` says how many. When the scenario ends, a last reading (every count
 //! final) is pushed, so that the series end on the report's own figures.
 
 mod proto;
+pub(crate) mod rows;
 mod send;
 mod series;
 
@@ -20,6 +22,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use self::rows::{RowBoard, RowCounts};
 use self::send::{Batch, Sent};
 use self::series::Scope;
 use super::progress::{WorkerProgress, read_live};
@@ -82,6 +85,8 @@ impl Stop {
 pub(crate) struct Pusher {
     url: String,
     stop: Arc<Stop>,
+    /// The workers' steps and named requests.
+    boards: Vec<RowBoard>,
     /// Set when the scenario is over: the sender drops what is queued before the last reading.
     closing: Arc<AtomicBool>,
     reader: Option<JoinHandle<u64>>,
@@ -91,8 +96,14 @@ pub(crate) struct Pusher {
 }
 
 impl Pusher {
-    /// Starts pushing the figures of scenario `name`, whose workers count into `workers`.
-    pub(crate) fn start(push: &LivePush, name: &str, workers: Vec<Arc<WorkerProgress>>) -> Pusher {
+    /// Starts pushing the figures of scenario `name`, whose workers count into `workers` and
+    /// copy their steps and named requests to `boards`.
+    pub(crate) fn start(
+        push: &LivePush,
+        name: &str,
+        workers: Vec<Arc<WorkerProgress>>,
+        boards: Vec<RowBoard>,
+    ) -> Pusher {
         let url = push.config.url.clone();
         let stop = Arc::new(Stop::default());
         let closing = Arc::new(AtomicBool::new(false));
@@ -107,6 +118,7 @@ impl Pusher {
                 return Pusher {
                     url,
                     stop,
+                    boards,
                     closing,
                     reader: None,
                     sender: None,
@@ -118,13 +130,15 @@ impl Pusher {
         let (interval, kind) = (push.config.interval, push.config.histograms);
         let reader = std::thread::Builder::new().name("loadbench-live".into()).spawn({
             let stop = Arc::clone(&stop);
+            let boards = boards.clone();
             move || {
                 let mut clock = Clock::default();
                 let mut dropped = 0;
                 loop {
                     let last = stop.sleep(interval);
                     let reading = read_live(&workers);
-                    let body = series::write_request(&scope, &reading, kind, clock.next());
+                    let rows = rows::sum(&boards);
+                    let body = series::write_request(&scope, &reading, &rows, kind, clock.next());
                     let batch = Batch::encode(&body, last);
                     match queue.try_send(batch) {
                         Ok(()) => {}
@@ -145,11 +159,12 @@ impl Pusher {
         });
         match reader {
             Ok(reader) => {
-                Pusher { url, stop, closing, reader: Some(reader), sender: Some(sender), failed_to_start: None }
+                Pusher { url, stop, boards, closing, reader: Some(reader), sender: Some(sender), failed_to_start: None }
             }
             Err(err) => Pusher {
                 url,
                 stop,
+                boards,
                 closing,
                 reader: None,
                 sender: Some(sender),
@@ -158,9 +173,11 @@ impl Pusher {
         }
     }
 
-    /// Once the workers are done: pushes the last reading, waits for the sender (a push's
-    /// timeout at most, twice when one was in flight), and reports.
-    pub(crate) fn finish(mut self) -> RemoteWriteReport {
+    /// Once the workers are done: pushes the last reading, with `rows`, the steps' and named
+    /// requests' merged figures, waits for the sender (a push's timeout at most, twice when one
+    /// was in flight), and reports.
+    pub(crate) fn finish(mut self, rows: Vec<RowCounts>) -> RemoteWriteReport {
+        rows::settle(&self.boards, rows);
         self.closing.store(true, Ordering::Relaxed);
         self.stop.stop();
         let dropped_by_reader = self.reader.take().and_then(|reader| reader.join().ok()).unwrap_or(0);

@@ -12,9 +12,10 @@ use std::collections::BTreeMap;
 
 use super::LivePush;
 use super::proto::{BucketSpan, Histogram, Label, Sample, TimeSeries, WriteRequest};
+use super::rows::RowCounts;
 use crate::cli::HistogramKind;
-use crate::engine::progress::LiveReading;
 use crate::engine::progress::window::{BUCKETS, bucket_end, bucket_middle};
+use crate::engine::progress::{KINDS, LiveReading};
 
 /// A native histogram's schema: 2^(1/8) between bucket boundaries, the live buckets' resolution.
 const SCHEMA: i32 = 3;
@@ -47,9 +48,9 @@ impl Scope {
     }
 
     /// The labels of series `name`, with `extra` (such as `kind`), sorted.
-    fn labels(&self, name: &str, extra: Option<(&str, &str)>) -> Vec<Label> {
+    fn labels(&self, name: &str, extra: &[(&str, &str)]) -> Vec<Label> {
         let mut labels: Vec<Label> = std::iter::once(("__name__", name))
-            .chain(extra)
+            .chain(extra.iter().copied())
             .chain(self.labels.iter().map(|(n, v)| (n.as_str(), v.as_str())))
             .map(|(name, value)| Label { name: name.to_owned(), value: value.to_owned() })
             .collect();
@@ -57,7 +58,7 @@ impl Scope {
         labels
     }
 
-    fn float(&self, name: &str, extra: Option<(&str, &str)>, value: f64, timestamp: i64) -> TimeSeries {
+    fn float(&self, name: &str, extra: &[(&str, &str)], value: f64, timestamp: i64) -> TimeSeries {
         TimeSeries {
             labels: self.labels(name, extra),
             samples: vec![Sample { value, timestamp }],
@@ -66,46 +67,79 @@ impl Scope {
     }
 }
 
-/// The push of `reading`, taken at `timestamp` (milliseconds since the Unix epoch).
-pub(super) fn write_request(scope: &Scope, reading: &LiveReading, kind: HistogramKind, timestamp: i64) -> WriteRequest {
+/// The push of `reading` and of the steps' and named requests' `rows`, taken at `timestamp`
+/// (milliseconds since the Unix epoch).
+pub(super) fn write_request(
+    scope: &Scope,
+    reading: &LiveReading,
+    rows: &[RowCounts],
+    kind: HistogramKind,
+    timestamp: i64,
+) -> WriteRequest {
     let totals = &reading.totals;
     let mut series = vec![
-        scope.float("loadbench_iterations_total", None, totals.done as f64, timestamp),
-        scope.float("loadbench_requests_total", None, reading.responses as f64, timestamp),
-        scope.float("loadbench_received_bytes_total", None, reading.bytes_received as f64, timestamp),
+        scope.float("loadbench_iterations_total", &[], totals.done as f64, timestamp),
+        scope.float("loadbench_requests_total", &[], reading.responses as f64, timestamp),
+        scope.float("loadbench_received_bytes_total", &[], reading.bytes_received as f64, timestamp),
     ];
     for (kind, count) in &reading.errors {
-        series.push(scope.float("loadbench_failures_total", Some(("kind", *kind)), *count as f64, timestamp));
+        series.push(scope.float("loadbench_failures_total", &[("kind", *kind)], *count as f64, timestamp));
     }
-    let latency = &totals.latency;
-    let count: u64 = latency.iter().sum();
-    let sum: f64 = latency.iter().enumerate().map(|(i, &n)| bucket_middle(i) * n as f64).sum::<f64>() / 1e6;
-    match kind {
-        HistogramKind::Native => series.push(TimeSeries {
-            labels: scope.labels("loadbench_latency_seconds", None),
-            samples: Vec::new(),
-            histograms: vec![native(latency, count, sum, timestamp)],
-        }),
-        HistogramKind::Classic => {
-            let mut below = 0;
-            let mut from = 0;
-            for end in classic_bounds() {
-                below += latency[from..=end].iter().sum::<u64>();
-                from = end + 1;
-                let le = (bucket_end(end) as f64 / 1e6).to_string();
-                series.push(scope.float(
-                    "loadbench_latency_seconds_bucket",
-                    Some(("le", le.as_str())),
-                    below as f64,
-                    timestamp,
-                ));
-            }
-            series.push(scope.float("loadbench_latency_seconds_bucket", Some(("le", "+Inf")), count as f64, timestamp));
-            series.push(scope.float("loadbench_latency_seconds_count", None, count as f64, timestamp));
-            series.push(scope.float("loadbench_latency_seconds_sum", None, sum, timestamp));
+    latency(scope, "loadbench_latency_seconds", &[], &totals.latency, kind, timestamp, &mut series);
+    for row in rows {
+        let word = row.kind.word();
+        let named = [(word, row.name.as_str())];
+        let iterations = (row.ok + row.errors.total()) as f64;
+        series.push(scope.float(&format!("loadbench_{word}_iterations_total"), &named, iterations, timestamp));
+        let failures = format!("loadbench_{word}_failures_total");
+        for (error, name) in KINDS {
+            let mut errors = row.errors;
+            let count = *errors.slot(error) as f64;
+            series.push(scope.float(&failures, &[named[0], ("kind", name)], count, timestamp));
         }
+        let histogram = format!("loadbench_{word}_latency_seconds");
+        latency(scope, &histogram, &named, &row.latency, kind, timestamp, &mut series);
     }
     WriteRequest { timeseries: series }
+}
+
+/// The series of latencies `buckets` under `name`: a native histogram, or classic buckets
+/// (`name_bucket`, `name_count`, `name_sum`).
+fn latency(
+    scope: &Scope,
+    name: &str,
+    extra: &[(&str, &str)],
+    buckets: &[u64; BUCKETS],
+    kind: HistogramKind,
+    timestamp: i64,
+    series: &mut Vec<TimeSeries>,
+) {
+    let count: u64 = buckets.iter().sum();
+    let sum: f64 = buckets.iter().enumerate().map(|(i, &n)| bucket_middle(i) * n as f64).sum::<f64>() / 1e6;
+    match kind {
+        HistogramKind::Native => series.push(TimeSeries {
+            labels: scope.labels(name, extra),
+            samples: Vec::new(),
+            histograms: vec![native(buckets, count, sum, timestamp)],
+        }),
+        HistogramKind::Classic => {
+            let bucket_name = format!("{name}_bucket");
+            let mut below = 0;
+            let mut from = 0;
+            let bounds = classic_bounds().into_iter().map(|end| {
+                below += buckets[from..=end].iter().sum::<u64>();
+                from = end + 1;
+                ((bucket_end(end) as f64 / 1e6).to_string(), below)
+            });
+            let bounds: Vec<(String, u64)> = bounds.chain([("+Inf".to_owned(), count)]).collect();
+            for (le, below) in &bounds {
+                let labels: Vec<(&str, &str)> = extra.iter().copied().chain([("le", le.as_str())]).collect();
+                series.push(scope.float(&bucket_name, &labels, *below as f64, timestamp));
+            }
+            series.push(scope.float(&format!("{name}_count"), extra, count as f64, timestamp));
+            series.push(scope.float(&format!("{name}_sum"), extra, sum, timestamp));
+        }
+    }
 }
 
 /// The index of the schema-3 native bucket holding `seconds` (above zero): bucket `i` holds
@@ -160,7 +194,8 @@ mod tests {
 
     use super::*;
     use crate::cli::{Label as UserLabel, RemoteWriteConfig};
-    use crate::engine::progress::window::{LatencyBuckets, Totals};
+    use crate::engine::progress::window::{LatencyBuckets, Totals, bucket_of};
+    use crate::engine::remote_write::rows::RowKind;
 
     fn scope() -> Scope {
         let config = RemoteWriteConfig {
@@ -194,7 +229,7 @@ mod tests {
 
     #[test]
     fn counters_carry_the_scopes_labels_sorted() {
-        let request = write_request(&scope(), &reading(&[100, 200]), HistogramKind::Native, 42);
+        let request = write_request(&scope(), &reading(&[100, 200]), &[], HistogramKind::Native, 42);
         assert_eq!(value(&request, "loadbench_iterations_total", None), Some(4.0));
         assert_eq!(value(&request, "loadbench_requests_total", None), Some(7.0));
         assert_eq!(value(&request, "loadbench_received_bytes_total", None), Some(700.0));
@@ -236,7 +271,7 @@ mod tests {
     #[test]
     fn a_native_histogram_holds_every_success_near_its_latency() {
         let latencies = [0, 100, 100, 105, 1_000, 50_000, 50_000, 3_000_000];
-        let request = write_request(&scope(), &reading(&latencies), HistogramKind::Native, 1);
+        let request = write_request(&scope(), &reading(&latencies), &[], HistogramKind::Native, 1);
         let histogram = request.timeseries.iter().flat_map(|s| &s.histograms).next().unwrap();
         assert_eq!(histogram.count_int, Some(8));
         assert_eq!(histogram.zero_count_int, Some(1), "the latency under a microsecond");
@@ -254,9 +289,34 @@ mod tests {
     }
 
     #[test]
+    fn steps_and_named_requests_are_series_of_their_own() {
+        let errors = crate::report::ErrorCounts { timeout: 3, ..Default::default() };
+        let mut latency = Box::new([0; BUCKETS]);
+        latency[bucket_of(2_000)] = 5;
+        let rows = [
+            RowCounts { kind: RowKind::Request, name: "GET /".into(), ok: 5, errors, latency: latency.clone() },
+            RowCounts { kind: RowKind::Step, name: "login".into(), ok: 5, errors, latency },
+        ];
+        let request = write_request(&scope(), &reading(&[]), &rows, HistogramKind::Classic, 1);
+        let request_row = Some(("request", "GET /"));
+        assert_eq!(value(&request, "loadbench_request_iterations_total", request_row), Some(8.0));
+        assert_eq!(value(&request, "loadbench_step_iterations_total", Some(("step", "login"))), Some(8.0));
+        let timeouts = request.timeseries.iter().find(|s| {
+            let has = |n: &str, v: &str| s.labels.iter().any(|l| l.name == n && l.value == v);
+            has("__name__", "loadbench_request_failures_total") && has("kind", "timeout") && has("request", "GET /")
+        });
+        assert_eq!(timeouts.and_then(|s| s.samples.first()).map(|s| s.value), Some(3.0));
+        assert_eq!(value(&request, "loadbench_request_latency_seconds_count", request_row), Some(5.0));
+        assert_eq!(
+            value(&request, "loadbench_step_latency_seconds_sum", Some(("step", "login"))).map(|s| s > 0.0),
+            Some(true)
+        );
+    }
+
+    #[test]
     fn classic_buckets_are_cumulative_and_exact() {
         let latencies = [3, 100, 100, 105, 1_000, 50_000];
-        let request = write_request(&scope(), &reading(&latencies), HistogramKind::Classic, 1);
+        let request = write_request(&scope(), &reading(&latencies), &[], HistogramKind::Classic, 1);
         let bucket = |le: &str| value(&request, "loadbench_latency_seconds_bucket", Some(("le", le)));
         assert_eq!(bucket("+Inf"), Some(6.0));
         assert_eq!(value(&request, "loadbench_latency_seconds_count", None), Some(6.0));
