@@ -72,6 +72,7 @@ impl Args {
             ("--bench", !self.selection.benches.is_empty()),
             ("--manifest-path", self.selection.manifest_path.is_some()),
             ("--allow-no-scenarios", self.allow_no_scenarios),
+            ("--remote-write", self.remote_write.given()),
         ]
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
@@ -145,6 +146,10 @@ pub struct Args {
     // start only to the first), or applied to `url`'s own run.
     #[command(flatten)]
     pub distributed: loadbench::cli::DistributedArgs,
+
+    // `--remote-write URL` and its companions: passed on to every bench binary.
+    #[command(flatten)]
+    pub remote_write: loadbench::cli::RemoteWriteArgs,
 
     /// Sample this process and its children (CPU, resident memory) while each scenario runs,
     /// as NAME=PID (repeatable)

@@ -113,6 +113,13 @@ fn merge_scenario(runs: Vec<ScenarioResult>) -> Option<ScenarioResult> {
             (Some(a), Some(b)) => Some(loadbench::report::NothingListening { refused: a.refused + b.refused, ..a }),
             (a, b) => a.or_else(|| b.clone()),
         };
+        merged.remote_write = match (merged.remote_write.take(), &other.remote_write) {
+            (Some(mut a), Some(b)) => {
+                a.add(b);
+                Some(a)
+            }
+            (a, b) => a.or_else(|| b.clone()),
+        };
     }
     merged.steps = steps;
     merged.requests = requests;

@@ -41,6 +41,8 @@ pub struct RunOptions {
     /// `--shard`, `--start-at` and `--histograms`. The start is for the first binary the command
     /// runs only: the others start when the one before them ends.
     pub distributed: loadbench::cli::DistributedArgs,
+    /// `--remote-write` and its companions, passed on to every binary.
+    pub remote_write: loadbench::cli::RemoteWriteArgs,
 }
 
 /// How a bench binary's run ended.
@@ -105,6 +107,7 @@ pub fn run(exe: &Executable, names: &[String], options: &RunOptions, output: &Pa
     }
     command.args(options.client.to_args());
     command.args(options.distributed.to_args());
+    command.args(options.remote_write.to_args());
     if !options.percentiles.is_empty() {
         let names: Vec<String> = options.percentiles.iter().map(ToString::to_string).collect();
         command.env(loadbench::cli::PERCENTILES_ENV, names.join(","));

@@ -244,6 +244,38 @@ fn distributed_flags_go_on_either_side_of_url_and_not_to_report() {
 }
 
 #[test]
+fn remote_write_flags_are_passed_on_and_refused_by_url_and_report() {
+    let parsed = Cargo::try_parse_from([
+        "cargo-loadbench",
+        "loadbench",
+        "--remote-write",
+        "http://127.0.0.1:9090/api/v1/write",
+        "--remote-write-label",
+        "env=ci",
+        "--remote-write-interval",
+        "5s",
+    ]);
+    let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };
+    let passed: Vec<String> = args.remote_write.to_args().iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    assert_eq!(
+        passed,
+        [
+            "--remote-write",
+            "http://127.0.0.1:9090/api/v1/write",
+            "--remote-write-label",
+            "env=ci",
+            "--remote-write-interval",
+            "5000ms"
+        ]
+    );
+    assert_eq!(args.scenario_flag(), Some("--remote-write"), "`url` pushes nothing");
+    assert_eq!(args.run_flag(), Some("--remote-write"), "`report` runs nothing");
+    let (args, _) =
+        parse_url_run(&["url", "http://h/", "--remote-write", "http://p/"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(args.scenario_flag(), Some("--remote-write"));
+}
+
+#[test]
 fn a_filter_named_url_goes_after_a_double_dash() {
     let parsed = Cargo::try_parse_from(["cargo-loadbench", "loadbench", "--", "url"]);
     let Ok(Cargo::Loadbench(args)) = parsed else { panic!("{parsed:?}") };

@@ -172,6 +172,7 @@ fn refuse_flags(args: &Args) -> Result<(), Error> {
         ("--watch", !args.watches.is_empty() || !args.watch_pids.is_empty(), "each side has a server of its own"),
         ("--shard", args.distributed.shard.is_some(), "ab runs on one machine"),
         ("--start-at", args.distributed.start_at.is_some(), "ab runs on one machine"),
+        ("--remote-write", args.remote_write.given(), "both sides would push the same series"),
         ("--list", args.list, "run `cargo loadbench --list` to list the head's scenarios"),
         ("--allow-no-scenarios", args.allow_no_scenarios, "a base without scenarios passes anyway, with a note"),
         ("a filter before `ab`", !args.filters.is_empty(), "give filters after BASE_REV"),
@@ -254,6 +255,7 @@ fn run_options(args: &Args) -> RunOptions {
         percentiles: args.measured_percentiles(),
         progress: None,
         distributed: args.distributed.clone(),
+        remote_write: loadbench::cli::RemoteWriteArgs::default(),
     }
 }
 

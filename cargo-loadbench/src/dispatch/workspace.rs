@@ -104,6 +104,7 @@ pub fn run(args: &Args) -> Result<u8, Error> {
         percentiles: args.measured_percentiles(),
         progress: None,
         distributed: args.distributed.clone(),
+        remote_write: args.remote_write.clone(),
     };
     let (report, code) = run_rounds(&plan, &targets, &options, scratch.path(), gating.runs);
     if report.scenarios.is_empty() && code != exit_code::OK {

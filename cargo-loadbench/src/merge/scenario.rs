@@ -91,6 +91,10 @@ pub fn merge(parts: &[Part<'_>], asked: &[Percentile]) -> Result<Merged, MergeEr
         .iter()
         .filter_map(|p| p.scenario.nothing_listening.clone())
         .reduce(|a, b| loadbench::report::NothingListening { refused: a.refused + b.refused, ..a });
+    merged.remote_write = parts.iter().filter_map(|p| p.scenario.remote_write.clone()).reduce(|mut a, b| {
+        a.add(&b);
+        a
+    });
     merged.interrupted = parts.iter().any(|p| p.scenario.interrupted);
     merged.setup_error =
         parts.iter().find_map(|p| p.scenario.setup_error.as_ref().map(|e| format!("shard {}: {e}", p.index)));

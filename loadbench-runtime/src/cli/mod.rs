@@ -1,7 +1,8 @@
 //! What every loadbench command line shares, the bench binaries' and `cargo loadbench`'s: the
 //! environment variables between them, how scenarios are selected by name, how a usage error is
 //! reported, what Ctrl-C does, and the flags of a distributed run (`distributed.rs`: `--shard`,
-//! how a load is split, `--start-at`). Each exists once, here, so the two cannot drift apart.
+//! how a load is split, `--start-at`) and live metrics' (`remote_write.rs`: `--remote-write` and
+//! its label set and interval). Each exists once, here, so the two cannot drift apart.
 //!
 //! Uses only the ground floor (`exit_code`).
 
@@ -10,6 +11,7 @@ mod client;
 mod distributed;
 mod filter;
 pub mod interrupt;
+mod remote_write;
 
 use std::process::ExitCode;
 
@@ -17,6 +19,9 @@ pub use cargo_env::{forget_the_running_package, the_running_package};
 pub use client::ClientArgs;
 pub use distributed::{DistributedArgs, MAX_RUN_ID, MAX_SHARDS, MAX_START_AHEAD, Shard, StartAt, parse_run_id};
 pub use filter::{Filter, NoMatch};
+pub use remote_write::{
+    HistogramKind, Label, MIN_INTERVAL, RESERVED_LABELS, RemoteWriteArgs, RemoteWriteConfig, RemoteWriteError,
+};
 
 use loadbench_grammar::{Percentile, PercentileError};
 

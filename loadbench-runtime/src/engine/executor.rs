@@ -33,7 +33,7 @@ use crate::config::{Load, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::feed::FeedCursor;
 use crate::http::{Ctx, Lane, Recorder, SessionOptions, Target, read_delay};
-use crate::report::GeneratorReport;
+use crate::report::{GeneratorReport, RemoteWriteReport};
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
 /// progress display (and where its line goes).
@@ -42,6 +42,9 @@ pub(crate) struct Placement {
     pub(crate) target: Target,
     pub(crate) threads: usize,
     pub(crate) progress: Option<BoardPlace>,
+    /// Where the live metrics go (`--remote-write`), when they are pushed.
+    #[cfg(feature = "remote-write")]
+    pub(crate) remote_write: Option<super::LivePush>,
 }
 
 /// What the executor hands back: merged measurements plus the run's times.
@@ -63,6 +66,8 @@ pub(crate) struct Executed {
     /// When a worker gave up because every attempt it made was refused (nothing listens at the
     /// target): the refused attempts of the workers that did. They started no more iterations.
     pub(crate) refused: Option<u64>,
+    /// What the live metrics pushed and dropped, when they were pushed.
+    pub(crate) remote_write: Option<RemoteWriteReport>,
 }
 
 /// Runs `workload` as `plan` says, where `placement` says, until the plan's load is done or `stop`
@@ -85,6 +90,12 @@ pub(crate) fn execute(
         Load::Duration(_) => 0,
     }));
     let warmup = Warmup::of(plan);
+    // Each worker's steps and named requests, copied for the live metrics every interval.
+    #[cfg(feature = "remote-write")]
+    let boards: Option<(Vec<super::remote_write::rows::RowBoard>, Duration)> = placement
+        .remote_write
+        .as_ref()
+        .map(|push| ((0..threads).map(|_| Arc::default()).collect(), push.config.interval));
     let gate = StartGate::new(threads + 1);
     let handles: std::io::Result<Vec<_>> = runtimes
         .into_iter()
@@ -125,6 +136,8 @@ pub(crate) fn execute(
                 grace: plan.grace,
                 arrivals: Arrivals::for_worker(plan, &warmup, index, threads),
                 start_line: gate.line(),
+                #[cfg(feature = "remote-write")]
+                rows: boards.as_ref().map(|(boards, interval)| (Arc::clone(&boards[index]), *interval)),
             };
             std::thread::Builder::new()
                 .name(format!("loadbench-worker-{index}"))
@@ -147,6 +160,11 @@ pub(crate) fn execute(
             open: plan.is_open(),
         };
         Progress::start(slot, watched, progress_slots.clone(), origin)
+    });
+    #[cfg(feature = "remote-write")]
+    let pusher = placement.remote_write.as_ref().map(|push| {
+        let boards = boards.map(|(boards, _)| boards).unwrap_or_default();
+        super::remote_write::Pusher::start(push, &workload.name, progress_slots.clone(), boards)
     });
 
     let mut merged = WorkerStats::new();
@@ -182,6 +200,11 @@ pub(crate) fn execute(
     if let Some(progress) = progress {
         progress.finish();
     }
+    // Every worker is done: the last push holds the final counts.
+    #[cfg(feature = "remote-write")]
+    let remote_write = pusher.map(|pusher| pusher.finish(super::remote_write::rows::snapshot(&merged)));
+    #[cfg(not(feature = "remote-write"))]
+    let remote_write = None;
     // The measured part: from its start (for a closed-model warmup count, the first measured
     // iteration's) to the end of the last iteration.
     let measured_from = if warmup.ends_with_its_iterations() { first_measured.unwrap_or(start) } else { origin };
@@ -196,6 +219,7 @@ pub(crate) fn execute(
         warmup_iterations,
         schedule: plan.is_open().then(|| arrivals::schedule_length(plan, &warmup, origin, schedule_end)),
         refused,
+        remote_write,
     })
 }
 
@@ -231,6 +255,9 @@ struct WorkerThread {
     grace: Duration,
     arrivals: Option<Arrivals>,
     start_line: StartLine,
+    /// Where this worker copies its steps and named requests for the live metrics, and how often.
+    #[cfg(feature = "remote-write")]
+    rows: Option<(super::remote_write::rows::RowBoard, Duration)>,
 }
 
 impl WorkerThread {
@@ -250,6 +277,8 @@ impl WorkerThread {
             grace,
             mut arrivals,
             start_line,
+            #[cfg(feature = "remote-write")]
+            rows,
         } = self;
         let local = tokio::task::LocalSet::new();
         let lag = Rc::new(RefCell::new(selfcheck::micros_histogram()));
@@ -262,6 +291,10 @@ impl WorkerThread {
             // One slot per user, and the scheduler's after them.
             let halt = Halt::new(users.len() + 1);
             let supervisor = tokio::task::spawn_local(halt::supervise(Rc::clone(&halt), stop, grace));
+            #[cfg(feature = "remote-write")]
+            let rows = rows.map(|(board, interval)| {
+                tokio::task::spawn_local(super::remote_write::rows::publish(Rc::clone(&worker), board, interval))
+            });
             let lanes = lanes.map(|(transport, count)| Lane::for_worker(&target, transport, count)).unwrap_or_default();
             let users = users.into_iter().map(|user| first_user.saturating_add(user)).collect();
             let ready = set_up(&workload, users, &target, (timeout, max_body, session), &lanes, &worker, &halt).await;
@@ -360,6 +393,10 @@ impl WorkerThread {
             }
             supervisor.abort();
             probe.abort();
+            #[cfg(feature = "remote-write")]
+            if let Some(rows) = rows {
+                rows.abort();
+            }
             (schedule_end, times_at_start)
         });
         let used = times_at_start.zip(selfcheck::thread_times()).map(|(start, end)| end.since(start));

@@ -2,7 +2,7 @@
 //! worker threads (per-worker state in `worker`, the open model's schedule in `arrivals`, the
 //! warmup, the start gate, how a run stops in `halt`), with the virtual users' loop, the
 //! measurements (the connections' own in `connections`), the generator's self-check and progress,
-//! and giving up on a target where nothing listens (`refused`).
+//! live metrics pushed to Prometheus (`remote_write`, with the `remote-write` feature), and giving up on a target where nothing listens (`refused`).
 //!
 //! Uses `http` (each user's `Ctx`), `config`, the report's schema types and `cli`'s scenario
 //! filter and shard (how a distributed run's load is split); the harness above
@@ -20,6 +20,8 @@ mod progress;
 mod ramp;
 mod refused;
 pub(crate) mod registry;
+#[cfg(feature = "remote-write")]
+mod remote_write;
 mod selfcheck;
 mod start_gate;
 mod stats;
@@ -33,4 +35,6 @@ pub(crate) use executor::{Executed, Placement, execute};
 pub(crate) use halt::StopFlags;
 pub(crate) use plan::{LoadPlan, Sizing, parse_scale};
 pub(crate) use progress::{Board, BoardPlace, Position};
+#[cfg(feature = "remote-write")]
+pub(crate) use remote_write::LivePush;
 pub(crate) use worker::worker_threads;

@@ -130,6 +130,15 @@ impl WorkerStats {
         row(&mut self.requests, name).record(error, elapsed);
     }
 
+    /// Every step, then every named request: whether it is a step, its name, its successes, its
+    /// failures by kind and its successes' latencies (for the live metrics).
+    #[cfg(feature = "remote-write")]
+    pub(crate) fn live_rows(&self) -> impl Iterator<Item = (bool, &str, u64, &ErrorCounts, &Histogram<u64>)> {
+        let steps = self.steps.iter().map(|s| (true, s));
+        let requests = self.requests.iter().map(|s| (false, s));
+        steps.chain(requests).map(|(step, s)| (step, s.name.as_str(), s.ok, &s.errors, &s.latency_ns))
+    }
+
     /// Records one evaluation of the check `name`.
     pub(crate) fn record_check(&mut self, name: &str, passed: bool) {
         let check = check(&mut self.checks, name);

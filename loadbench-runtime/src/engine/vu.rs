@@ -143,6 +143,10 @@ where
         // Whether this task's waker is in the user's slot of `halt`: this loop is polled by one task
         // from start to end, so it registers once, not at every pending poll.
         let registered = Cell::new(false);
+        // The responses and bytes of this user's measured iterations already published for the
+        // live metrics: each iteration publishes what it added.
+        #[cfg(feature = "remote-write")]
+        let mut published = (0u64, 0u64);
         'iterations: loop {
             if let Some(think) = &mut think
                 && !std::mem::take(&mut first)
@@ -188,6 +192,10 @@ where
             // measured iteration after a warmup (or a setup) starts the user's HTTP figures.
             if measured && !ctx.measuring {
                 ctx.counters.forget_exchanges();
+                #[cfg(feature = "remote-write")]
+                {
+                    published = (0, 0);
+                }
             }
             ctx.measuring = measured;
             // Under an arrival rate, where the iteration began, for a measured operation it begins
@@ -205,6 +213,12 @@ where
             };
             // Cookies the iteration got go or stay as the scenario's `cookies` says.
             ctx.iteration_done();
+            #[cfg(feature = "remote-write")]
+            if measured {
+                let now = (ctx.counters.responses, ctx.counters.bytes_received);
+                worker.borrow().received(now.0.saturating_sub(published.0), now.1.saturating_sub(published.1));
+                published = now;
+            }
             let Some(outcome) = outcome else {
                 worker.borrow_mut().record_cancelled(ctx.user(), measured);
                 break;

@@ -302,6 +302,12 @@ impl Worker {
         let _ = self.record(Err(Error::new(ErrorKind::Scenario, message)), now, now, true);
     }
 
+    /// Publishes what a user's measured iteration received, for the live metrics.
+    #[cfg(feature = "remote-write")]
+    pub(crate) fn received(&self, responses: u64, bytes: u64) {
+        self.progress.received(responses, bytes);
+    }
+
     /// Adds a finished user's HTTP figures.
     pub(crate) fn absorb(&mut self, counters: &HttpCounters) {
         self.stats.absorb(counters);

@@ -42,6 +42,8 @@ pub(super) struct BenchArgs {
     pub(super) client: crate::cli::ClientArgs,
     #[command(flatten)]
     pub(super) distributed: crate::cli::DistributedArgs,
+    #[command(flatten)]
+    pub(super) remote_write: crate::cli::RemoteWriteArgs,
     /// The latency percentiles the table shows, as columns before `max`, such as 50,95,99.9
     /// (also measured, and in the JSON) [default: 50,95,99]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_percentile)]

@@ -39,6 +39,7 @@ impl ScenarioReport {
         report.duration_us = u64::try_from(run.wall.as_micros()).unwrap_or(u64::MAX);
         report.interrupted = run.interrupted;
         report.generator = Some(run.generator);
+        report.remote_write = run.remote_write;
         report.failed = stats.errors.total();
         report.ok = stats.ok;
         report.cancelled = stats.cancelled;

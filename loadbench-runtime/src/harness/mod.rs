@@ -136,6 +136,9 @@ pub struct Harness {
     histograms: bool,
     /// `--run-id ID`: the run's name, recorded in the results.
     run_id: Option<String>,
+    /// `--remote-write URL` and its companions: live metrics pushed while scenarios run.
+    #[cfg(feature = "remote-write")]
+    remote_write: Option<cli::RemoteWriteConfig>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -188,6 +191,8 @@ impl Harness {
             start_at: None,
             histograms: false,
             run_id: None,
+            #[cfg(feature = "remote-write")]
+            remote_write: None,
         }
     }
 
@@ -320,6 +325,22 @@ impl Harness {
     }
 
     #[doc(hidden)]
+    /// Names the run in its results, as `--run-id ID` does (and the `run` label of its live
+    /// metrics).
+    pub fn run_id(mut self, id: impl Into<String>) -> Harness {
+        self.run_id = Some(id.into());
+        self
+    }
+
+    #[doc(hidden)]
+    #[cfg(feature = "remote-write")]
+    /// Pushes live metrics while scenarios run, as `--remote-write URL` and its companions do.
+    pub fn remote_write(mut self, config: cli::RemoteWriteConfig) -> Harness {
+        self.remote_write = Some(config);
+        self
+    }
+
+    #[doc(hidden)]
     /// Shows or hides progress output.
     pub fn progress(mut self, show: bool) -> Harness {
         self.progress = show;
@@ -378,6 +399,16 @@ impl Harness {
         self.histograms |= args.distributed.histograms;
         if args.distributed.run_id.is_some() {
             self.run_id = args.distributed.run_id;
+        }
+        // Refused before any load, and before a list: a bench that cannot push should say so.
+        match args.remote_write.config() {
+            #[cfg(feature = "remote-write")]
+            Ok(Some(config)) => self.remote_write = Some(config),
+            Ok(_) => {}
+            Err(err) => {
+                err!("error: {err}");
+                return exit_code::USAGE;
+            }
         }
         let output = std::env::var_os(OUTPUT_ENV).map(PathBuf::from);
 

@@ -451,6 +451,9 @@ impl OneShot {
                 .collect(),
             shard: self.shard,
             histograms: self.histograms || self.shard.is_some(),
+            // `cargo loadbench url` pushes no live metrics.
+            #[cfg(feature = "remote-write")]
+            remote_write: None,
         };
         let plan = LoadPlan::new(&config, settings.sizing);
         let mut report = settings.run(&workload, &plan, &config, &self.request.origin, Position { index: 1, of: 1 });

@@ -111,6 +111,10 @@ impl Harness {
             percentiles,
             shard: self.shard,
             histograms: self.histograms || self.shard.is_some(),
+            #[cfg(feature = "remote-write")]
+            remote_write: self.remote_write.clone().map(|config| {
+                crate::engine::LivePush::new(config, self.run_id.as_deref(), self.shard.map_or(0, |s| s.index()))
+            }),
         };
         let mut scenarios = Vec::with_capacity(selected.len());
         let batches = batches(selected);

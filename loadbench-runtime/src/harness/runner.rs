@@ -72,6 +72,9 @@ pub(crate) struct RunSettings {
     /// Whether every latency of the reports carries its HdrHistogram (`--histograms`, and always
     /// with a shard, whose results a merge adds up).
     pub(crate) histograms: bool,
+    /// Where live metrics go (`--remote-write`), when they are pushed.
+    #[cfg(feature = "remote-write")]
+    pub(crate) remote_write: Option<engine::LivePush>,
 }
 
 impl RunSettings {
@@ -142,7 +145,13 @@ impl RunSettings {
         percentiles.extend(config.thresholds.iter().chain(rows).filter_map(|t| t.metric.percentile()));
         let progress = self.board.clone().map(|board| BoardPlace { board, position });
         let address = target.addr();
-        let placement = Placement { target, threads, progress };
+        let placement = Placement {
+            target,
+            threads,
+            progress,
+            #[cfg(feature = "remote-write")]
+            remote_write: self.remote_write.clone(),
+        };
         let run = match engine::execute(workload, &plan, &placement, &self.stop) {
             Ok(run) => run,
             Err(err) => {

@@ -25,6 +25,7 @@ pub mod named;
 mod notes;
 mod outcome;
 mod refused;
+mod remote_write;
 mod saturation;
 mod scenario;
 pub mod table;
@@ -47,6 +48,7 @@ pub use json::{check_writable, same_file, write_atomic, write_json_atomic};
 pub use latency::{LatencyReport, SpectrumPoint};
 pub use outcome::ThresholdOutcome;
 pub use refused::NothingListening;
+pub use remote_write::RemoteWriteReport;
 pub use saturation::GeneratorLimit;
 pub(crate) use saturation::SATURATED_LAG;
 pub use scenario::{

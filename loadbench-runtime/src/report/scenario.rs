@@ -11,6 +11,7 @@ use super::http::HttpReport;
 use super::latency::LatencyReport;
 use super::outcome::ThresholdOutcome;
 use super::refused::NothingListening;
+use super::remote_write::RemoteWriteReport;
 use super::saturation::GeneratorLimit;
 use super::tls::{TlsConfigReport, TlsReport};
 use super::warnings::Warning;
@@ -151,6 +152,10 @@ pub struct ScenarioReport {
     /// [`ScenarioReport::not_started`]); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nothing_listening: Option<NothingListening>,
+    /// The live metrics pushed while it ran (`--remote-write`): samples sent and dropped; absent
+    /// without the flag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_write: Option<RemoteWriteReport>,
 }
 
 /// Runs of a per-user setup or teardown.
@@ -322,6 +327,7 @@ impl ScenarioReport {
             warnings: Vec::new(),
             feed_ran_out: None,
             nothing_listening: None,
+            remote_write: None,
         }
     }
 }

@@ -107,6 +107,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(line) = super::feed::ran_out_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = super::remote_write::line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = notes::threshold_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }

@@ -13,9 +13,9 @@ use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
     Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GateReport,
     GeneratorLimit, GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, NothingListening,
-    RateReport, RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint, StartReport,
-    StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning, WarningKind,
-    WatchReport, WatchSample,
+    RateReport, RemoteWriteReport, RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint,
+    StartReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning,
+    WarningKind, WatchReport, WatchSample,
 };
 use loadbench::threshold::{Metric, Op, RowThreshold, Threshold};
 
@@ -254,6 +254,12 @@ pub fn scenario_report() -> ScenarioReport {
         )],
         not_started: 700,
         nothing_listening: Some(NothingListening { address: "127.0.0.1:18008".into(), refused: 256 }),
+        remote_write: Some(RemoteWriteReport {
+            url: "http://127.0.0.1:9090/api/v1/write".into(),
+            samples_sent: 1_200,
+            samples_dropped: 40,
+            first_error: Some("HTTP 503 Service Unavailable".into()),
+        }),
     }
 }
 

@@ -7,11 +7,12 @@
 //! loads and stores, it is the only writer) and a separate thread per scenario reads them on a
 //! timer, keeping the readings of the last seconds (`window`) to show figures over a window
 //! rather than since the start. (indicatif takes a mutex on every update, which would put a lock
-//! on the request path.) The line's text is a pure function of what was read (`line`).
+//! on the request path.) The line's text is a pure function of what was read (`line`). The live
+//! metrics (`remote_write`) read the same counts (`read_live`), on a thread of their own.
 
 mod line;
 mod steps;
-mod window;
+pub(crate) mod window;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -33,7 +34,7 @@ use crate::error::ErrorKind;
 use crate::report::units::{micros, thousands};
 
 /// The error kinds as the report names them, in its order: the order of the `errors:` list.
-const KINDS: [(ErrorKind, &str); 11] = [
+pub(crate) const KINDS: [(ErrorKind, &str); 11] = [
     (ErrorKind::Connect, "connect"),
     (ErrorKind::Timeout, "timeout"),
     (ErrorKind::Status, "status"),
@@ -62,6 +63,13 @@ pub(crate) struct WorkerProgress {
     pub(crate) failed: AtomicU64,
     errors: [AtomicU64; KINDS.len()],
     latency: LatencyBuckets,
+    /// Responses and bytes received in this worker's users' measured iterations, published after
+    /// each one for the live metrics (`remote_write`); the report's own come from the users'
+    /// counters when they finish.
+    #[cfg(feature = "remote-write")]
+    responses: AtomicU64,
+    #[cfg(feature = "remote-write")]
+    bytes_received: AtomicU64,
 }
 
 impl WorkerProgress {
@@ -77,6 +85,50 @@ impl WorkerProgress {
         let count = &self.errors[kind_index(kind)];
         count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
+
+    /// Adds what a measured iteration received: `responses` responses, `bytes` bytes. Single
+    /// writer, as every count here.
+    #[cfg(feature = "remote-write")]
+    pub(crate) fn received(&self, responses: u64, bytes: u64) {
+        self.responses.store(self.responses.load(Ordering::Relaxed) + responses, Ordering::Relaxed);
+        self.bytes_received.store(self.bytes_received.load(Ordering::Relaxed) + bytes, Ordering::Relaxed);
+    }
+}
+
+/// Every worker's counts added up at one instant: what the live metrics push.
+#[cfg(feature = "remote-write")]
+#[derive(Debug)]
+pub(crate) struct LiveReading {
+    /// Measured iterations ended, and of those the failed ones.
+    pub(crate) totals: Totals,
+    /// Failures by kind, named as the report names them.
+    pub(crate) errors: Vec<(&'static str, u64)>,
+    pub(crate) responses: u64,
+    pub(crate) bytes_received: u64,
+}
+
+/// Reads `workers` now.
+#[cfg(feature = "remote-write")]
+pub(crate) fn read_live(workers: &[Arc<WorkerProgress>]) -> LiveReading {
+    let (totals, errors) = sum(workers);
+    let responses = workers.iter().map(|w| w.responses.load(Ordering::Relaxed)).sum();
+    let bytes_received = workers.iter().map(|w| w.bytes_received.load(Ordering::Relaxed)).sum();
+    LiveReading { totals, errors, responses, bytes_received }
+}
+
+/// Sums the workers' counts now: the totals, and the failures by kind in the report's order.
+fn sum(workers: &[Arc<WorkerProgress>]) -> (Totals, Vec<(&'static str, u64)>) {
+    let mut totals = Totals::empty();
+    let mut errors = [0u64; KINDS.len()];
+    for w in workers {
+        totals.done += w.done.load(Ordering::Relaxed);
+        totals.failed += w.failed.load(Ordering::Relaxed);
+        for (sum, count) in errors.iter_mut().zip(&w.errors) {
+            *sum += count.load(Ordering::Relaxed);
+        }
+        w.latency.add_to(&mut totals.latency);
+    }
+    (totals, KINDS.iter().zip(errors).map(|((_, name), n)| (*name, n)).collect())
 }
 
 /// Where the lines of a run go: a terminal's `MultiProgress`, shared by the scenarios running at
@@ -174,17 +226,7 @@ struct Follow {
 impl Follow {
     /// Sums the workers' counts now.
     fn read(&self) -> (Totals, Vec<(&'static str, u64)>) {
-        let mut totals = Totals::empty();
-        let mut errors = [0u64; KINDS.len()];
-        for w in &self.workers {
-            totals.done += w.done.load(Ordering::Relaxed);
-            totals.failed += w.failed.load(Ordering::Relaxed);
-            for (sum, count) in errors.iter_mut().zip(&w.errors) {
-                *sum += count.load(Ordering::Relaxed);
-            }
-            w.latency.add_to(&mut totals.latency);
-        }
-        (totals, KINDS.iter().zip(errors).map(|((_, name), n)| (*name, n)).collect())
+        sum(&self.workers)
     }
 
     /// The users now: the ramp's target (or all) in the closed model, where every active user is

@@ -40,6 +40,19 @@ pub(crate) fn bucket_middle(index: usize) -> f64 {
     ((SUB as u64 + sub) * width) as f64 + width as f64 / 2.0
 }
 
+/// Where bucket `index` ends, in microseconds: the smallest whole number of microseconds above
+/// every latency it holds (the last bucket's is its start's double, though it holds everything
+/// above).
+#[cfg(any(feature = "remote-write", test))]
+pub(crate) fn bucket_end(index: usize) -> u64 {
+    if index < SUB {
+        return index as u64 + 1;
+    }
+    let octave = ((index - SUB) / SUB) as u32;
+    let sub = ((index - SUB) % SUB) as u64;
+    (SUB as u64 + sub + 1) << octave
+}
+
 /// One worker's latency counts, written by that worker only.
 #[derive(Debug)]
 pub(crate) struct LatencyBuckets([AtomicU64; BUCKETS]);
@@ -176,6 +189,10 @@ mod tests {
             }
         }
         assert_eq!(bucket_of(u64::MAX), BUCKETS - 1);
+        // Each bucket ends where the next begins.
+        for us in 1..100_000u64 {
+            assert_eq!(bucket_of(us) == bucket_of(us - 1), bucket_end(bucket_of(us - 1)) != us, "{us} µs");
+        }
     }
 
     /// The window's percentiles agree with HdrHistogram's on the same samples, within the
