@@ -370,3 +370,14 @@ pub fn run_scenario(name: &str, target: &str) -> loadbench::report::ScenarioRepo
     assert_eq!(report.scenarios.len(), 1, "{name} selected exactly once");
     report.scenarios.into_iter().next().unwrap_or_else(|| unreachable!("checked above"))
 }
+
+/// The named-request row `name` of `report` (`.name(…)` requests and `ctx.measure` operations),
+/// which must be there.
+#[track_caller]
+pub fn request_row<'a>(report: &'a loadbench::report::ScenarioReport, name: &str) -> &'a loadbench::report::StepReport {
+    report
+        .requests
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no request row `{name}`: {:?}", report.requests))
+}

@@ -10,10 +10,10 @@
 use std::sync::Mutex;
 
 use http::uri::PathAndQuery;
-use loadbench::report::{ScenarioReport, StepReport};
 use loadbench_tests::grpc::{
     GrpcOptions, GrpcServer, Item, LIST_PATH, LOOKUP_PATH, ListRequest, LookupReply, LookupRequest, REFUSED, value_of,
 };
+use loadbench_tests::request_row as row;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Status};
 use tonic_prost::ProstCodec;
@@ -22,14 +22,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Items each `List` call asks for.
 const ITEMS: u32 = 5;
-
-fn row<'a>(report: &'a ScenarioReport, name: &str) -> &'a StepReport {
-    report
-        .requests
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no request row `{name}`: {:?}", report.requests))
-}
 
 /// This user's channel to the target, made on its first iteration and kept in its user data (a
 /// channel is one HTTP/2 connection; its clones share it).

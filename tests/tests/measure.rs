@@ -9,19 +9,11 @@
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use loadbench::report::{ScenarioReport, StepReport};
 use loadbench_tests::cli::{cargo_loadbench_in, read_report};
+use loadbench_tests::request_row as row;
 use loadbench_tests::{Behavior, TestServer};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn row<'a>(report: &'a ScenarioReport, name: &str) -> &'a StepReport {
-    report
-        .requests
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no request row `{name}`: {:?}", report.requests))
-}
 
 /// This user's iterations so far, this one included.
 fn next(ctx: &mut loadbench::Ctx) -> u32 {

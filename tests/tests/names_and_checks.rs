@@ -6,7 +6,8 @@
 
 use std::sync::Mutex;
 
-use loadbench::report::{CheckReport, ScenarioReport, StepReport};
+use loadbench::report::{CheckReport, ScenarioReport};
+use loadbench_tests::request_row as request;
 use loadbench_tests::{Behavior, TestServer};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -14,14 +15,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 fn run(scenario: &str, target: &str) -> ScenarioReport {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     loadbench_tests::run_scenario(scenario, target)
-}
-
-fn request<'a>(report: &'a ScenarioReport, name: &str) -> &'a StepReport {
-    report
-        .requests
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no request row `{name}`: {:?}", report.requests))
 }
 
 /// This user's iterations so far, this one included.

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use loadbench::report::{ScenarioReport, StepReport};
+use loadbench_tests::request_row as request;
 use loadbench_tests::websocket::{EchoBehavior, EchoServer};
 use loadbench_tests::{Behavior, TestServer};
 use tokio::net::TcpStream;
@@ -29,14 +30,6 @@ const MESSAGES: u64 = 5;
 
 fn run(scenario: &str, target: &str) -> ScenarioReport {
     loadbench_tests::run_scenario(scenario, target)
-}
-
-fn request<'a>(report: &'a ScenarioReport, name: &str) -> &'a StepReport {
-    report
-        .requests
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no request row `{name}`: {:?}", report.requests))
 }
 
 /// A row's latency histogram: present, its percentiles above zero and in order.
