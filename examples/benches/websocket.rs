@@ -31,22 +31,22 @@ async fn disconnect(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
-/// A failed round trip, counted as `custom` with `why` as its message (tungstenite's errors
-/// are `custom` through a plain `?` too; this also words the echo's own failures).
+/// A failed round trip of the echo's own making, counted as `custom` with `why` as its message
+/// (tungstenite's errors are `custom` as they are, through `?`).
 fn failed(why: impl std::fmt::Display) -> loadbench::Error {
     loadbench::Error::new(loadbench::ErrorKind::Custom, why.to_string())
 }
 
 /// One round trip: `text` sent, its echo received (pings and pongs on the way skipped).
 async fn echo(ws: &mut Ws, text: Utf8Bytes) -> loadbench::Result<()> {
-    ws.send(Message::Text(text.clone())).await.map_err(failed)?;
+    ws.send(Message::Text(text.clone())).await?;
     loop {
         match ws.next().await {
             Some(Ok(Message::Text(echoed))) if echoed == text => return Ok(()),
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
             Some(Ok(Message::Close(_))) => return Err(failed("the server closed the connection")),
             Some(Ok(other)) => return Err(failed(format!("`{text}` came back as {other:?}"))),
-            Some(Err(e)) => return Err(failed(e)),
+            Some(Err(e)) => return Err(e.into()),
             None => return Err(failed("the connection ended before the echo")),
         }
     }

@@ -24,8 +24,8 @@ const SCHEMA: i32 = 3;
 /// bucket), in seconds.
 const ZERO_THRESHOLD: f64 = 0.5e-6;
 
-/// The classic buckets' bounds: the live buckets ending at 12·2^k and 16·2^k microseconds, from
-/// 2 µs to about 67 s (two per power of two), then `+Inf`.
+/// The classic buckets' bounds: the live buckets ending at 12·2^k and 16·2^k microseconds (two per
+/// power of two) up to 2^26 µs, after the first live bucket's end; then `+Inf`.
 fn classic_bounds() -> Vec<usize> {
     (0..BUCKETS).filter(|&i| i == 1 || (i >= 8 && i % 4 == 3 && bucket_end(i) <= 1 << 26)).collect()
 }
@@ -320,7 +320,8 @@ mod tests {
         let bucket = |le: &str| value(&request, "loadbench_latency_seconds_bucket", Some(("le", le)));
         assert_eq!(bucket("+Inf"), Some(6.0));
         assert_eq!(value(&request, "loadbench_latency_seconds_count", None), Some(6.0));
-        // 96 µs and 128 µs are bounds: 3 µs at or below the first, the three of 100-105 below the second.
+        // The bounds on either side of 100: the 3 falls under the lower, the three near 100 under the
+        // upper.
         assert_eq!(bucket("0.000096"), Some(1.0));
         assert_eq!(bucket("0.000128"), Some(4.0));
         assert_eq!(bucket("0.001024"), Some(5.0));
