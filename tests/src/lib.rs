@@ -8,7 +8,8 @@
 //! it logged, threw and requested ([`browser`]); git repositories with a service and a bench
 //! crate, for `cargo loadbench ab` and the shipped workflow ([`ab`]); a WebSocket echo server
 //! that counts handshakes and messages ([`websocket`]); a tonic gRPC server that counts calls per
-//! method ([`grpc`]).
+//! method ([`grpc`]); an HTTP/3 server on QUIC that counts connections, streams and requests
+//! ([`h3server`]).
 
 // A test server that cannot start is a broken test environment; failing loudly is right here.
 #![allow(clippy::expect_used)]
@@ -34,6 +35,7 @@ pub mod child;
 pub mod cli;
 pub mod grpc;
 pub mod h2server;
+pub mod h3server;
 pub mod hostile;
 pub mod hostile_h2;
 pub mod outcomes;

@@ -1,0 +1,221 @@
+//! An HTTP/3 server on 127.0.0.1 (quinn for QUIC, hyperium's h3 over it) that counts what it sees:
+//! QUIC connections established, request streams opened, requests received and answered, and per
+//! connection the requests it carried. Every request is answered `200 OK` with [`BODY`]. Its
+//! certificate is the tests' PKI's `localhost` one ([`crate::tls`]), so a client trusts it with
+//! the test CA, as over TCP. [`h3_get`] is a client written with the h3 crates directly, for the
+//! server's own test; loadbench's client is measured against the server, not by it.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::{Buf, Bytes};
+use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use rustls::{ClientConfig, RootCertStore, ServerConfig};
+
+use crate::tls::{Identity, Pki};
+
+/// The body of every response.
+pub const BODY: &str = "hello, h3";
+
+/// The ALPN of HTTP/3 (RFC 9114 § 3.1).
+const ALPN: &[u8] = b"h3";
+
+#[derive(Debug, Default)]
+struct Counters {
+    connections: AtomicU64,
+    streams: AtomicU64,
+    requests: AtomicU64,
+    responses: AtomicU64,
+    /// One per connection established: the requests it carried.
+    per_connection: Mutex<Vec<Arc<AtomicU64>>>,
+}
+
+/// A counting HTTP/3 server on an ephemeral loopback UDP port, on a runtime of its own; stops
+/// when dropped.
+#[derive(Debug)]
+pub struct H3Server {
+    addr: SocketAddr,
+    counters: Arc<Counters>,
+    /// Shut down in the background when dropped, so that a test on a runtime of its own (the
+    /// h3 client's) may drop the server.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl H3Server {
+    /// Starts a server with `pki`'s `localhost` certificate.
+    pub fn start(pki: &Pki) -> H3Server {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("test server runtime");
+        let crypto = QuicServerConfig::try_from(server_config(pki)).expect("a TLS 1.3 configuration for QUIC");
+        let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        let endpoint = {
+            let _inside = runtime.enter();
+            quinn::Endpoint::server(config, (Ipv4Addr::LOCALHOST, 0).into()).expect("bind UDP 127.0.0.1:0")
+        };
+        let addr = endpoint.local_addr().expect("local addr");
+        let counters = Arc::new(Counters::default());
+        let accepting = Arc::clone(&counters);
+        runtime.spawn(async move {
+            while let Some(incoming) = endpoint.accept().await {
+                let counters = Arc::clone(&accepting);
+                tokio::spawn(async move {
+                    // A handshake that fails is no connection: only established ones count.
+                    if let Ok(connection) = incoming.await {
+                        serve(connection, counters).await;
+                    }
+                });
+            }
+        });
+        H3Server { addr, counters, runtime: Some(runtime) }
+    }
+
+    /// `https://localhost:PORT/` (the certificate's name; the port is UDP).
+    pub fn url(&self) -> String {
+        format!("https://localhost:{}/", self.addr.port())
+    }
+
+    /// The UDP address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// QUIC connections established (handshake complete).
+    pub fn connections(&self) -> u64 {
+        self.counters.connections.load(Ordering::SeqCst)
+    }
+
+    /// Request streams the clients opened, whether or not a request arrived on them.
+    pub fn streams(&self) -> u64 {
+        self.counters.streams.load(Ordering::SeqCst)
+    }
+
+    /// Requests received (their headers read).
+    pub fn requests(&self) -> u64 {
+        self.counters.requests.load(Ordering::SeqCst)
+    }
+
+    /// Responses sent in full (headers, body and the stream's end).
+    pub fn responses(&self) -> u64 {
+        self.counters.responses.load(Ordering::SeqCst)
+    }
+
+    /// Per connection established, in order, the requests it carried.
+    pub fn requests_per_connection(&self) -> Vec<u64> {
+        let per = self.counters.per_connection.lock().unwrap_or_else(PoisonError::into_inner);
+        per.iter().map(|n| n.load(Ordering::SeqCst)).collect()
+    }
+}
+
+impl Drop for H3Server {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// HTTP/3 on one established connection, until the client closes it.
+async fn serve(connection: quinn::Connection, counters: Arc<Counters>) {
+    counters.connections.fetch_add(1, Ordering::SeqCst);
+    let on_connection = Arc::new(AtomicU64::new(0));
+    counters.per_connection.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&on_connection));
+    let Ok(mut h3) = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(connection)).await else {
+        return;
+    };
+    // `Ok(None)` and errors both end the connection (a client's close is an error to h3).
+    while let Ok(Some(resolver)) = h3.accept().await {
+        counters.streams.fetch_add(1, Ordering::SeqCst);
+        let (counters, on_connection) = (Arc::clone(&counters), Arc::clone(&on_connection));
+        tokio::spawn(async move {
+            let Ok((_request, mut stream)) = resolver.resolve_request().await else { return };
+            counters.requests.fetch_add(1, Ordering::SeqCst);
+            on_connection.fetch_add(1, Ordering::SeqCst);
+            let response = http::Response::builder().status(200).body(()).expect("static response parts are valid");
+            // Counted before the stream ends: a client that has read the whole response sees
+            // the count already.
+            if stream.send_response(response).await.is_ok()
+                && stream.send_data(Bytes::from_static(BODY.as_bytes())).await.is_ok()
+            {
+                counters.responses.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.finish().await;
+            }
+        });
+    }
+}
+
+fn server_config(pki: &Pki) -> ServerConfig {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let identity = pki.server(Identity::Localhost);
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3 in the ring provider")
+        .with_no_client_auth()
+        .with_single_cert(identity.chain(), identity.private_key())
+        .expect("server certificate and key");
+    config.alpn_protocols = vec![ALPN.to_vec()];
+    config
+}
+
+/// What [`h3_get`] saw of one response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct H3Response {
+    /// The status code.
+    pub status: u16,
+    /// The whole body, as text.
+    pub body: String,
+}
+
+/// Opens one QUIC connection to `server` trusting `pki`'s CA, sends `requests` GET / on it at
+/// once (a stream each), reads every response in full, and closes the connection. The h3 crates'
+/// own client: a reference for the server's counts, independent of loadbench's client.
+pub async fn h3_get(server: &H3Server, pki: &Pki, requests: usize) -> Vec<H3Response> {
+    let mut roots = RootCertStore::empty();
+    roots.add(pki.ca_der()).expect("the test CA is a valid trust anchor");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut crypto = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3 in the ring provider")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    crypto.alpn_protocols = vec![ALPN.to_vec()];
+    let crypto = QuicClientConfig::try_from(crypto).expect("a TLS 1.3 configuration for QUIC");
+    let mut endpoint = quinn::Endpoint::client((Ipv4Addr::LOCALHOST, 0).into()).expect("bind UDP 127.0.0.1:0");
+    endpoint.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    let connection = endpoint.connect(server.addr(), "localhost").expect("connect").await.expect("QUIC handshake");
+    let (mut driver, send_request) = h3::client::new(h3_quinn::Connection::new(connection.clone())).await.expect("h3");
+    let driving = tokio::spawn(async move { std::future::poll_fn(|cx| driver.poll_close(cx)).await });
+    let mut exchanges = Vec::new();
+    for _ in 0..requests {
+        let mut send_request = send_request.clone();
+        let url = server.url();
+        exchanges.push(tokio::spawn(async move {
+            let request = http::Request::get(url).body(()).expect("request parts");
+            let mut stream = send_request.send_request(request).await.expect("send the request");
+            stream.finish().await.expect("end the request stream");
+            let response = stream.recv_response().await.expect("response headers");
+            let mut body = Vec::new();
+            while let Some(mut chunk) = stream.recv_data().await.expect("response body") {
+                while chunk.has_remaining() {
+                    let part = chunk.chunk();
+                    body.extend_from_slice(part);
+                    let n = part.len();
+                    chunk.advance(n);
+                }
+            }
+            H3Response { status: response.status().as_u16(), body: String::from_utf8_lossy(&body).into_owned() }
+        }));
+    }
+    let mut responses = Vec::new();
+    for exchange in exchanges {
+        responses.push(exchange.await.expect("an exchange's task"));
+    }
+    drop(send_request);
+    connection.close(0u32.into(), b"done");
+    let _ = driving.await;
+    endpoint.wait_idle().await;
+    responses
+}
