@@ -166,7 +166,7 @@ pub struct Transport {
 
 /// The protocol a scenario's requests are asked to speak.
 ///
-/// Two variants, not three: pipelining is how HTTP/1.1 travels on shared connections
+/// Pipelining is not a variant of its own: pipelining is how HTTP/1.1 travels on shared connections
 /// (`connections`, `pipeline`), and a lane asking for HTTP/2 over TLS speaks it too when ALPN
 /// settles on `http/1.1`. A `Pipelined` variant would repeat `connections` and could disagree
 /// with it. The wire each lane runs is [`Transport::shares_connections`] with this.
@@ -178,6 +178,9 @@ pub enum Protocol {
     /// HTTP/2: with prior knowledge on `http://`, offered first by ALPN on `https://` (a server
     /// that answers `http/1.1` is then spoken to in HTTP/1.1, and the report says so).
     Http2,
+    /// HTTP/3 over QUIC, on `https://` targets only, and never anything else: asked for, not
+    /// discovered through `Alt-Svc`. Needs the runtime's `http3` feature.
+    Http3,
 }
 
 impl Protocol {
@@ -190,6 +193,11 @@ impl Protocol {
     pub const fn is_http2(self) -> bool {
         matches!(self, Protocol::Http2)
     }
+
+    /// Whether HTTP/3 is asked for.
+    pub const fn is_http3(self) -> bool {
+        matches!(self, Protocol::Http3)
+    }
 }
 
 impl Transport {
@@ -197,9 +205,10 @@ impl Transport {
     pub const DEFAULT: Transport = Transport { connections: None, pipeline: None, protocol: Protocol::Http1 };
 
     /// Whether requests go through connections that are not one user's own: shared ones, or
-    /// HTTP/2 (whose connections are driven by a task of their own even with one user each).
+    /// HTTP/2 and HTTP/3 (whose connections are driven by a task of their own even with one user
+    /// each).
     pub fn shares_connections(&self) -> bool {
-        self.connections.is_some() || self.protocol.is_http2()
+        self.connections.is_some() || self.protocol != Protocol::Http1
     }
 
     /// The pipelining depth in force over HTTP/1.1: `pipeline`, else 1.

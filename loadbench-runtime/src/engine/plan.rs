@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use crate::cli::Shard;
-use crate::config::{Load, Rate, RateStage, ScenarioConfig, Stage, ThinkTime, Transport};
+use crate::config::{Load, Protocol, Rate, RateStage, ScenarioConfig, Stage, ThinkTime, Transport};
 use crate::engine::ramp;
 use crate::http::SessionOptions;
 use crate::report::{ConfigReport, ShareReport};
@@ -257,8 +257,9 @@ impl LoadPlan {
             pipeline: self
                 .transport
                 .pipeline
-                .filter(|_| !self.transport.protocol.is_http2() && self.transport.connections.is_some()),
+                .filter(|_| self.transport.protocol == Protocol::Http1 && self.transport.connections.is_some()),
             http2: self.transport.protocol.is_http2(),
+            http3: self.transport.protocol.is_http3(),
         }
     }
 }

@@ -187,7 +187,7 @@ impl WorkerStats {
     }
 
     pub(crate) fn absorb(&mut self, counters: &HttpCounters) {
-        let version = crate::report::HttpVersion::of(counters.responses, counters.http2_responses);
+        let version = crate::report::HttpVersion::of(counters.responses, counters.http2_responses, counters.http3_responses);
         self.http.version = crate::report::HttpVersion::merge(self.http.version, version);
         self.http.responses += counters.responses;
         self.http.bytes_received += counters.bytes_received;

@@ -42,18 +42,23 @@ pub enum HttpVersion {
     /// HTTP/2: with prior knowledge, or chosen by ALPN.
     #[serde(rename = "HTTP/2")]
     Http2,
+    /// HTTP/3, over QUIC.
+    #[serde(rename = "HTTP/3")]
+    Http3,
     /// Some of each (ALPN chose differently on different connections).
     #[serde(rename = "mixed")]
     Mixed,
 }
 
 impl HttpVersion {
-    /// The version of `responses` responses of which `http2` came over HTTP/2; `None` for none.
-    pub fn of(responses: u64, http2: u64) -> Option<HttpVersion> {
-        match (responses, http2) {
-            (0, _) => None,
-            (_, 0) => Some(HttpVersion::Http11),
-            (all, h2) if h2 >= all => Some(HttpVersion::Http2),
+    /// The version of `responses` responses of which `http2` came over HTTP/2 and `http3` over
+    /// HTTP/3; `None` for none.
+    pub fn of(responses: u64, http2: u64, http3: u64) -> Option<HttpVersion> {
+        match (responses, http2, http3) {
+            (0, _, _) => None,
+            (_, 0, 0) => Some(HttpVersion::Http11),
+            (all, h2, 0) if h2 >= all => Some(HttpVersion::Http2),
+            (all, 0, h3) if h3 >= all => Some(HttpVersion::Http3),
             _ => Some(HttpVersion::Mixed),
         }
     }
@@ -63,6 +68,7 @@ impl HttpVersion {
         match self {
             HttpVersion::Http11 => "HTTP/1.1",
             HttpVersion::Http2 => "HTTP/2",
+            HttpVersion::Http3 => "HTTP/3",
             HttpVersion::Mixed => "mixed",
         }
     }

@@ -10,6 +10,7 @@ use super::feed::{FeedConfigReport, FeedRanOut};
 use super::http::HttpReport;
 use super::latency::LatencyReport;
 use super::outcome::ThresholdOutcome;
+use super::quic::QuicReport;
 use super::refused::NothingListening;
 use super::remote_write::RemoteWriteReport;
 use super::saturation::GeneratorLimit;
@@ -140,6 +141,10 @@ pub struct ScenarioReport {
     /// TLS handshakes, for an `https://` target; `None` for `http://`.
     #[serde(default)]
     pub tls: Option<TlsReport>,
+    /// What the QUIC connections of an HTTP/3 scenario measured (0-RTT, time to first byte);
+    /// absent for the other protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicReport>,
     /// Why the run may have measured nothing (no HTTP exchange, iterations faster than a round
     /// trip); empty for a sound run, a smoke run, or one that did not run.
     #[serde(default)]
@@ -324,6 +329,7 @@ impl ScenarioReport {
             connect_us: None,
             tls_handshake_us: None,
             tls: None,
+            quic: None,
             warnings: Vec::new(),
             feed_ran_out: None,
             nothing_listening: None,
@@ -444,4 +450,7 @@ pub struct ConfigReport {
     /// `http2 = true`: HTTP/2 was asked for (what was spoken is `http.version`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub http2: bool,
+    /// `http3 = true`: HTTP/3 over QUIC was asked for (and is the only protocol spoken).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http3: bool,
 }

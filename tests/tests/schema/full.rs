@@ -233,6 +233,7 @@ pub fn scenario_report() -> ScenarioReport {
         user_teardown: Some(HookReport { runs: 10, failed: 0, first_error: Some("logout refused".into()) }),
         connect_us: Some(latency()),
         tls_handshake_us: Some(latency()),
+        quic: None,
         tls: Some(TlsReport {
             handshakes: 10,
             resumed: 2,
@@ -297,6 +298,7 @@ fn config() -> ConfigReport {
         connections: Some(4),
         pipeline: Some(16),
         http2: true,
+        http3: false,
     }
 }
 

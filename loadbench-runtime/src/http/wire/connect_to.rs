@@ -28,6 +28,8 @@ pub struct ClientOptions {
     pub pipeline: Option<u32>,
     /// `--http2`: speak HTTP/2 to every scenario's target, whatever its `http2`.
     pub http2: bool,
+    /// `--http3`: speak HTTP/3 to every scenario's target, whatever its `http2` or `http3`.
+    pub http3: bool,
     /// The most an HTTP/2 response's header list may cost, in bytes, counted as RFC 9113 counts
     /// it: each field's name and value and 32 bytes. Advertised to the server in
     /// `SETTINGS_MAX_HEADER_LIST_SIZE` and enforced while the header block is decoded: a
@@ -52,6 +54,7 @@ impl Default for ClientOptions {
             connections: None,
             pipeline: None,
             http2: false,
+            http3: false,
             max_header_list_size: DEFAULT_MAX_HEADER_LIST_SIZE,
         }
     }
@@ -68,6 +71,9 @@ impl ClientOptions {
         }
         if self.http2 {
             transport.protocol = crate::config::Protocol::Http2;
+        }
+        if self.http3 {
+            transport.protocol = crate::config::Protocol::Http3;
         }
         transport
     }

@@ -20,6 +20,9 @@ pub(crate) struct HttpCounters {
     pub(crate) retries: u64,
     /// Redirects followed (requests sent to a `Location`).
     pub(crate) redirects: u64,
+    /// Of `responses`, those that came over HTTP/3 (after the status counts, which every response
+    /// touches, so that they stay in the first cache line).
+    pub(crate) http3_responses: u64,
     pub(crate) tls: TlsCounters,
 }
 
@@ -31,6 +34,7 @@ impl HttpCounters {
         self.responses = 0;
         self.bytes_received = 0;
         self.http2_responses = 0;
+        self.http3_responses = 0;
         self.status.clear();
         self.retries = 0;
         self.redirects = 0;
