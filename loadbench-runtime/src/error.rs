@@ -37,6 +37,12 @@ pub enum ErrorKind {
     /// An operation measured with [`Ctx::measure`](crate::Ctx::measure) failed with an error of
     /// its own (a WebSocket's, a gRPC client's, any `std::error::Error`), not loadbench's.
     Custom,
+    /// The QUIC handshake did not complete in time.
+    QuicHandshakeTimeout,
+    /// An established QUIC connection's idle timeout passed while a request waited.
+    QuicIdleTimeout,
+    /// The server closed the QUIC connection with an application error while a request waited.
+    QuicApplicationClose,
 }
 
 impl ErrorKind {
@@ -55,6 +61,9 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Custom => "custom",
+            ErrorKind::QuicHandshakeTimeout => "quic_handshake_timeout",
+            ErrorKind::QuicIdleTimeout => "quic_idle_timeout",
+            ErrorKind::QuicApplicationClose => "quic_application_close",
         }
     }
 }

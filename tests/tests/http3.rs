@@ -1,7 +1,14 @@
-//! The HTTP/3 test server (`loadbench_tests::h3server`) against the h3 crates' own client: its
-//! counts of connections, streams and requests are exact, so that loadbench's HTTP/3 client can
-//! be held to them as tests/http2.rs holds the HTTP/2 one.
+//! HTTP/3 end to end: loadbench's client over QUIC against the counting h3 server of
+//! `loadbench_tests::h3server`, whose counts are first held exact against the h3 crates' own
+//! client. Every count the server sees (connections, streams, requests) is asserted exactly, as
+//! tests/http2.rs does for HTTP/2.
 
+#![allow(clippy::expect_used)]
+
+use std::time::Duration;
+
+use loadbench::http::{ClientOptions, TlsOptions};
+use loadbench::report::{HttpVersion, ScenarioReport};
 use loadbench_tests::h3server::{self, H3Server};
 use loadbench_tests::tls::Pki;
 
@@ -9,10 +16,10 @@ use loadbench_tests::tls::Pki;
 async fn the_h3_server_counts_connections_streams_and_requests_exactly() {
     let pki = Pki::new();
     let server = H3Server::start(&pki);
-    let first = tokio::time::timeout(std::time::Duration::from_secs(20), h3server::h3_get(&server, &pki, 5))
+    let first = tokio::time::timeout(Duration::from_secs(20), h3server::h3_get(&server, &pki, 5))
         .await
         .expect("five requests on one connection in time");
-    let second = tokio::time::timeout(std::time::Duration::from_secs(20), h3server::h3_get(&server, &pki, 3))
+    let second = tokio::time::timeout(Duration::from_secs(20), h3server::h3_get(&server, &pki, 3))
         .await
         .expect("three requests on another connection in time");
     for response in first.iter().chain(&second) {
@@ -25,4 +32,70 @@ async fn the_h3_server_counts_connections_streams_and_requests_exactly() {
     assert_eq!(server.requests(), 8);
     assert_eq!(server.responses(), 8);
     assert_eq!(server.requests_per_connection(), [5, 3]);
+}
+
+// Over HTTP/3 by `--http3`'s option (`ClientOptions::http3`), as a bench binary applies it.
+#[loadbench::scenario(name = "h3_own", concurrency = 20, count = 2_000)]
+#[loadbench::scenario(name = "h3_shared", concurrency = 50, count = 3_000, connections = 4)]
+async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    let response = ctx.get("/").send().await?.expect_status(200)?;
+    if response.bytes() != h3server::BODY.as_bytes() {
+        return Err(loadbench::Error::msg("not the server's body"));
+    }
+    Ok(())
+}
+
+/// Runs scenario `name` over HTTP/3 against `server`, trusting the test CA.
+fn run_h3(name: &str, server: &H3Server, pki: &Pki) -> ScenarioReport {
+    let options =
+        ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
+    let report = loadbench::Harness::new()
+        .target(server.url())
+        .only(name)
+        .progress(false)
+        .client(options)
+        .run_report()
+        .expect("runs");
+    // SCHEMA-TEMP loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, name);
+    report.scenarios.into_iter().next().expect("one scenario")
+}
+
+#[test]
+fn each_user_has_its_own_quic_connection_and_every_request_is_counted_once() {
+    let pki = Pki::new();
+    let server = H3Server::start(&pki);
+    let report = run_h3("h3_own", &server, &pki);
+    assert_eq!((report.iterations, report.ok, report.failed), (2_000, 2_000, 0), "{:?}", report.causes);
+    assert_eq!(report.http.responses, 2_000);
+    assert_eq!(report.http.version, Some(HttpVersion::Http3));
+    assert!(report.config.http3);
+    assert_eq!(report.http.bytes_received, 2_000 * h3server::BODY.len() as u64);
+    assert_eq!((report.http.connections, server.connections()), (20, 20), "one connection per user");
+    assert_eq!((server.streams(), server.requests(), server.responses()), (2_000, 2_000, 2_000));
+    let per_connection = server.requests_per_connection();
+    assert_eq!(per_connection.iter().sum::<u64>(), 2_000, "{per_connection:?}");
+    // Connect and handshake are one figure under QUIC: no TCP connect, 20 handshakes.
+    assert!(report.connect_us.is_none());
+    let handshakes = report.tls_handshake_us.as_ref().expect("QUIC handshake times");
+    assert!(handshakes.min > 0.0 && handshakes.min <= handshakes.max);
+    assert_eq!(report.tls.as_ref().map(|t| t.handshakes), Some(20));
+    let quic = report.quic.as_ref().expect("the QUIC part");
+    let ttfb = quic.ttfb_us.as_ref().expect("time to first byte");
+    let latency = report.latency_us.as_ref().expect("latency");
+    assert!(ttfb.min > 0.0 && ttfb.p50 <= latency.max, "{ttfb:?} against {latency:?}");
+    assert_eq!(quic.zero_rtt_offered, 0, "no connection was reopened");
+}
+
+#[test]
+fn users_share_the_connections_asked_for_as_concurrent_streams() {
+    let pki = Pki::new();
+    let server = H3Server::start(&pki);
+    let report = run_h3("h3_shared", &server, &pki);
+    assert_eq!((report.iterations, report.ok, report.failed), (3_000, 3_000, 0), "{:?}", report.causes);
+    assert_eq!(report.http.version, Some(HttpVersion::Http3));
+    assert_eq!((report.http.connections, server.connections()), (4, 4));
+    assert_eq!((server.streams(), server.requests(), server.responses()), (3_000, 3_000, 3_000));
+    let per_connection = server.requests_per_connection();
+    assert_eq!(per_connection.len(), 4);
+    assert_eq!(per_connection.iter().sum::<u64>(), 3_000);
 }

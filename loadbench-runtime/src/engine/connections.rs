@@ -7,9 +7,9 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use super::histogram::{latency_of, new_histogram};
-use crate::http::HttpCounters;
+use crate::http::{HttpCounters, QuicTiming};
 use crate::report::histogram::Keep;
-use crate::report::{LatencyReport, TlsReport};
+use crate::report::{LatencyReport, QuicReport, TlsReport};
 
 /// One worker's connections. The histograms are made on first use: a closed-model run opens its
 /// connections once, and an `http://` one makes no handshake.
@@ -17,15 +17,35 @@ use crate::report::{LatencyReport, TlsReport};
 pub(crate) struct ConnectionStats {
     connect_ns: Option<Histogram<u64>>,
     handshake_ns: Option<Histogram<u64>>,
+    /// HTTP/3: each request's time to its response's head.
+    first_byte_ns: Option<Histogram<u64>>,
+    /// HTTP/3: each 0-RTT connection's time to the server's answer on its early data.
+    zero_rtt_ns: Option<Histogram<u64>>,
     pub(crate) tls: TlsReport,
+    /// HTTP/3: 0-RTT connections, offered and accepted.
+    zero_rtt: (u64, u64),
 }
 
 impl ConnectionStats {
     /// Records one connection opened.
-    pub(crate) fn record(&mut self, connect: Duration, handshake: Option<Duration>) {
-        record(&mut self.connect_ns, connect);
+    pub(crate) fn record(&mut self, connect: Option<Duration>, handshake: Option<Duration>) {
+        if let Some(connect) = connect {
+            record(&mut self.connect_ns, connect);
+        }
         if let Some(handshake) = handshake {
             record(&mut self.handshake_ns, handshake);
+        }
+    }
+
+    /// Records what HTTP/3 measured beyond a request's latency.
+    #[cfg_attr(not(feature = "http3"), allow(dead_code))]
+    pub(crate) fn record_quic(&mut self, timing: QuicTiming) {
+        match timing {
+            QuicTiming::FirstByte(elapsed) => record(&mut self.first_byte_ns, elapsed),
+            QuicTiming::ZeroRtt { elapsed, accepted } => {
+                record(&mut self.zero_rtt_ns, elapsed);
+                self.zero_rtt.1 += u64::from(accepted);
+            }
         }
     }
 
@@ -37,6 +57,7 @@ impl ConnectionStats {
         self.tls.unverified += tls.unverified;
         self.tls.wrong_name += tls.wrong_name;
         self.tls.ca_as_server += tls.ca_as_server;
+        self.zero_rtt.0 += tls.zero_rtt_offered;
         for (version, n) in [("TLSv1.3", tls.tls13), ("TLSv1.2", tls.handshakes - tls.tls13)] {
             if n > 0 {
                 *self.tls.versions.entry(version.to_owned()).or_default() += n;
@@ -48,7 +69,10 @@ impl ConnectionStats {
     pub(crate) fn merge(&mut self, other: ConnectionStats) {
         merge(&mut self.connect_ns, other.connect_ns);
         merge(&mut self.handshake_ns, other.handshake_ns);
+        merge(&mut self.first_byte_ns, other.first_byte_ns);
+        merge(&mut self.zero_rtt_ns, other.zero_rtt_ns);
         self.tls.add(&other.tls);
+        self.zero_rtt = (self.zero_rtt.0 + other.zero_rtt.0, self.zero_rtt.1 + other.zero_rtt.1);
     }
 
     /// TCP connect times, if any connection was opened; with `histograms`, their histogram too.
@@ -59,6 +83,20 @@ impl ConnectionStats {
     /// TLS handshake times, if any handshake completed; with `histograms`, their histogram too.
     pub(crate) fn handshake_report(&self, histograms: bool) -> Option<LatencyReport> {
         self.handshake_ns.as_ref().and_then(|h| latency_of(h, &[], Keep { spectrum: false, histogram: histograms }))
+    }
+}
+
+impl ConnectionStats {
+    /// The QUIC part of an HTTP/3 scenario's report; with `histograms`, the latencies'
+    /// histograms too.
+    pub(crate) fn quic_report(&self, histograms: bool) -> QuicReport {
+        let keep = Keep { spectrum: false, histogram: histograms };
+        QuicReport {
+            zero_rtt_offered: self.zero_rtt.0,
+            zero_rtt_accepted: self.zero_rtt.1,
+            zero_rtt_us: self.zero_rtt_ns.as_ref().and_then(|h| latency_of(h, &[], keep)),
+            ttfb_us: self.first_byte_ns.as_ref().and_then(|h| latency_of(h, &[], keep)),
+        }
     }
 }
 
@@ -88,9 +126,9 @@ mod tests {
     #[test]
     fn connections_merge_across_workers() {
         let mut a = ConnectionStats::default();
-        a.record(Duration::from_micros(100), None);
+        a.record(Some(Duration::from_micros(100)), None);
         let mut b = ConnectionStats::default();
-        b.record(Duration::from_micros(300), Some(Duration::from_millis(2)));
+        b.record(Some(Duration::from_micros(300)), Some(Duration::from_millis(2)));
         a.merge(b);
         let connect = a.connect_report(false).map(|l| (l.min.round(), l.max.round()));
         assert_eq!(connect, Some((100.0, 300.0)));

@@ -32,7 +32,7 @@ use super::worker::{WorkSource, Worker, WorkerSetup};
 use crate::config::{Load, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::feed::FeedCursor;
-use crate::http::{Ctx, Lane, Recorder, SessionOptions, Target, read_delay};
+use crate::http::{Ctx, Lane, QuicEndpoints, Recorder, SessionOptions, Target, read_delay};
 use crate::report::{GeneratorReport, RemoteWriteReport};
 
 /// Where and how a plan runs: against which server, on how many threads, with or without a
@@ -295,7 +295,10 @@ impl WorkerThread {
             let rows = rows.map(|(board, interval)| {
                 tokio::task::spawn_local(super::remote_write::rows::publish(Rc::clone(&worker), board, interval))
             });
-            let lanes = lanes.map(|(transport, count)| Lane::for_worker(&target, transport, count)).unwrap_or_default();
+            let endpoints = Rc::<QuicEndpoints>::default();
+            let lanes = lanes
+                .map(|(transport, count)| Lane::for_worker(&target, transport, count, &endpoints))
+                .unwrap_or_default();
             let users = users.into_iter().map(|user| first_user.saturating_add(user)).collect();
             let ready = set_up(&workload, users, &target, (timeout, max_body, session), &lanes, &worker, &halt).await;
             // Everyone is set up (or failed to be): the run starts now, on every worker at once.

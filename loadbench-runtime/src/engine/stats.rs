@@ -187,7 +187,8 @@ impl WorkerStats {
     }
 
     pub(crate) fn absorb(&mut self, counters: &HttpCounters) {
-        let version = crate::report::HttpVersion::of(counters.responses, counters.http2_responses, counters.http3_responses);
+        let version =
+            crate::report::HttpVersion::of(counters.responses, counters.http2_responses, counters.http3_responses);
         self.http.version = crate::report::HttpVersion::merge(self.http.version, version);
         self.http.responses += counters.responses;
         self.http.bytes_received += counters.bytes_received;
@@ -198,11 +199,6 @@ impl WorkerStats {
             *self.http.status.entry(code).or_default() += n;
         }
         self.connections.absorb(counters);
-    }
-
-    /// Records a connection opened by one of this worker's users.
-    pub(crate) fn record_connection(&mut self, connect: Duration, handshake: Option<Duration>) {
-        self.connections.record(connect, handshake);
     }
 
     pub(crate) fn merge(&mut self, mut other: WorkerStats) {
@@ -351,7 +347,7 @@ mod tests {
         stats.record(Ok(()), Duration::from_micros(3_000), Some(1));
         stats.record_step("login", None, Duration::from_micros(700));
         stats.record_request("GET /", None, Duration::from_micros(600));
-        stats.record_connection(Duration::from_micros(80), Some(Duration::from_micros(400)));
+        stats.connections.record(Some(Duration::from_micros(80)), Some(Duration::from_micros(400)));
         let decoded = |text: Option<&String>| {
             decode(text.unwrap_or_else(|| panic!("no histogram"))).unwrap_or_else(|e| panic!("{e}"))
         };

@@ -328,8 +328,12 @@ impl Recorder for RefCell<Worker> {
         self.borrow_mut().stats.record_check(name, passed);
     }
 
-    fn record_connection(&self, connect: Duration, handshake: Option<Duration>) {
-        self.borrow_mut().stats.record_connection(connect, handshake);
+    fn record_connection(&self, connect: Option<Duration>, handshake: Option<Duration>) {
+        self.borrow_mut().stats.connections.record(connect, handshake);
+    }
+
+    fn record_quic(&self, timing: crate::http::QuicTiming) {
+        self.borrow_mut().stats.connections.record_quic(timing);
     }
 }
 

@@ -63,6 +63,7 @@ impl ScenarioReport {
         report.connect_us = stats.connections.connect_report(histograms);
         report.tls_handshake_us = stats.connections.handshake_report(histograms);
         report.tls = https.then(|| stats.connections.tls.clone());
+        report.quic = plan.transport.protocol.is_http3().then(|| stats.connections.quic_report(histograms));
         report.rate = plan.requested_rate().zip(run.schedule).map(|(requested, schedule)| RateReport {
             requested,
             achieved: if schedule.is_zero() { 0.0 } else { report.iterations as f64 / schedule.as_secs_f64() },

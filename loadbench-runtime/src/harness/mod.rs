@@ -91,6 +91,10 @@ pub enum HarnessError {
     /// A selected scenario has fewer virtual users than `--shard` has shards.
     #[error("{0}")]
     Shard(String),
+    /// A selected scenario asks for HTTP/3 where it cannot run: a bench built without the
+    /// `http3` feature, or an `http://` target.
+    #[error("{0}")]
+    Http3(String),
 }
 
 /// Runs the scenarios registered in this binary.

@@ -70,6 +70,13 @@ impl Harness {
                 }
             }
         }
+        // HTTP/3 asked where it cannot run: refused before any load, naming the scenario.
+        for scenario in &selected {
+            let protocol = self.client.transport(scenario.plan.transport).protocol;
+            if let Some(refusal) = http3_refusal(protocol, scenario.entry.name, &scenario.url) {
+                return Err(HarnessError::Http3(refusal));
+            }
+        }
         // Every selected scenario's feed, read before any load, so that a bad file costs nothing.
         let feeds = match load_feeds(&selected, &self.feeds, &self.stop.graceful)? {
             Ok(feeds) => feeds,
@@ -200,4 +207,21 @@ pub(super) fn registered() -> Result<Vec<&'static ScenarioEntry>, HarnessError> 
         });
     }
     Ok(entries)
+}
+
+/// Why scenario `name` cannot speak `protocol` to `url`, if it is HTTP/3 and cannot: QUIC needs
+/// the `http3` feature and an `https://` target (it always runs over TLS).
+pub(super) fn http3_refusal(protocol: crate::config::Protocol, name: &str, url: &str) -> Option<String> {
+    if !protocol.is_http3() {
+        return None;
+    }
+    if !cfg!(feature = "http3") {
+        return Some(format!(
+            "`{name}` asks for HTTP/3, which is not built into this bench: it needs loadbench-runtime's `http3` feature (`features = [\"http3\"]` on its line in Cargo.toml)"
+        ));
+    }
+    let https = url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
+    (!https).then(|| {
+        format!("`{name}` asks for HTTP/3, which runs over QUIC and TLS: its target must be https://, not {url}")
+    })
 }

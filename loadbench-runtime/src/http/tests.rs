@@ -320,7 +320,7 @@ async fn a_closed_port_is_a_refused_connection() {
     let target = Rc::new(Target::resolve(&url).unwrap());
     let transport =
         crate::config::Transport { connections: Some(1), pipeline: Some(4), protocol: crate::config::Protocol::Http1 };
-    let lane = super::Lane::for_worker(&target, transport, 1).pop();
+    let lane = super::Lane::for_worker(&target, transport, 1, &Rc::default()).pop();
     let mut shared = Ctx::new(target, MARGIN, 0, None).with_lane(lane);
     let err = shared.get("/").send().await.expect_err("nothing listens");
     assert!((err.kind(), err.is_refused()) == (ErrorKind::Connect, true), "{err}");

@@ -69,6 +69,9 @@ impl ErrorCounts {
             ErrorKind::StreamReset => &mut self.stream_reset,
             ErrorKind::Protocol => &mut self.protocol,
             ErrorKind::Custom => &mut self.custom,
+            ErrorKind::QuicHandshakeTimeout | ErrorKind::QuicIdleTimeout | ErrorKind::QuicApplicationClose => {
+                &mut self.io
+            }
         }
     }
 

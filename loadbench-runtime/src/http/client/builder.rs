@@ -190,9 +190,9 @@ impl<'a> RequestBuilder<'a> {
                 Ok(())
             }
         };
-        // Only HTTP/2 sends the parts; on a lane that cannot speak it they would be moved into
+        // Only HTTP/2 and HTTP/3 send the parts; on a lane that speaks neither they would be moved into
         // the user's state and dropped from it for nothing, a cold line or two a request.
-        if ctx.lane.as_ref().is_some_and(|lane| lane.may_speak_http2()) {
+        if ctx.lane.as_ref().is_some_and(|lane| lane.sends_parts()) {
             ctx.parts = (headers.unwrap_or_default(), body.unwrap_or_default());
         }
         let naming = Naming::start(name, ctx);

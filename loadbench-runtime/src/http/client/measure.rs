@@ -121,7 +121,7 @@ mod tests {
             self.0.borrow_mut().push((name.to_owned(), error.map(Error::kind), elapsed));
         }
         fn record_check(&self, _: &str, _: bool) {}
-        fn record_connection(&self, _: Duration, _: Option<Duration>) {}
+        fn record_connection(&self, _: Option<Duration>, _: Option<Duration>) {}
     }
 
     fn ctx(timeout: Duration) -> (Ctx, Rc<Rows>) {

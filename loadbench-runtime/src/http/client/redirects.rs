@@ -111,8 +111,8 @@ impl Ctx {
         }
         self.wire.clear();
         h1::encode_request(&mut self.wire, &self.method, &chain.path, self.target.host_header(), &headers, &body);
-        // HTTP/2 sends the hop's headers and body apart from `wire`.
-        if self.lane.as_ref().is_some_and(|lane| lane.may_speak_http2()) {
+        // HTTP/2 and HTTP/3 send the hop's headers and body apart from `wire`.
+        if self.lane.as_ref().is_some_and(|lane| lane.sends_parts()) {
             self.parts = (headers, body);
         }
         true

@@ -50,6 +50,9 @@ pub(crate) struct TlsCounters {
     pub(crate) resumed: u64,
     /// Of those, the ones that negotiated TLS 1.3 (the others, 1.2).
     pub(crate) tls13: u64,
+    /// QUIC connections that sent their first requests as 0-RTT early data (counted apart from
+    /// `handshakes`: the server's answer comes later, and the worker records it).
+    pub(crate) zero_rtt_offered: u64,
     /// Handshakes that failed because the server's certificate could not be verified.
     pub(crate) unverified: u64,
     /// Of those, the ones whose certificate was not valid for the target's host name.

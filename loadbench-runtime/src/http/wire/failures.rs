@@ -32,7 +32,7 @@ pub(in crate::http) fn connected(
             // The TCP connection was opened (the server saw it): counted as one.
             counters.connections += 1;
             if let Some(recorder) = recorder {
-                recorder.record_connection(connect, None);
+                recorder.record_connection(Some(connect), None);
             }
             return Err(tls_failed(counters, addr, &cause));
         }
@@ -44,7 +44,7 @@ pub(in crate::http) fn connected(
         counters.tls.tls13 += u64::from(handshake.tls13);
     }
     if let Some(recorder) = recorder {
-        recorder.record_connection(opened.connect, opened.tls.map(|h| h.elapsed));
+        recorder.record_connection(Some(opened.connect), opened.tls.map(|h| h.elapsed));
     }
     Ok(stream)
 }
@@ -77,6 +77,15 @@ fn tls_failed(counters: &mut HttpCounters, addr: SocketAddr, cause: &Cause) -> E
         counters.tls.ca_as_server += u64::from(how == Unverified::CaAsServer);
     }
     Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {}", cause.text))
+}
+
+/// The error of a request whose QUIC connection did not complete its handshake within the
+/// request's timeout.
+pub(in crate::http) fn quic_handshake_timed_out(timeout: Duration) -> Error {
+    Error::new(
+        ErrorKind::QuicHandshakeTimeout,
+        format!("the QUIC handshake did not complete within {}", humantime::format_duration(timeout)),
+    )
 }
 
 pub(in crate::http) fn timed_out(timeout: Duration) -> Error {

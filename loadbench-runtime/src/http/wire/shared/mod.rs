@@ -4,7 +4,8 @@
 //! What a lane speaks is settled when it connects: HTTP/2 with prior knowledge on `http://`
 //! when `http2` is asked, what ALPN agrees on over TLS (`h2` offered first when `http2` is
 //! asked), HTTP/1.1 otherwise, pipelined up to the scenario's depth (`pipeline/`). HTTP/2's
-//! streams are in `h2/`.
+//! streams are in `h2/`. HTTP/3 is asked for, never settled: a lane asking for it opens QUIC
+//! connections only (`h3/`, with the `http3` feature).
 //!
 //! Every request is accounted for once: a protocol that knows its request was not processed
 //! (never written, not answered on a pipelined connection the server closed, refused by
@@ -16,6 +17,8 @@
 
 mod exchange;
 mod h2;
+#[cfg(feature = "http3")]
+mod h3;
 mod pipeline;
 mod table;
 
@@ -35,7 +38,7 @@ use super::request_timer::RequestTimer;
 use super::response::Response;
 use super::stream::Stream;
 use super::target::Target;
-use crate::config::Transport;
+use crate::config::{Protocol, Transport};
 use crate::error::Result;
 use crate::http::Recorder;
 
@@ -43,6 +46,15 @@ pub(crate) use self::exchange::{Answer, Exchange, Failure, Received, Reply, Slot
 pub(crate) use self::h2::Http2;
 pub(crate) use self::table::{Driven, DriverWaker, Slot, SlotTable};
 pub(crate) use pipeline::Pipeline;
+
+/// The QUIC endpoints of one worker, shared by its lanes.
+#[cfg(feature = "http3")]
+pub(crate) type QuicEndpoints = h3::Endpoints;
+/// Without the `http3` feature there are none: a run that asks for HTTP/3 is refused before any
+/// load.
+#[cfg(not(feature = "http3"))]
+#[derive(Debug, Default)]
+pub(crate) struct QuicEndpoints;
 
 /// What a request carries to a lane: its encoded HTTP/1.1 form and its parts, for HTTP/2.
 #[derive(Debug)]
@@ -53,8 +65,8 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) method: &'a Method,
     /// The path and query, joined to the target's base path.
     pub(crate) path: &'a str,
-    /// The request's headers and body apart, for HTTP/2; empty for a lane that never speaks it
-    /// ([`Lane::may_speak_http2`]).
+    /// The request's headers and body apart, for HTTP/2 and HTTP/3; empty for a lane that
+    /// speaks neither ([`Lane::sends_parts`]).
     pub(crate) headers: &'a http::HeaderMap,
     pub(crate) body: &'a bytes::Bytes,
     /// What becomes of the response's body.
@@ -106,6 +118,9 @@ pub(crate) struct Lane {
     /// session cache of its own, so that a reconnect resumes the lane's session.
     tls: Option<super::tls::Config>,
     transport: Transport,
+    /// For HTTP/3: the worker's endpoints and the lane's QUIC client configuration.
+    #[cfg(feature = "http3")]
+    quic: Option<h3::Quic>,
     state: RefCell<State>,
     /// Wakes the users that wait while another one opens the connection.
     opened: Notify,
@@ -127,6 +142,8 @@ enum State {
 enum Open {
     Http1(Rc<Pipeline>),
     Http2(Rc<Http2>),
+    #[cfg(feature = "http3")]
+    Http3(Rc<h3::Http3>),
 }
 
 impl Open {
@@ -135,6 +152,8 @@ impl Open {
         match self {
             Open::Http1(pipeline) => pipeline.is_open(),
             Open::Http2(h2) => h2.is_open(),
+            #[cfg(feature = "http3")]
+            Open::Http3(h3) => h3.is_open(),
         }
     }
 
@@ -143,19 +162,35 @@ impl Open {
         match (self, other) {
             (Open::Http1(a), Open::Http1(b)) => Rc::ptr_eq(a, b),
             (Open::Http2(a), Open::Http2(b)) => Rc::ptr_eq(a, b),
+            #[cfg(feature = "http3")]
+            (Open::Http3(a), Open::Http3(b)) => Rc::ptr_eq(a, b),
             _ => false,
         }
     }
 }
 
 impl Lane {
-    /// The `count` lanes of one worker, for `target` with `transport`.
-    pub(crate) fn for_worker(target: &Rc<Target>, transport: Transport, count: u32) -> Vec<Rc<Lane>> {
+    /// The `count` lanes of one worker, for `target` with `transport`; over HTTP/3 they share
+    /// the worker's `endpoints`.
+    pub(crate) fn for_worker(
+        target: &Rc<Target>,
+        transport: Transport,
+        count: u32,
+        endpoints: &Rc<QuicEndpoints>,
+    ) -> Vec<Rc<Lane>> {
+        #[cfg(not(feature = "http3"))]
+        let _ = endpoints;
         (0..count.max(1))
             .map(|_| {
+                let tls = target.tls().map(|(client, _)| h2::tls_config(client, transport));
                 Rc::new(Lane {
                     target: Rc::clone(target),
-                    tls: target.tls().map(|(client, _)| h2::tls_config(client, transport)),
+                    #[cfg(feature = "http3")]
+                    quic: tls
+                        .as_ref()
+                        .filter(|_| transport.protocol.is_http3())
+                        .map(|tls| h3::Quic::new(endpoints, target, tls)),
+                    tls,
                     transport,
                     state: RefCell::new(State::Closed),
                     opened: Notify::new(),
@@ -165,15 +200,20 @@ impl Lane {
     }
 
     /// Whether this lane's connections may speak HTTP/1.1, and so need a request's HTTP/1.1
-    /// bytes: all but HTTP/2 with prior knowledge (`http2` on `http://`), which never does.
+    /// bytes: all but HTTP/2 with prior knowledge (`http2` on `http://`) and HTTP/3, which never
+    /// do.
     pub(crate) fn may_speak_http1(&self) -> bool {
-        !(self.transport.protocol.is_http2() && self.tls.is_none())
+        match self.transport.protocol {
+            Protocol::Http1 => true,
+            Protocol::Http2 => self.tls.is_some(),
+            Protocol::Http3 => false,
+        }
     }
 
-    /// Whether this lane's connections may speak HTTP/2, and so need a request's headers and
-    /// body apart: only when `http2` is asked (ALPN offers `h2` only then).
-    pub(crate) fn may_speak_http2(&self) -> bool {
-        self.transport.protocol.is_http2()
+    /// Whether this lane's connections may speak HTTP/2 or HTTP/3, and so need a request's
+    /// headers and body apart: only when one of them is asked (ALPN offers `h2` only then).
+    pub(crate) fn sends_parts(&self) -> bool {
+        self.transport.protocol != Protocol::Http1
     }
 
     /// Sends `sender`'s request on this lane's connection (opened if need be) and reads its
@@ -203,6 +243,9 @@ impl Lane {
                         let opening = Box::pin(self.connection(user.counters, user.recorder));
                         match user.timer.within(deadline, opening).await {
                             Some(open) => open?,
+                            None if self.transport.protocol.is_http3() => {
+                                return Err(failures::quic_handshake_timed_out(user.timeout));
+                            }
                             None => return Err(failures::timed_out(user.timeout)),
                         }
                     }
@@ -216,6 +259,14 @@ impl Lane {
                         let exchange = h2.exchange(&sender.request());
                         sender.timer().within(deadline, exchange).await
                     }
+                    #[cfg(feature = "http3")]
+                    Open::Http3(h3) => {
+                        // Boxed: its future is h3's and quinn's, larger than the others', and
+                        // would otherwise widen every request's future on every lane.
+                        let exchange = Box::pin(h3.exchange(&sender.request()));
+                        let outcome = sender.timer().within(deadline, exchange).await;
+                        h3_recorded(h3, &mut sender, outcome)
+                    }
                 };
                 match outcome {
                     Some(Ok(reply)) => {
@@ -224,6 +275,10 @@ impl Lane {
                         counters.status.count(reply.response.status());
                         counters.bytes_received += reply.body_len;
                         counters.http2_responses += u64::from(matches!(open, Open::Http2(_)));
+                        #[cfg(feature = "http3")]
+                        {
+                            counters.http3_responses += u64::from(matches!(open, Open::Http3(_)));
+                        }
                         return Ok(reply.response);
                     }
                     Some(Err(failure)) => {
@@ -287,6 +342,11 @@ impl Lane {
 
     /// Opens a connection and starts the protocol it speaks.
     async fn open(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<Open> {
+        #[cfg(feature = "http3")]
+        if let Some(quic) = &self.quic {
+            let h3 = quic.connect(self.target.addr(), counters, recorder).await?;
+            return Ok(Open::Http3(Rc::new(h3)));
+        }
         let name = self.target.tls().map(|(_, name)| name);
         let tls = self.tls.as_ref().zip(name);
         // Boxed as in `Ctx::exchange`: opening is rare.
@@ -310,6 +370,26 @@ impl Lane {
             *state = State::Closed;
         }
     }
+}
+
+/// Records what an HTTP/3 exchange measured beyond its latency (its time to first byte, and
+/// the connection's 0-RTT answer once it is in), and hands back its reply.
+#[cfg(feature = "http3")]
+fn h3_recorded<U: Sender>(
+    h3: &h3::Http3,
+    sender: &mut U,
+    outcome: Option<std::result::Result<h3::Answered, Failure>>,
+) -> Option<std::result::Result<Reply, Failure>> {
+    let recorder = sender.user().recorder;
+    if let Some(recorder) = recorder {
+        if let Some((accepted, elapsed)) = h3.take_zero_rtt() {
+            recorder.record_quic(crate::http::QuicTiming::ZeroRtt { elapsed, accepted });
+        }
+        if let Some(Ok(answered)) = &outcome {
+            recorder.record_quic(crate::http::QuicTiming::FirstByte(answered.first_byte));
+        }
+    }
+    outcome.map(|result| result.map(|answered| answered.reply))
 }
 
 /// Puts a lane back to `Closed` if the user opening it stops before it is done.
@@ -338,11 +418,11 @@ mod tests {
         let target = Rc::new(Target::resolve("http://127.0.0.1:1/").unwrap());
         let lane = |http2| {
             let protocol = crate::config::Protocol::from_http2(http2);
-            Lane::for_worker(&target, Transport { connections: Some(1), pipeline: None, protocol }, 1)
+            Lane::for_worker(&target, Transport { connections: Some(1), pipeline: None, protocol }, 1, &Rc::default())
         };
         assert!(!lane(true)[0].may_speak_http1());
         assert!(lane(false)[0].may_speak_http1());
-        assert!(lane(true)[0].may_speak_http2());
-        assert!(!lane(false)[0].may_speak_http2());
+        assert!(lane(true)[0].sends_parts());
+        assert!(!lane(false)[0].sends_parts());
     }
 }

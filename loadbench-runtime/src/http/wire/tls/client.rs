@@ -80,11 +80,19 @@ impl TlsClient {
 
     /// A shared connection's configuration (one lane's): a copy with a session cache of its
     /// own, as a user's, whose ALPN offers `h2` before `http/1.1` when `protocol` is HTTP/2, so
-    /// that a server that speaks both picks HTTP/2 and one that does not still answers.
+    /// that a server that speaks both picks HTTP/2 and one that does not still answers. For
+    /// HTTP/3 it offers `h3` alone and allows 0-RTT early data when sessions are resumed: a
+    /// reconnect's first requests then go out with its first packet, if the server's ticket
+    /// allows it (the report counts them apart).
     pub(crate) fn for_lane(&self, protocol: crate::config::Protocol) -> Config {
         let mut config = self.own_copy();
-        if protocol.is_http2() {
-            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        match protocol {
+            crate::config::Protocol::Http1 => {}
+            crate::config::Protocol::Http2 => config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+            crate::config::Protocol::Http3 => {
+                config.alpn_protocols = vec![b"h3".to_vec()];
+                config.enable_early_data = self.resumption;
+            }
         }
         Arc::new(config)
     }

@@ -1,0 +1,115 @@
+//! How an HTTP/3 connection or request fails, by kind: QUIC's own ways (a handshake or an idle
+//! timeout, a close with an application error) have kinds of their own, a reset stream is
+//! `stream_reset` as over HTTP/2, a refused certificate `tls` as over TCP.
+//!
+//! What the server cannot have processed may be sent again on a new connection: a request
+//! never sent (the connection was closing or closed), one the server refused with
+//! `H3_REQUEST_REJECTED`, or above its `GOAWAY`.
+
+use std::net::SocketAddr;
+
+use h3::error::{Code, ConnectionError, StreamError};
+use h3::quic::ConnectionErrorIncoming;
+
+use super::Failure;
+use crate::error::{Error, ErrorKind};
+use crate::http::wire::counters::HttpCounters;
+
+/// QUIC's error codes for a TLS alert: `0x100` plus the alert (RFC 9001 § 4.8).
+const CRYPTO_ERRORS: std::ops::RangeInclusive<u64> = 0x100..=0x1ff;
+
+/// A connection whose handshake failed.
+pub(super) struct Opening;
+
+impl Opening {
+    /// The error of a QUIC handshake with `addr` that failed with `err`; a certificate refused
+    /// is counted as unverified, as over TCP.
+    #[cold]
+    pub(super) fn failed(err: quinn::ConnectionError, addr: SocketAddr, counters: &mut HttpCounters) -> Error {
+        use quinn::ConnectionError as Quic;
+        let tls = |reason: String, counters: &mut HttpCounters| {
+            if reason.contains("certificate") {
+                counters.tls.unverified += 1;
+            }
+            Error::new(ErrorKind::Tls, format!("TLS handshake with {addr} failed: {reason}"))
+        };
+        match err {
+            Quic::TimedOut => Error::new(
+                ErrorKind::QuicHandshakeTimeout,
+                format!("the QUIC handshake with {addr} timed out: no answer within QUIC's idle timeout"),
+            ),
+            Quic::TransportError(e) if CRYPTO_ERRORS.contains(&u64::from(e.code)) => tls(e.reason.clone(), counters),
+            Quic::ConnectionClosed(close) if CRYPTO_ERRORS.contains(&u64::from(close.error_code)) => {
+                tls(format!("the server refused it ({close})"), counters)
+            }
+            Quic::ApplicationClosed(close) => Error::new(
+                ErrorKind::QuicApplicationClose,
+                format!(
+                    "the server closed the QUIC connection during its handshake with {}",
+                    Code::from(close.error_code.into_inner())
+                ),
+            ),
+            other => Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr} over QUIC"), other),
+        }
+    }
+}
+
+/// The failure of a request whose stream failed with `err`; `sent` once its head went out.
+#[cold]
+pub(super) fn stream_failed(err: StreamError, sent: bool, addr: SocketAddr) -> Failure {
+    match err {
+        StreamError::RemoteTerminate { code, .. } if code == Code::H3_REQUEST_REJECTED => Failure::new(
+            Error::new(ErrorKind::StreamReset, format!("the server refused the request unprocessed ({code})")),
+            true,
+        ),
+        StreamError::RemoteTerminate { code, .. } => Failure::new(
+            Error::new(ErrorKind::StreamReset, format!("the server reset the request's stream ({code})")),
+            false,
+        ),
+        StreamError::RemoteClosing { .. } => {
+            Failure::unsent(Error::new(ErrorKind::Io, format!("{addr} is closing the connection (GOAWAY)")))
+        }
+        StreamError::ConnectionError { 0: e, .. } => connection_failed(&e, sent, addr),
+        StreamError::HeaderTooBig { actual_size, max_size, .. } => Failure::new(
+            Error::new(
+                ErrorKind::Protocol,
+                format!("a response's header section of {actual_size} bytes, over the limit of {max_size}"),
+            ),
+            false,
+        ),
+        StreamError::StreamError { code, reason, .. } => {
+            Failure::new(Error::new(ErrorKind::Protocol, format!("HTTP/3 error {code}: {reason}")), false)
+        }
+        other => unprocessed_if(!sent, Error::with_source(ErrorKind::Io, "the request's stream failed", other)),
+    }
+}
+
+/// The failure of a request on a connection that ended with `err`.
+fn connection_failed(err: &ConnectionError, sent: bool, addr: SocketAddr) -> Failure {
+    let error = match err {
+        ConnectionError::Timeout { .. } | ConnectionError::Remote { 0: ConnectionErrorIncoming::Timeout, .. } => {
+            Error::new(
+                ErrorKind::QuicIdleTimeout,
+                format!("the QUIC connection to {addr} timed out: no packet from the server within its idle timeout"),
+            )
+        }
+        ConnectionError::Remote { 0: ConnectionErrorIncoming::ApplicationClose { error_code }, .. } => {
+            let code = Code::from(*error_code);
+            if code == Code::H3_NO_ERROR {
+                Error::new(ErrorKind::Io, format!("{addr} closed the connection before the response ({code})"))
+            } else {
+                Error::new(ErrorKind::QuicApplicationClose, format!("{addr} closed the QUIC connection with {code}"))
+            }
+        }
+        ConnectionError::Remote { 0: ConnectionErrorIncoming::Undefined(quic), .. } => {
+            Error::new(ErrorKind::Io, format!("the QUIC connection to {addr} ended: {quic}"))
+        }
+        other => Error::new(ErrorKind::Protocol, format!("the HTTP/3 connection to {addr} failed: {other}")),
+    };
+    unprocessed_if(!sent, error)
+}
+
+/// A request never sent may go again on a new connection; one sent may not.
+fn unprocessed_if(unsent: bool, error: Error) -> Failure {
+    if unsent { Failure::unsent(error) } else { Failure::new(error, false) }
+}
