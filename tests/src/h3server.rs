@@ -8,6 +8,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
@@ -31,6 +32,30 @@ struct Counters {
     per_connection: Mutex<Vec<Arc<AtomicU64>>>,
 }
 
+/// How an [`H3Server`] misbehaves, for the fault tests; the default answers every request at
+/// once.
+#[derive(Debug, Clone, Default)]
+pub struct H3Options {
+    /// How long each response waits before its head is sent.
+    pub delay: Duration,
+    /// After this many requests in all, the server reads requests and never answers them, nor
+    /// sends anything else (QUIC still acknowledges packets until its idle timeout).
+    pub stall_after: Option<u64>,
+    /// The server's QUIC idle timeout (the connection's is the lower of both ends').
+    pub idle_timeout: Option<Duration>,
+    /// Every Nth request's stream is reset with `H3_INTERNAL_ERROR` instead of answered.
+    pub reset_every: Option<u64>,
+    /// Every Nth request's stream is refused with `H3_REQUEST_REJECTED` (unprocessed).
+    pub reject_every: Option<u64>,
+    /// After this many requests on a connection, the next one's arrival closes the connection
+    /// with this application error code while the request waits.
+    pub close_after: Option<(u64, u32)>,
+    /// Accept 0-RTT early data on resumed connections (tickets allow it).
+    pub zero_rtt: bool,
+    /// Answer every request with a body of this many bytes instead of [`BODY`].
+    pub body_size: Option<usize>,
+}
+
 /// A counting HTTP/3 server on an ephemeral loopback UDP port, on a runtime of its own; stops
 /// when dropped.
 #[derive(Debug)]
@@ -45,13 +70,29 @@ pub struct H3Server {
 impl H3Server {
     /// Starts a server with `pki`'s `localhost` certificate.
     pub fn start(pki: &Pki) -> H3Server {
+        H3Server::start_with(pki, H3Options::default())
+    }
+
+    /// Starts a server with `pki`'s `localhost` certificate that behaves as `options` say.
+    pub fn start_with(pki: &Pki, options: H3Options) -> H3Server {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("test server runtime");
-        let crypto = QuicServerConfig::try_from(server_config(pki)).expect("a TLS 1.3 configuration for QUIC");
-        let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        let mut tls = server_config(pki);
+        if options.zero_rtt {
+            // QUIC asks for this exact value when early data is allowed (RFC 9001 § 4.6.1).
+            tls.max_early_data_size = u32::MAX;
+        }
+        let crypto = QuicServerConfig::try_from(tls).expect("a TLS 1.3 configuration for QUIC");
+        let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        if let Some(idle) = options.idle_timeout {
+            let mut transport = quinn::TransportConfig::default();
+            transport.max_idle_timeout(Some(idle.try_into().expect("a valid idle timeout")));
+            config.transport_config(Arc::new(transport));
+        }
+        let options = Arc::new(options);
         let endpoint = {
             let _inside = runtime.enter();
             quinn::Endpoint::server(config, (Ipv4Addr::LOCALHOST, 0).into()).expect("bind UDP 127.0.0.1:0")
@@ -61,11 +102,22 @@ impl H3Server {
         let accepting = Arc::clone(&counters);
         runtime.spawn(async move {
             while let Some(incoming) = endpoint.accept().await {
-                let counters = Arc::clone(&accepting);
+                let (counters, options) = (Arc::clone(&accepting), Arc::clone(&options));
                 tokio::spawn(async move {
                     // A handshake that fails is no connection: only established ones count.
-                    if let Ok(connection) = incoming.await {
-                        serve(connection, counters).await;
+                    let Ok(connecting) = incoming.accept() else { return };
+                    let connection = if options.zero_rtt {
+                        match connecting.into_0rtt() {
+                            // Always `Ok` on a server: 0.5-RTT. Whether the client's early data was
+                            // taken is the client's to report.
+                            Ok((connection, _)) => Some(connection),
+                            Err(connecting) => connecting.await.ok(),
+                        }
+                    } else {
+                        connecting.await.ok()
+                    };
+                    if let Some(connection) = connection {
+                        serve(connection, counters, options).await;
                     }
                 });
             }
@@ -119,24 +171,66 @@ impl Drop for H3Server {
 }
 
 /// HTTP/3 on one established connection, until the client closes it.
-async fn serve(connection: quinn::Connection, counters: Arc<Counters>) {
+async fn serve(connection: quinn::Connection, counters: Arc<Counters>, options: Arc<H3Options>) {
     counters.connections.fetch_add(1, Ordering::SeqCst);
     let on_connection = Arc::new(AtomicU64::new(0));
     counters.per_connection.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&on_connection));
+    let quic = connection.clone();
     let Ok(mut h3) = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(connection)).await else {
         return;
     };
     // `Ok(None)` and errors both end the connection (a client's close is an error to h3).
     while let Ok(Some(resolver)) = h3.accept().await {
         counters.streams.fetch_add(1, Ordering::SeqCst);
-        let (counters, on_connection) = (Arc::clone(&counters), Arc::clone(&on_connection));
+        let (counters, on_connection, options) =
+            (Arc::clone(&counters), Arc::clone(&on_connection), Arc::clone(&options));
+        let quic = quic.clone();
         tokio::spawn(async move {
             let Ok((_request, mut stream)) = resolver.resolve_request().await else { return };
-            counters.requests.fetch_add(1, Ordering::SeqCst);
-            on_connection.fetch_add(1, Ordering::SeqCst);
+            let nth = counters.requests.fetch_add(1, Ordering::SeqCst) + 1;
+            let on_this = on_connection.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Some((after, code)) = options.close_after
+                && on_this > after
+            {
+                quic.close(code.into(), b"closed by the test server");
+                return;
+            }
+            if options.stall_after.is_some_and(|after| nth > after) {
+                // Holds the stream open, unanswered, until the connection ends.
+                std::future::pending::<()>().await;
+            }
+            if options.reject_every.is_some_and(|k| nth % k == 0) {
+                stream.stop_stream(h3::error::Code::H3_REQUEST_REJECTED);
+                return;
+            }
+            if options.reset_every.is_some_and(|k| nth % k == 0) {
+                stream.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
+                return;
+            }
+            if !options.delay.is_zero() {
+                tokio::time::sleep(options.delay).await;
+            }
             let response = http::Response::builder().status(200).body(()).expect("static response parts are valid");
             // Counted before the stream ends: a client that has read the whole response sees
             // the count already.
+            if let Some(size) = options.body_size {
+                // A large body, for the client's limit: sent until the client stops it.
+                if stream.send_response(response).await.is_err() {
+                    return;
+                }
+                let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+                let mut left = size;
+                while left > 0 {
+                    let part = chunk.slice(..left.min(chunk.len()));
+                    left -= part.len();
+                    if stream.send_data(part).await.is_err() {
+                        return;
+                    }
+                }
+                counters.responses.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.finish().await;
+                return;
+            }
             if stream.send_response(response).await.is_ok()
                 && stream.send_data(Bytes::from_static(BODY.as_bytes())).await.is_ok()
             {

@@ -42,9 +42,15 @@ impl ConnectionStats {
     pub(crate) fn record_quic(&mut self, timing: QuicTiming) {
         match timing {
             QuicTiming::FirstByte(elapsed) => record(&mut self.first_byte_ns, elapsed),
+            // A 0-RTT connection's handshake completes when the server answers its early data:
+            // a handshake like any other in the counts, resumed when the data was taken (it
+            // was sent on a ticket), its time apart from the 1-RTT ones.
             QuicTiming::ZeroRtt { elapsed, accepted } => {
                 record(&mut self.zero_rtt_ns, elapsed);
                 self.zero_rtt.1 += u64::from(accepted);
+                self.tls.handshakes += 1;
+                self.tls.resumed += u64::from(accepted);
+                *self.tls.versions.entry("TLSv1.3".to_owned()).or_default() += 1;
             }
         }
     }

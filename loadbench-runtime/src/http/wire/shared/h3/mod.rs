@@ -128,12 +128,14 @@ impl Quic {
             .connect_with(config, addr, &self.server_name)
             .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr} over QUIC"), e))?;
         let zero_rtt = Rc::new(Cell::new(None));
+        let early_refused = Rc::new(Cell::new(false));
         let connection = match connecting.into_0rtt() {
             Ok((connection, accepted)) => {
                 counters.tls.zero_rtt_offered += 1;
-                let answer = Rc::clone(&zero_rtt);
+                let (answer, refused) = (Rc::clone(&zero_rtt), Rc::clone(&early_refused));
                 tokio::task::spawn_local(async move {
                     let took = accepted.await;
+                    refused.set(!took);
                     answer.set(Some((took, start.elapsed())));
                 });
                 connection
@@ -166,6 +168,7 @@ impl Quic {
             authority: self.authority.clone(),
             closing: Cell::new(false),
             zero_rtt,
+            early_refused,
             addr,
         })
     }
@@ -182,6 +185,9 @@ pub(crate) struct Http3 {
     /// Whether the server took this connection's 0-RTT early data, and how long after the
     /// connection's start it said so; taken by the first request that ends after the answer.
     zero_rtt: Rc<Cell<Option<(bool, Duration)>>>,
+    /// Set if the server refused the early data: what was sent in it was never processed, and
+    /// may be sent again on a new connection.
+    early_refused: Rc<Cell<bool>>,
     addr: SocketAddr,
 }
 
@@ -280,7 +286,8 @@ impl Http3 {
         if matches!(err, h3::error::StreamError::RemoteClosing { .. }) {
             self.closing.set(true);
         }
-        stream_failed(err, sent, self.addr)
+        let failure = stream_failed(err, sent, self.addr);
+        if self.early_refused.get() { Failure::unsent(failure.error) } else { failure }
     }
 }
 

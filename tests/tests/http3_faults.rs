@@ -1,0 +1,132 @@
+//! HTTP/3 against a server that misbehaves (`loadbench_tests::h3server::H3Options`): a server
+//! that stops answering, lets QUIC's idle timeout pass, resets or refuses streams, closes the
+//! connection with an application error mid-stream, sends a body past the limit. Each is
+//! counted by kind, every iteration accounted for, in bounded time.
+
+#![allow(clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use loadbench::http::{ClientOptions, TlsOptions};
+use loadbench::report::ScenarioReport;
+use loadbench_tests::h3server::{H3Options, H3Server};
+use loadbench_tests::tls::Pki;
+
+#[loadbench::scenario(name = "h3_stalls", concurrency = 4, count = 40, timeout = "300ms")]
+#[loadbench::scenario(name = "h3_idle", concurrency = 2, count = 10, timeout = "10s")]
+#[loadbench::scenario(name = "h3_resets", concurrency = 4, count = 100)]
+#[loadbench::scenario(name = "h3_rejects", concurrency = 4, count = 100)]
+#[loadbench::scenario(name = "h3_closes", concurrency = 1, count = 12)]
+#[loadbench::scenario(name = "h3_large", concurrency = 2, count = 4, max_body = 1_048_576)]
+#[loadbench::scenario(name = "h3_early", concurrency = 1, count = 10)]
+async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.get("/").send().await?.expect_status(200)?;
+    Ok(())
+}
+
+/// Runs scenario `name` over HTTP/3 against a server with `options`, trusting the test CA;
+/// the run must end within `within`.
+fn run_h3(name: &str, options: H3Options, within: Duration) -> (ScenarioReport, H3Server) {
+    let pki = Pki::new();
+    let server = H3Server::start_with(&pki, options);
+    let client = ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
+    let started = Instant::now();
+    let report = loadbench::Harness::new()
+        .target(server.url())
+        .only(name)
+        .progress(false)
+        .client(client)
+        .run_report()
+        .expect("runs");
+    assert!(started.elapsed() < within, "{name} took {:?}", started.elapsed());
+    // SCHEMA-TEMP loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, name);
+    (report.scenarios.into_iter().next().expect("one scenario"), server)
+}
+
+/// The failures of `kind` among the report's causes (each cause's kind as the JSON names it).
+fn of_kind(report: &ScenarioReport, kind: &str) -> u64 {
+    report.causes.top.iter().filter(|c| c.kind == kind).map(|c| c.count).sum()
+}
+
+#[test]
+fn a_server_that_stops_answering_times_requests_out() {
+    let options = H3Options { stall_after: Some(20), ..H3Options::default() };
+    let (report, server) = run_h3("h3_stalls", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.ok), (40, 20), "{:?}", report.causes);
+    assert_eq!(report.errors.timeout, 20, "{:?}", report.errors);
+    assert_eq!(server.requests(), 40, "every request reached the server");
+}
+
+#[test]
+fn quic_s_idle_timeout_is_a_kind_of_its_own() {
+    let options =
+        H3Options { stall_after: Some(4), idle_timeout: Some(Duration::from_millis(300)), ..H3Options::default() };
+    let (report, server) = run_h3("h3_idle", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.ok, report.failed), (10, 4, 6), "{:?}", report.causes);
+    assert_eq!(of_kind(&report, "quic_idle_timeout"), 6, "{:?}", report.causes);
+    // Each idle connection is replaced: the server saw every one the client opened.
+    assert_eq!(report.http.connections, server.connections());
+    assert_eq!(server.requests(), 10);
+}
+
+#[test]
+fn a_reset_stream_fails_its_request_only() {
+    let options = H3Options { reset_every: Some(10), ..H3Options::default() };
+    let (report, server) = run_h3("h3_resets", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.ok, report.failed), (100, 90, 10), "{:?}", report.causes);
+    assert_eq!(report.errors.stream_reset, 10);
+    assert_eq!((server.requests(), server.responses()), (100, 90));
+    assert_eq!(report.http.connections, 4, "a reset stream leaves its connection open");
+}
+
+#[test]
+fn a_request_refused_unprocessed_is_sent_again() {
+    let options = H3Options { reject_every: Some(10), ..H3Options::default() };
+    let (report, server) = run_h3("h3_rejects", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.ok, report.failed), (100, 100, 0), "{:?}", report.causes);
+    // The 10th, 20th, … request the server saw was refused and sent again: 100 answered of
+    // 100 + 11 received (the resends shift the count, so the 110th is refused too).
+    assert_eq!(server.responses(), 100);
+    assert_eq!(server.requests(), 100 + report.http.retries);
+    assert!(report.http.retries >= 10, "{}", report.http.retries);
+}
+
+#[test]
+fn an_application_close_mid_stream_is_a_kind_of_its_own() {
+    // H3_INTERNAL_ERROR after five requests on each connection.
+    let options = H3Options { close_after: Some((5, 0x102)), ..H3Options::default() };
+    let (report, server) = run_h3("h3_closes", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.ok, report.failed), (12, 10, 2), "{:?}", report.causes);
+    assert_eq!(of_kind(&report, "quic_application_close"), 2, "{:?}", report.causes);
+    let cause = &report.causes.top[0];
+    assert!(cause.message.contains("H3_INTERNAL_ERROR"), "{cause:?}");
+    assert_eq!((report.http.connections, server.connections()), (2, 2));
+    assert_eq!(server.requests_per_connection(), [6, 6]);
+}
+
+#[test]
+fn a_body_past_the_limit_fails_without_being_kept() {
+    let options = H3Options { body_size: Some(64 << 20), ..H3Options::default() };
+    let (report, _server) = run_h3("h3_large", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.failed), (4, 4), "{:?}", report.causes);
+    assert_eq!(report.errors.body_too_large, 4, "{:?}", report.errors);
+}
+
+#[test]
+fn a_reconnect_sends_its_first_request_as_0_rtt_and_counts_it_apart() {
+    // Closed with H3_NO_ERROR after three requests: each reconnect resumes with a ticket.
+    let options = H3Options { zero_rtt: true, close_after: Some((3, 0x100)), ..H3Options::default() };
+    let (report, server) = run_h3("h3_early", options, Duration::from_secs(30));
+    // 3 answered, the 4th's arrival closes: on three connections, 3 + 3 + 2 answered.
+    assert_eq!((report.iterations, report.ok, report.failed), (10, 8, 2), "{:?}", report.causes);
+    assert_eq!(report.errors.io, 2, "a close with H3_NO_ERROR mid-request is an I/O failure");
+    assert_eq!((report.http.connections, server.connections()), (3, 3));
+    let quic = report.quic.as_ref().expect("the QUIC part");
+    assert_eq!((quic.zero_rtt_offered, quic.zero_rtt_accepted), (2, 2), "{quic:?}");
+    assert!(quic.zero_rtt_us.is_some());
+    // Three handshakes, the two on tickets resumed; only the first is a 1-RTT handshake's time.
+    let tls = report.tls.as_ref().expect("the TLS part");
+    assert_eq!((tls.handshakes, tls.resumed), (3, 2), "{tls:?}");
+    let one_rtt = report.tls_handshake_us.as_ref().expect("the first connection's handshake");
+    assert!(one_rtt.stdev == 0.0, "one 1-RTT handshake, no spread: {one_rtt:?}");
+}
