@@ -210,7 +210,7 @@ async fn serve(connection: quinn::Connection, counters: Arc<Counters>, options: 
             if !options.delay.is_zero() {
                 tokio::time::sleep(options.delay).await;
             }
-            let response = http::Response::builder().status(200).body(()).expect("static response parts are valid");
+            let response = http::Response::builder().status(200).body(()).expect("valid response parts");
             // Counted before the stream ends: a client that has read the whole response sees
             // the count already.
             if let Some(size) = options.body_size {

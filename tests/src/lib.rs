@@ -38,6 +38,7 @@ pub mod h2server;
 pub mod h3server;
 pub mod hostile;
 pub mod hostile_h2;
+pub mod hostile_h3;
 pub mod outcomes;
 pub mod pipelined;
 pub mod schema;

@@ -1,7 +1,8 @@
 //! HTTP/3 against a server that misbehaves (`loadbench_tests::h3server::H3Options`): a server
 //! that stops answering, lets QUIC's idle timeout pass, resets or refuses streams, closes the
-//! connection with an application error mid-stream, sends a body past the limit. Each is
-//! counted by kind, every iteration accounted for, in bounded time.
+//! connection with an application error mid-stream, sends a body past the limit; and against a
+//! hostile one (`loadbench_tests::hostile_h3`) that announces endless frames. Each is counted by
+//! kind, every iteration accounted for, in bounded time and memory.
 
 #![allow(clippy::expect_used)]
 
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use loadbench::http::{ClientOptions, TlsOptions};
 use loadbench::report::ScenarioReport;
 use loadbench_tests::h3server::{H3Options, H3Server};
+use loadbench_tests::hostile_h3::{H3Fault, HostileH3};
 use loadbench_tests::tls::Pki;
 
 #[loadbench::scenario(name = "h3_stalls", concurrency = 4, count = 40, timeout = "300ms")]
@@ -19,6 +21,7 @@ use loadbench_tests::tls::Pki;
 #[loadbench::scenario(name = "h3_closes", concurrency = 1, count = 12)]
 #[loadbench::scenario(name = "h3_large", concurrency = 2, count = 4, max_body = 1_048_576)]
 #[loadbench::scenario(name = "h3_early", concurrency = 1, count = 10)]
+#[loadbench::scenario(name = "h3_hostile", concurrency = 2, count = 4, timeout = "10s")]
 async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?.expect_status(200)?;
     Ok(())
@@ -129,4 +132,43 @@ fn a_reconnect_sends_its_first_request_as_0_rtt_and_counts_it_apart() {
     assert_eq!((tls.handshakes, tls.resumed), (3, 2), "{tls:?}");
     let one_rtt = report.tls_handshake_us.as_ref().expect("the first connection's handshake");
     assert!(one_rtt.stdev == 0.0, "one 1-RTT handshake, no spread: {one_rtt:?}");
+}
+
+/// Runs `h3_hostile` against a server sending what `fault` says; the run must end within 20 s.
+fn run_hostile(fault: H3Fault) -> (ScenarioReport, HostileH3) {
+    let pki = Pki::new();
+    let server = HostileH3::start(&pki, fault);
+    let client = ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
+    let started = Instant::now();
+    let report = loadbench::Harness::new()
+        .target(server.url())
+        .only("h3_hostile")
+        .progress(false)
+        .client(client)
+        .run_report()
+        .expect("runs");
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    (report.scenarios.into_iter().next().expect("one scenario"), server)
+}
+
+/// What the client may have taken of an endless frame before refusing it: QUIC's flow-control
+/// windows (quinn's default stream window is 1.25 MB), never the 64 MiB the server would send.
+const TAKEN_AT_MOST: u64 = 8 << 20;
+
+#[test]
+fn a_headers_frame_announced_past_the_limit_is_refused_before_it_is_buffered() {
+    let (report, server) = run_hostile(H3Fault::EndlessHeaders);
+    assert_eq!((report.iterations, report.failed), (4, 4), "{:?}", report.causes);
+    assert_eq!(report.errors.protocol, 4, "{:?}", report.causes);
+    let cause = &report.causes.top[0];
+    assert!(cause.message.contains("HEADERS frame of 1073741824 bytes"), "{cause:?}");
+    assert!(server.written() <= TAKEN_AT_MOST, "the client let the server write {} bytes", server.written());
+}
+
+#[test]
+fn an_endless_frame_on_the_control_stream_ends_the_connection_not_the_client() {
+    let (report, server) = run_hostile(H3Fault::EndlessUnknownFrame);
+    assert_eq!((report.iterations, report.failed), (4, 4), "{:?}", report.causes);
+    assert_eq!(report.errors.protocol, 4, "{:#?}", report.causes);
+    assert!(server.written() <= TAKEN_AT_MOST, "the client let the server write {} bytes", server.written());
 }

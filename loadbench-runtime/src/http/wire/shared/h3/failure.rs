@@ -12,6 +12,7 @@ use h3::error::{Code, ConnectionError, StreamError};
 use h3::quic::ConnectionErrorIncoming;
 
 use super::Failure;
+use super::frames::FrameTooLarge;
 use crate::error::{Error, ErrorKind};
 use crate::http::wire::counters::HttpCounters;
 
@@ -79,6 +80,9 @@ pub(super) fn stream_failed(err: StreamError, sent: bool, addr: SocketAddr) -> F
         ),
         StreamError::StreamError { code, reason, .. } => {
             Failure::new(Error::new(ErrorKind::Protocol, format!("HTTP/3 error {code}: {reason}")), false)
+        }
+        StreamError::Undefined { 0: e, .. } if e.is::<FrameTooLarge>() => {
+            Failure::new(Error::new(ErrorKind::Protocol, e.to_string()), false)
         }
         other => unprocessed_if(!sent, Error::with_source(ErrorKind::Io, "the request's stream failed", other)),
     }

@@ -13,15 +13,19 @@
 //! - a request is a bidirectional stream, sent and read within the user's own future (the
 //!   lane's timer bounds it); at most the server's `max_concurrent_bidi_streams` are open at
 //!   once (quinn holds a new one until the server allows it);
-//! - what a server may send is bounded: a response's header section by the run's
-//!   `max_header_list_size` (advertised as `SETTINGS_MAX_FIELD_SECTION_SIZE`, enforced by h3), a
-//!   kept body by `max_body` as it arrives, a discarded one counted and dropped as it arrives;
-//!   QUIC's flow control (quinn's default windows) bounds what is buffered unread;
+//! - what a server may send is bounded: every frame but `DATA` by the run's
+//!   `max_header_list_size` as its bytes arrive (`frames.rs`, `bounded.rs`: h3 would buffer a
+//!   whole frame before looking at it), a response's header section by the same limit
+//!   (advertised as `SETTINGS_MAX_FIELD_SECTION_SIZE`, enforced by h3 as it decodes), a kept
+//!   body by `max_body` as it arrives, a discarded one counted and dropped as it arrives; QUIC's
+//!   flow control (quinn's default windows) bounds what waits unread;
 //! - how a request fails is in `failure.rs`: what the server did not process (a `GOAWAY`, a
 //!   stream refused with `H3_REQUEST_REJECTED`, early data refused) may be sent again, the rest
 //!   is the request's error, by kind.
 
+mod bounded;
 mod failure;
+mod frames;
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -43,10 +47,10 @@ use crate::http::wire::response::{Parts, Response};
 use crate::http::wire::target::Target;
 
 /// A request's stream, as h3 gives it.
-type RequestStream = h3::client::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
+type RequestStream = h3::client::RequestStream<bounded::Bidi, Bytes>;
 
 /// What a lane sends requests through.
-type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+type SendRequest = h3::client::SendRequest<bounded::Opener, Bytes>;
 
 /// The QUIC endpoints of one worker thread: one per address family, opened when a lane of the
 /// worker first connects, shared by every lane of the worker (`Rc`: the worker's thread only).
@@ -154,7 +158,7 @@ impl Quic {
         let mut builder = h3::client::builder();
         builder.max_field_section_size(self.max_field_section_size);
         let (mut driver, send) = builder
-            .build::<_, _, Bytes>(h3_quinn::Connection::new(connection.clone()))
+            .build::<_, _, Bytes>(bounded::Conn::new(connection.clone(), self.max_field_section_size))
             .await
             .map_err(|e| Error::with_source(ErrorKind::Protocol, format!("HTTP/3 did not start on {addr}"), e))?;
         tokio::task::spawn_local(async move {
