@@ -112,7 +112,8 @@ fn a_body_past_the_limit_fails_without_being_kept() {
     let options = H3Options { body_size: Some(64 << 20), ..H3Options::default() };
     let (report, _server) = run_h3("h3_large", options, Duration::from_secs(30));
     assert_eq!((report.iterations, report.failed), (4, 4), "{:?}", report.causes);
-    assert_eq!(report.errors.body_too_large, 4, "{:?}", report.errors);
+    // Stopping a stream mid-read once panicked inside h3-quinn: each was a `panic`.
+    assert_eq!((report.errors.body_too_large, report.errors.panic), (4, 0), "{:?}", report.errors);
 }
 
 #[test]

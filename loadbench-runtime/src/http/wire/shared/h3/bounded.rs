@@ -6,6 +6,10 @@
 //! Request streams and the server's control stream are read as frames. The server's other
 //! unidirectional streams (QPACK's, whose dynamic table this client sets to zero, and the
 //! reserved types) may carry at most the limit in all.
+//!
+//! `stop_sending` is passed on only while no read of the stream is pending: h3-quinn's panics
+//! then (the stream is inside the pending read). Skipped, it costs nothing: a stream dropped
+//! unfinished is stopped by quinn all the same.
 
 use std::task::{Context, Poll};
 
@@ -48,11 +52,13 @@ impl Clone for Opener {
 pub(crate) struct Bidi {
     inner: h3_quinn::BidiStream<Bytes>,
     reading: Reading,
+    /// Whether the last read returned `Pending`.
+    pending: bool,
 }
 
 impl Bidi {
     fn new(inner: h3_quinn::BidiStream<Bytes>, limit: u64) -> Bidi {
-        Bidi { inner, reading: Reading::Frames(FrameLimit::new(limit)) }
+        Bidi { inner, reading: Reading::Frames(FrameLimit::new(limit)), pending: false }
     }
 }
 
@@ -60,6 +66,8 @@ impl Bidi {
 pub(crate) struct Recv {
     inner: h3_quinn::RecvStream,
     reading: Reading,
+    /// Whether the last read returned `Pending`.
+    pending: bool,
 }
 
 /// How a received stream's bytes are followed.
@@ -126,8 +134,11 @@ impl quic::Connection<Bytes> for Conn {
 
     fn poll_accept_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Recv, ConnectionErrorIncoming>> {
         let limit = self.limit;
-        <h3_quinn::Connection as quic::Connection<Bytes>>::poll_accept_recv(&mut self.inner, cx)
-            .map_ok(|inner| Recv { inner, reading: Reading::Type { bytes: [0; 8], len: 0, limit } })
+        <h3_quinn::Connection as quic::Connection<Bytes>>::poll_accept_recv(&mut self.inner, cx).map_ok(|inner| Recv {
+            inner,
+            reading: Reading::Type { bytes: [0; 8], len: 0, limit },
+            pending: false,
+        })
     }
 
     fn poll_accept_bidi(&mut self, cx: &mut Context<'_>) -> Poll<Result<Bidi, ConnectionErrorIncoming>> {
@@ -184,12 +195,15 @@ impl quic::RecvStream for Bidi {
 
     fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
         let read = quic::RecvStream::poll_data(&mut self.inner, cx);
+        self.pending = read.is_pending();
         let inner = &mut self.inner;
         checked(read, &mut self.reading, |code| quic::RecvStream::stop_sending(inner, code))
     }
 
     fn stop_sending(&mut self, error_code: u64) {
-        quic::RecvStream::stop_sending(&mut self.inner, error_code);
+        if !self.pending {
+            quic::RecvStream::stop_sending(&mut self.inner, error_code);
+        }
     }
 
     fn recv_id(&self) -> StreamId {
@@ -225,7 +239,7 @@ impl quic::BidiStream<Bytes> for Bidi {
 
     fn split(self) -> (Self::SendStream, Recv) {
         let (send, inner) = quic::BidiStream::split(self.inner);
-        (send, Recv { inner, reading: self.reading })
+        (send, Recv { inner, reading: self.reading, pending: self.pending })
     }
 }
 
@@ -234,12 +248,15 @@ impl quic::RecvStream for Recv {
 
     fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
         let read = quic::RecvStream::poll_data(&mut self.inner, cx);
+        self.pending = read.is_pending();
         let inner = &mut self.inner;
         checked(read, &mut self.reading, |code| quic::RecvStream::stop_sending(inner, code))
     }
 
     fn stop_sending(&mut self, error_code: u64) {
-        quic::RecvStream::stop_sending(&mut self.inner, error_code);
+        if !self.pending {
+            quic::RecvStream::stop_sending(&mut self.inner, error_code);
+        }
     }
 
     fn recv_id(&self) -> StreamId {
