@@ -37,6 +37,7 @@ async fn the_h3_server_counts_connections_streams_and_requests_exactly() {
 // Over HTTP/3 by `--http3`'s option (`ClientOptions::http3`), as a bench binary applies it.
 #[loadbench::scenario(name = "h3_own", concurrency = 20, count = 2_000)]
 #[loadbench::scenario(name = "h3_shared", concurrency = 50, count = 3_000, connections = 4)]
+#[loadbench::scenario(name = "h3_plain", concurrency = 1, count = 1)]
 async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let response = ctx.get("/").send().await?.expect_status(200)?;
     if response.bytes() != h3server::BODY.as_bytes() {
@@ -98,4 +99,25 @@ fn users_share_the_connections_asked_for_as_concurrent_streams() {
     let per_connection = server.requests_per_connection();
     assert_eq!(per_connection.len(), 4);
     assert_eq!(per_connection.iter().sum::<u64>(), 3_000);
+}
+
+#[test]
+fn http3_on_an_http_target_is_refused_before_any_load() {
+    let server = loadbench_tests::TestServer::start(loadbench_tests::Behavior::default());
+    let options = ClientOptions { http3: true, ..ClientOptions::default() };
+    let refused = loadbench::Harness::new()
+        .target(server.url())
+        .only("h3_plain")
+        .progress(false)
+        .client(options)
+        .run_report()
+        .expect_err("refused");
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "`h3_plain` asks for HTTP/3, which runs over QUIC and TLS: its target must be https://, not {}",
+            server.url()
+        )
+    );
+    assert_eq!(server.requests(), 0);
 }

@@ -22,6 +22,7 @@ use loadbench_tests::tls::Pki;
 #[loadbench::scenario(name = "h3_large", concurrency = 2, count = 4, max_body = 1_048_576)]
 #[loadbench::scenario(name = "h3_early", concurrency = 1, count = 10)]
 #[loadbench::scenario(name = "h3_hostile", concurrency = 2, count = 4, timeout = "10s")]
+#[loadbench::scenario(name = "h3_silent", concurrency = 2, count = 4, timeout = "300ms")]
 async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?.expect_status(200)?;
     Ok(())
@@ -172,4 +173,27 @@ fn an_endless_frame_on_the_control_stream_ends_the_connection_not_the_client() {
     assert_eq!((report.iterations, report.failed), (4, 4), "{:?}", report.causes);
     assert_eq!(report.errors.protocol, 4, "{:#?}", report.causes);
     assert!(server.written() <= TAKEN_AT_MOST, "the client let the server write {} bytes", server.written());
+}
+
+#[test]
+fn a_handshake_nobody_answers_is_a_quic_handshake_timeout() {
+    // A UDP port that takes every datagram and answers none.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind UDP");
+    let port = silent.local_addr().expect("local addr").port();
+    let pki = Pki::new();
+    let client = ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
+    let started = Instant::now();
+    let report = loadbench::Harness::new()
+        .target(format!("https://localhost:{port}/"))
+        .only("h3_silent")
+        .progress(false)
+        .client(client)
+        .run_report()
+        .expect("runs");
+    let report = &report.scenarios[0];
+    assert_eq!((report.iterations, report.failed), (4, 4), "{:?}", report.causes);
+    assert_eq!(of_kind(report, "quic_handshake_timeout"), 4, "{:?}", report.causes);
+    assert_eq!(report.http.connections, 0, "no connection was established");
+    // Four timeouts of 300 ms, two users at once: well under the bound, however busy the machine.
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
 }
