@@ -225,3 +225,27 @@ pub(super) fn http3_refusal(protocol: crate::config::Protocol, name: &str, url: 
         format!("`{name}` asks for HTTP/3, which runs over QUIC and TLS: its target must be https://, not {url}")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::http3_refusal;
+    use crate::config::Protocol;
+
+    #[test]
+    fn http3_is_refused_on_http_and_without_the_feature_naming_the_scenario() {
+        assert_eq!(http3_refusal(Protocol::Http2, "a", "http://127.0.0.1:1/"), None);
+        let on_http = http3_refusal(Protocol::Http3, "api", "http://127.0.0.1:1/");
+        let on_https = http3_refusal(Protocol::Http3, "api", "https://localhost:1/");
+        if cfg!(feature = "http3") {
+            let expected = "`api` asks for HTTP/3, which runs over QUIC and TLS: its target must be https://, not http://127.0.0.1:1/";
+            assert_eq!(on_http.as_deref(), Some(expected));
+            assert_eq!(on_https, None);
+        } else {
+            for refused in [on_http, on_https] {
+                let refused = refused.unwrap_or_default();
+                assert!(refused.starts_with("`api` asks for HTTP/3, which is not built into this bench"), "{refused}");
+                assert!(refused.contains("features = [\"http3\"]"), "{refused}");
+            }
+        }
+    }
+}

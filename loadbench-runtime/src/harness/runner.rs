@@ -116,6 +116,12 @@ impl RunSettings {
             }
             None => plan,
         };
+        // Refused before any load by the harness and `cargo loadbench url`; here too, as the
+        // shard is, rather than let a lane asking for QUIC speak TCP.
+        if let Some(refusal) = super::run::http3_refusal(plan.transport.protocol, &workload.name, url) {
+            report.setup_error = Some(refusal);
+            return report;
+        }
         let connections = &self.connections;
         let target = match Target::resolve_with(url, &connections.options.connect_to, connections.tls.as_ref()) {
             Ok(target) => target.with_max_header_list_size(connections.options.max_header_list_size),

@@ -342,10 +342,17 @@ impl Lane {
 
     /// Opens a connection and starts the protocol it speaks.
     async fn open(&self, counters: &mut HttpCounters, recorder: Option<&dyn Recorder>) -> Result<Open> {
-        #[cfg(feature = "http3")]
-        if let Some(quic) = &self.quic {
-            let h3 = quic.connect(self.target.addr(), counters, recorder).await?;
-            return Ok(Open::Http3(Rc::new(h3)));
+        if self.transport.protocol.is_http3() {
+            #[cfg(feature = "http3")]
+            if let Some(quic) = &self.quic {
+                let h3 = quic.connect(self.target.addr(), counters, recorder).await?;
+                return Ok(Open::Http3(Rc::new(h3)));
+            }
+            // Refused before any load (`harness/run.rs`); never TCP in its place.
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::Connect,
+                "HTTP/3 needs an https:// target and loadbench-runtime's `http3` feature",
+            ));
         }
         let name = self.target.tls().map(|(_, name)| name);
         let tls = self.tls.as_ref().zip(name);
