@@ -38,6 +38,7 @@ async fn the_h3_server_counts_connections_streams_and_requests_exactly() {
 #[loadbench::scenario(name = "h3_own", concurrency = 20, count = 2_000)]
 #[loadbench::scenario(name = "h3_shared", concurrency = 50, count = 3_000, connections = 4)]
 #[loadbench::scenario(name = "h3_plain", concurrency = 1, count = 1)]
+#[loadbench::scenario(name = "h3_tls", concurrency = 2, count = 10)]
 async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let response = ctx.get("/").send().await?.expect_status(200)?;
     if response.bytes() != h3server::BODY.as_bytes() {
@@ -120,4 +121,35 @@ fn http3_on_an_http_target_is_refused_before_any_load() {
         )
     );
     assert_eq!(server.requests(), 0);
+}
+
+/// Runs `h3_tls` against a counting server with `tls` as the client's TLS options.
+fn run_tls(tls: TlsOptions) -> (ScenarioReport, H3Server) {
+    let pki = Pki::new();
+    let server = H3Server::start(&pki);
+    let options = ClientOptions { http3: true, tls, ..ClientOptions::default() };
+    let report = loadbench::Harness::new()
+        .target(server.url())
+        .only("h3_tls")
+        .progress(false)
+        .client(options)
+        .run_report()
+        .expect("runs");
+    (report.scenarios.into_iter().next().expect("one scenario"), server)
+}
+
+#[test]
+fn quic_takes_the_same_tls_options_and_a_refused_certificate_is_a_tls_failure() {
+    // The test CA is not in the machine's trust store: every handshake is refused.
+    let (refused, server) = run_tls(TlsOptions::default());
+    assert_eq!((refused.iterations, refused.failed), (10, 10), "{:?}", refused.causes);
+    assert_eq!(refused.errors.tls, 10, "{:?}", refused.causes);
+    assert!(refused.causes.top[0].message.contains("TLS handshake with"), "{:?}", refused.causes);
+    assert_eq!(refused.tls.as_ref().map(|t| t.unverified), Some(10));
+    assert_eq!(server.requests(), 0);
+    // `--insecure` skips the check, and says so in the config.
+    let (insecure, server) = run_tls(TlsOptions::default().insecure(true));
+    assert_eq!((insecure.ok, insecure.failed), (10, 0), "{:?}", insecure.causes);
+    assert_eq!(insecure.config.tls.as_ref().map(|t| t.insecure), Some(true));
+    assert_eq!((server.connections(), server.requests()), (2, 10));
 }
