@@ -267,6 +267,9 @@ fn failures_are_listed_by_kind_with_status_counts() {
         panic: 0,
         stream_reset: 0,
         protocol: 0,
+        quic_handshake_timeout: 0,
+        quic_idle_timeout: 0,
+        quic_application_close: 0,
         custom: 0,
     };
     s.http.status = [(200, 480), (503, 15)].into_iter().collect();
