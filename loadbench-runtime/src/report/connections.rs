@@ -12,7 +12,8 @@ use super::{HttpVersion, ScenarioReport, TlsReport};
 /// users opened more connections than one each (the server closed some, or asked to). Over
 /// HTTP/3 there is no TCP connect: QUIC's one round trip opens the connection and makes the
 /// handshake, one figure that the line calls the QUIC handshake (`connections: 4 opened; QUIC
-/// handshake p50 1.10ms, p99 2.30ms (4 full, 0 resumed, TLSv1.3)`).
+/// handshake p50 1.10ms, p99 2.30ms (4 handshakes, TLSv1.3)`). Its handshakes are not split into
+/// full and resumed: QUIC does not tell a resumed 1-RTT handshake from a full one.
 pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
     if s.config.http3 {
         let handshake = s.tls_handshake_us.as_ref()?;
@@ -23,7 +24,8 @@ pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
             micros(handshake.p99)
         );
         if let Some(tls) = &s.tls {
-            line.push_str(&handshakes(tls));
+            let versions = tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
+            line.push_str(&format!(" ({} handshakes, {versions})", thousands(tls.handshakes)));
         }
         return Some(line);
     }
@@ -286,7 +288,7 @@ mod tests {
         s.tls = Some(TlsReport { handshakes: 4, versions, ..TlsReport::default() });
         assert_eq!(
             connection_line(&s).as_deref(),
-            Some("connections: 4 opened; QUIC handshake p50 1.10ms, p99 2.30ms (4 full, 0 resumed, TLSv1.3)")
+            Some("connections: 4 opened; QUIC handshake p50 1.10ms, p99 2.30ms (4 handshakes, TLSv1.3)")
         );
         // The same figures over TCP are a TLS handshake after a connect.
         s.config.http3 = false;

@@ -13,9 +13,9 @@ use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
     Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GateReport,
     GeneratorLimit, GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, NothingListening,
-    RateReport, RemoteWriteReport, RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint,
-    StartReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning,
-    WarningKind, WatchReport, WatchSample,
+    QuicReport, RateReport, RemoteWriteReport, RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport,
+    SpectrumPoint, StartReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo,
+    Warning, WarningKind, WatchReport, WatchSample,
 };
 use loadbench::threshold::{Metric, Op, RowThreshold, Threshold};
 
@@ -236,7 +236,12 @@ pub fn scenario_report() -> ScenarioReport {
         user_teardown: Some(HookReport { runs: 10, failed: 0, first_error: Some("logout refused".into()) }),
         connect_us: Some(latency()),
         tls_handshake_us: Some(latency()),
-        quic: None,
+        quic: Some(QuicReport {
+            zero_rtt_offered: 4,
+            zero_rtt_accepted: 3,
+            zero_rtt_us: Some(latency()),
+            ttfb_us: Some(latency()),
+        }),
         tls: Some(TlsReport {
             handshakes: 10,
             resumed: 2,
@@ -300,8 +305,10 @@ fn config() -> ConfigReport {
         }),
         connections: Some(4),
         pipeline: Some(16),
+        // Both protocols asked, which no run does: a document with every part present has every
+        // flag of the config, and the schema describes each alone.
         http2: true,
-        http3: false,
+        http3: true,
     }
 }
 
