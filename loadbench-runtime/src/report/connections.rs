@@ -25,7 +25,8 @@ pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
         );
         if let Some(tls) = &s.tls {
             let versions = tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
-            line.push_str(&format!(" ({} handshakes, {versions})", thousands(tls.handshakes)));
+            let plural = if tls.handshakes == 1 { "" } else { "s" };
+            line.push_str(&format!(" ({} handshake{plural}, {versions})", thousands(tls.handshakes)));
         }
         return Some(line);
     }
@@ -64,6 +65,7 @@ pub(super) fn quic_line(s: &ScenarioReport) -> Option<String> {
     let quic = s.quic.as_ref()?;
     let mut parts = Vec::new();
     if quic.zero_rtt_offered > 0 {
+        // Never "40 of 30": a document whose connections were counted apart still reads whole.
         let mut part = format!(
             "0-RTT: {} of {} connections offered early data, {} accepted",
             thousands(quic.zero_rtt_offered),
@@ -286,6 +288,12 @@ mod tests {
         s.tls_handshake_us = Some(latency(1_100.0, 2_300.0));
         let versions = [("TLSv1.3".to_owned(), 4)].into_iter().collect();
         s.tls = Some(TlsReport { handshakes: 4, versions, ..TlsReport::default() });
+        let mut one = s.clone();
+        one.http.connections = 1;
+        if let Some(tls) = one.tls.as_mut() {
+            tls.handshakes = 1;
+        }
+        assert!(connection_line(&one).is_some_and(|l| l.ends_with("(1 handshake, TLSv1.3)")), "{one:?}");
         assert_eq!(
             connection_line(&s).as_deref(),
             Some("connections: 4 opened; QUIC handshake p50 1.10ms, p99 2.30ms (4 handshakes, TLSv1.3)")
