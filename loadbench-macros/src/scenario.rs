@@ -258,7 +258,9 @@ fn users(args: &ScenarioArgs) -> Option<TokenStream> {
     Some(some(literal(Literal::u32_unsuffixed(n), span)))
 }
 
-/// `connections`, `pipeline` and `http2` as a `Transport`, when any of them is written.
+/// `connections`, `pipeline`, `http2` and `http3` as a `Transport`, when any of them is written.
+/// `http3 = true` decides the protocol whatever `http2` says: both asking is a compile error
+/// already, and one `protocol` field keeps it the only one.
 fn transport(args: &ScenarioArgs, private: &TokenStream) -> Option<TokenStream> {
     let mut fields: Vec<TokenStream> = Vec::new();
     if let Some((n, span)) = args.connections {
@@ -269,9 +271,16 @@ fn transport(args: &ScenarioArgs, private: &TokenStream) -> Option<TokenStream> 
         let n = some(literal(Literal::u32_unsuffixed(n), span));
         fields.push(quote!(pipeline: #n));
     }
-    if let Some((on, span)) = args.http2 {
-        let on = Ident::new(if on { "true" } else { "false" }, span);
-        fields.push(quote!(protocol: #private::Protocol::from_http2(#on)));
+    match (args.http2, args.http3) {
+        (_, Some((true, span))) => {
+            let http3 = Ident::new("Http3", span);
+            fields.push(quote!(protocol: #private::Protocol::#http3));
+        }
+        (Some((on, span)), _) => {
+            let on = Ident::new(if on { "true" } else { "false" }, span);
+            fields.push(quote!(protocol: #private::Protocol::from_http2(#on)));
+        }
+        (None, _) => {}
     }
     (!fields.is_empty()).then(|| quote!(#private::Transport { #(#fields,)* ..#private::Transport::DEFAULT }))
 }

@@ -24,30 +24,35 @@ pub enum ErrorKind {
     Tls,
     /// The scenario body panicked. The iteration failed; the virtual user goes on with the next.
     Panic,
-    /// The server reset the request's HTTP/2 stream (`RST_STREAM`, or `GOAWAY` after the stream
-    /// had been processed): the connection lives on, the request failed. A stream the server
-    /// refused unprocessed (`REFUSED_STREAM`, or above a `GOAWAY`'s last stream) is sent again
-    /// instead.
+    /// The server reset the request's stream: HTTP/2's `RST_STREAM` (or `GOAWAY` after the
+    /// stream had been processed), or an HTTP/3 request stream reset by the server. The
+    /// connection lives on, the request failed. A stream the server refused unprocessed
+    /// (HTTP/2's `REFUSED_STREAM` or a stream above a `GOAWAY`'s last one, HTTP/3's
+    /// `H3_REQUEST_REJECTED`) is sent again instead.
     StreamReset,
     /// The server broke the protocol: a malformed response or frame (an HTTP/1.1 head that
     /// does not parse, is larger than 64 KiB or has more than 100 headers; an HTTP/2 response
     /// RFC 9113 calls malformed), a header list past the limit (`max_header_list_size`), a
     /// flood of control frames. The request is never counted ok.
     Protocol,
+    /// The QUIC handshake of an HTTP/3 connection did not complete within the request's
+    /// timeout, or QUIC's own idle timer ended the connection before it did.
+    QuicHandshakeTimeout,
+    /// An established QUIC connection's idle timeout passed with no packet from the server
+    /// while a request waited on it.
+    QuicIdleTimeout,
+    /// The server closed the QUIC connection with an application error code other than
+    /// `H3_NO_ERROR` while a request waited on it; the message names the code.
+    QuicApplicationClose,
     /// An operation measured with [`Ctx::measure`](crate::Ctx::measure) failed with an error of
     /// its own (a WebSocket's, a gRPC client's, any `std::error::Error`), not loadbench's.
     Custom,
-    /// The QUIC handshake did not complete in time.
-    QuicHandshakeTimeout,
-    /// An established QUIC connection's idle timeout passed while a request waited.
-    QuicIdleTimeout,
-    /// The server closed the QUIC connection with an application error while a request waited.
-    QuicApplicationClose,
 }
 
 impl ErrorKind {
     /// The kind's name in the results (`errors`, `causes[].kind`): `"connect"`, `"timeout"`,
-    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"`, `"stream_reset"`, `"protocol"` or `"custom"`.
+    /// `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"`, `"stream_reset"`, `"protocol"`,
+    /// `"quic_handshake_timeout"`, `"quic_idle_timeout"`, `"quic_application_close"` or `"custom"`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",
@@ -60,10 +65,10 @@ impl ErrorKind {
             ErrorKind::Panic => "panic",
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::Protocol => "protocol",
-            ErrorKind::Custom => "custom",
             ErrorKind::QuicHandshakeTimeout => "quic_handshake_timeout",
             ErrorKind::QuicIdleTimeout => "quic_idle_timeout",
             ErrorKind::QuicApplicationClose => "quic_application_close",
+            ErrorKind::Custom => "custom",
         }
     }
 }

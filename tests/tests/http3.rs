@@ -58,7 +58,7 @@ fn run_h3(name: &str, server: &H3Server, pki: &Pki) -> ScenarioReport {
         .client(options)
         .run_report()
         .expect("runs");
-    // SCHEMA-TEMP loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, name);
+    loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, name);
     report.scenarios.into_iter().next().expect("one scenario")
 }
 

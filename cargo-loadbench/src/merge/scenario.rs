@@ -9,8 +9,8 @@ use std::path::Path;
 use cargo_loadbench::ScenarioResult;
 use loadbench::report::histogram::Keep;
 use loadbench::report::{
-    Causes, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, RateReport, StepReport, TlsReport,
-    Warning,
+    Causes, ErrorCounts, GeneratorReport, HookReport, HttpReport, LatencyReport, QuicReport, RateReport, StepReport,
+    TlsReport, Warning,
 };
 use loadbench::threshold::Percentile;
 
@@ -145,6 +145,7 @@ pub fn merge(parts: &[Part<'_>], asked: &[Percentile]) -> Result<Merged, MergeEr
         connection_times(parts, |s| s.tls_handshake_us.as_ref(), &format!("`{name}`'s TLS handshake times"))?;
     merged.tls_handshake_us = handshake;
     notes.extend(note);
+    merged.quic = merge_quic(parts, &name, &mut notes)?;
     Ok(Merged { scenario: merged, notes })
 }
 
@@ -310,6 +311,27 @@ fn connection_times(
         without.join(", ")
     );
     Ok((Some((*latency).clone()), Some(note)))
+}
+
+/// The QUIC part over the shards that have one: 0-RTT counts added, its times and the times to
+/// first byte as [`connection_times`] merges the connect times; `None` when no shard has one.
+fn merge_quic(parts: &[Part<'_>], name: &str, notes: &mut Vec<String>) -> Result<Option<QuicReport>, MergeError> {
+    let quic: Vec<&QuicReport> = parts.iter().filter_map(|p| p.scenario.quic.as_ref()).collect();
+    if quic.is_empty() {
+        return Ok(None);
+    }
+    let (zero_rtt_us, note) =
+        connection_times(parts, |s| s.quic.as_ref()?.zero_rtt_us.as_ref(), &format!("`{name}`'s 0-RTT times"))?;
+    notes.extend(note);
+    let (ttfb_us, note) =
+        connection_times(parts, |s| s.quic.as_ref()?.ttfb_us.as_ref(), &format!("`{name}`'s times to first byte"))?;
+    notes.extend(note);
+    Ok(Some(QuicReport {
+        zero_rtt_offered: quic.iter().map(|q| q.zero_rtt_offered).sum(),
+        zero_rtt_accepted: quic.iter().map(|q| q.zero_rtt_accepted).sum(),
+        zero_rtt_us,
+        ttfb_us,
+    }))
 }
 
 /// A per-user hook's runs over the shards (each ran its own users): counts added, the first

@@ -216,6 +216,34 @@ fn connect_times_without_histograms_are_the_slowest_shards_with_a_note() {
 }
 
 #[test]
+fn quic_counts_add_up_and_its_times_merge_from_the_histograms() {
+    let mut shards = vec![shard(0, 2, 10, 0), shard(1, 2, 10, 0)];
+    let (first, second) = ([1_000, 2_000, 3_000], [4_000, 5_000]);
+    shards[0].results.scenarios[0].quic = Some(loadbench::report::QuicReport {
+        zero_rtt_offered: 3,
+        zero_rtt_accepted: 2,
+        zero_rtt_us: latency(&first),
+        ttfb_us: latency(&first),
+    });
+    shards[1].results.scenarios[0].quic = Some(loadbench::report::QuicReport {
+        zero_rtt_offered: 2,
+        zero_rtt_accepted: 2,
+        zero_rtt_us: None,
+        ttfb_us: latency(&second),
+    });
+    let whole = merged(shards);
+    let quic = whole.results.scenarios[0].quic.clone().unwrap_or_else(|| panic!("a quic part"));
+    assert_eq!((quic.zero_rtt_offered, quic.zero_rtt_accepted), (5, 4));
+    let all = [first.as_slice(), second.as_slice()].concat();
+    let sum = |l: Option<loadbench::report::LatencyReport>| l.map(|l| (l.min, l.p50, l.max));
+    assert_eq!(sum(quic.ttfb_us), sum(latency(&all)), "both shards' times to first byte");
+    assert_eq!(sum(quic.zero_rtt_us), sum(latency(&first)), "the one shard that offered 0-RTT");
+    // A run with no QUIC part merges to none.
+    let plain = merged(vec![shard(0, 2, 10, 0), shard(1, 2, 10, 0)]);
+    assert_eq!(plain.results.scenarios[0].quic, None);
+}
+
+#[test]
 fn a_shard_without_successes_needs_no_histogram() {
     let mut shards = vec![shard(0, 2, 10, 0), shard(1, 2, 10, 0)];
     let s = &mut shards[1].results.scenarios[0];

@@ -87,6 +87,20 @@ fn check_scenario(at: &str, s: &ScenarioResult) -> Result<(), Implausible> {
     for (field, times) in [("connect_us", &s.connect_us), ("tls_handshake_us", &s.tls_handshake_us)] {
         check_latency(&format!("{at}.{field}"), times.as_ref(), None)?;
     }
+    if let Some(quic) = &s.quic {
+        if quic.zero_rtt_accepted > quic.zero_rtt_offered {
+            return Err(wrong(
+                format!("{at}.quic.zero_rtt_accepted"),
+                format!(
+                    "{} is more than the {} connections that offered 0-RTT",
+                    quic.zero_rtt_accepted, quic.zero_rtt_offered
+                ),
+            ));
+        }
+        for (field, times) in [("zero_rtt_us", &quic.zero_rtt_us), ("ttfb_us", &quic.ttfb_us)] {
+            check_latency(&format!("{at}.quic.{field}"), times.as_ref(), None)?;
+        }
+    }
     for (j, run) in s.runs.iter().enumerate() {
         if let Some(what) = bad_run(run) {
             return Err(wrong(format!("{at}.runs[{j}]"), what));
@@ -220,6 +234,29 @@ mod tests {
         let mut results = document();
         change(&mut results.scenarios[0]);
         check_results(&results).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn quic_s_counts_and_times_are_held_to_what_a_run_writes() {
+        let quic = |offered, accepted, zero_rtt: Option<LatencyReport>| {
+            judged(move |s| {
+                s.quic = Some(loadbench::report::QuicReport {
+                    zero_rtt_offered: offered,
+                    zero_rtt_accepted: accepted,
+                    zero_rtt_us: zero_rtt,
+                    ttfb_us: s.latency_us.clone(),
+                })
+            })
+        };
+        let whole = document().scenarios[0].latency_us.clone();
+        assert_eq!(quic(4, 3, whole.clone()), Ok(()));
+        assert_eq!(
+            quic(3, 4, whole.clone()),
+            Err("scenarios[0].quic.zero_rtt_accepted: 4 is more than the 3 connections that offered 0-RTT".into())
+        );
+        let damaged = whole.map(|l| LatencyReport { histogram: Some("not a histogram".into()), ..l });
+        let refused = quic(4, 3, damaged).unwrap_err();
+        assert!(refused.starts_with("scenarios[0].quic.zero_rtt_us.histogram: "), "{refused}");
     }
 
     #[test]

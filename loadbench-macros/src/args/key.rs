@@ -32,10 +32,11 @@ pub(super) enum Key {
     Connections,
     Pipeline,
     Http2,
+    Http3,
 }
 
 impl Key {
-    pub(super) const ALL: [Key; 26] = [
+    pub(super) const ALL: [Key; 27] = [
         Key::Concurrency,
         Key::Count,
         Key::Duration,
@@ -62,6 +63,7 @@ impl Key {
         Key::Connections,
         Key::Pipeline,
         Key::Http2,
+        Key::Http3,
     ];
 
     pub(super) fn as_str(self) -> &'static str {
@@ -92,6 +94,7 @@ impl Key {
             Key::Connections => "connections",
             Key::Pipeline => "pipeline",
             Key::Http2 => "http2",
+            Key::Http3 => "http3",
         }
     }
 
@@ -124,6 +127,7 @@ impl Key {
             Key::Connections => "16",
             Key::Pipeline => "16",
             Key::Http2 => "true",
+            Key::Http3 => "true",
         }
     }
 

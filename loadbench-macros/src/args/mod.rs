@@ -88,6 +88,8 @@ pub(crate) struct ScenarioArgs {
     pub(crate) pipeline: Option<(u32, Span)>,
     /// `http2 = true`.
     pub(crate) http2: Option<(bool, Span)>,
+    /// `http3 = true`.
+    pub(crate) http3: Option<(bool, Span)>,
 }
 
 /// A scenario's feed, as declared.
@@ -143,6 +145,7 @@ impl ScenarioArgs {
             connections: None,
             pipeline: None,
             http2: None,
+            http3: None,
         }
     }
 }
@@ -182,6 +185,7 @@ struct Builder {
     connections: Option<(u32, Span)>,
     pipeline: Option<(u32, Span)>,
     http2: Option<(bool, Span)>,
+    http3: Option<(bool, Span)>,
 }
 
 impl Builder {
@@ -280,6 +284,7 @@ impl Builder {
             Key::Connections => store(&mut self.connections, errors.check(concurrency(key, value)), span),
             Key::Pipeline => store(&mut self.pipeline, errors.check(concurrency(key, value)), span),
             Key::Http2 => store(&mut self.http2, errors.check(boolean(key, value)), span),
+            Key::Http3 => store(&mut self.http3, errors.check(boolean(key, value)), span),
             Key::Thresholds => {} // handled above: a list, not `= value`
         }
         Ok(())
@@ -394,17 +399,28 @@ impl Builder {
             connections: self.connections,
             pipeline: self.pipeline,
             http2: self.http2,
+            http3: self.http3,
         })
     }
 
-    /// `pipeline` needs shared HTTP/1.1 connections, and shared connections need users to share
-    /// them: each key reported where it was written.
+    /// One protocol at most, `pipeline` needs shared HTTP/1.1 connections, and shared
+    /// connections need users to share them: each key reported where it was written.
     fn check_transport(&self, errors: &mut Errors) {
         let http2 = matches!(self.http2, Some((true, _)));
+        let http3 = matches!(self.http3, Some((true, _)));
+        if let (true, Some((_, span))) = (http2, &self.http3)
+            && http3
+        {
+            errors.at(*span, "`http2` and `http3` ask for different protocols; keep one");
+        }
         match (&self.pipeline, &self.connections) {
             (Some((_, span)), _) if http2 => errors.at(
                 *span,
                 "`pipeline` is HTTP/1.1's: over HTTP/2 (`http2 = true`) the requests on a connection are concurrent streams; remove `pipeline`",
+            ),
+            (Some((_, span)), _) if http3 => errors.at(
+                *span,
+                "`pipeline` is HTTP/1.1's: over HTTP/3 (`http3 = true`) the requests on a connection are concurrent streams; remove `pipeline`",
             ),
             (Some((_, span)), None) => errors.at(
                 *span,

@@ -134,6 +134,21 @@ fn shared_connections() {
     assert_eq!((args.connections.map(|c| c.0), args.pipeline.map(|p| p.0)), (Some(16), Some(16)));
     let args = parse(quote!(rate = 500, connections = 100, http2 = true, count = 1));
     assert_eq!((args.connections.map(|c| c.0), args.http2.map(|h| h.0)), (Some(100), Some(true)));
+    let args = parse(quote!(concurrency = 50, connections = 5, http3 = true, count = 1));
+    assert_eq!((args.connections.map(|c| c.0), args.http3.map(|h| h.0)), (Some(5), Some(true)));
+    assert_eq!(
+        errors(quote!(count = 1, http2 = true, http3 = true)),
+        ["`http2` and `http3` ask for different protocols; keep one"]
+    );
+    assert_eq!(
+        errors(quote!(concurrency = 10, connections = 2, pipeline = 4, http3 = true, count = 1)),
+        [
+            "`pipeline` is HTTP/1.1's: over HTTP/3 (`http3 = true`) the requests on a connection are concurrent streams; remove `pipeline`"
+        ]
+    );
+    assert_eq!(errors(quote!(count = 1, http3 = "yes")), ["`http3` is `true` or `false`, as in `http3 = true`"]);
+    // `false` asks for nothing, so it conflicts with nothing.
+    assert_eq!(parse(quote!(count = 1, http2 = true, http3 = false)).http3.map(|h| h.0), Some(false));
     // Without `concurrency`, a closed scenario has 1 user and an open one 100.
     assert_eq!(
         errors(quote!(count = 1, connections = 2)),
@@ -167,7 +182,7 @@ fn combinations() {
 
 #[test]
 fn unknown_keys_and_malformed_values() {
-    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`, `cookies`, `follow_redirects`, `feed`, `feed_mode`, `feed_end`, `connections`, `pipeline`, `http2`";
+    let expected = "unknown attribute `foo`; expected one of: `concurrency`, `count`, `duration`, `timeout`, `max_body`, `grace`, `name`, `target`, `thresholds`, `rate`, `max_concurrency`, `warmup`, `think_time`, `setup`, `teardown`, `stages`, `rate_stages`, `group`, `cookies`, `follow_redirects`, `feed`, `feed_mode`, `feed_end`, `connections`, `pipeline`, `http2`, `http3`";
     assert_eq!(errors(quote!(foo = 1, count = 1)), [expected]);
     assert_eq!(errors(quote!(count = 1, foo(1, 2))), [expected]);
     assert_eq!(errors(quote!(count = 1, a::b)), [expected.replace("`foo`", "`a::b`")]);

@@ -160,3 +160,22 @@ fn on_error_the_item_is_kept() {
     assert!(out.contains("compile_error"), "{out}");
     assert!(!out.contains("inventory"), "{out}");
 }
+
+#[test]
+fn http3_asks_for_the_http3_protocol_and_nothing_else() {
+    let item = quote!(
+        async fn hello(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+            Ok(())
+        }
+    );
+    let protocol = |args: TokenStream| {
+        let out = expand(args, item.clone()).to_string();
+        assert_eq!(out.matches("protocol :").count(), 1, "{out}");
+        out.contains("protocol : :: loadbench :: __private :: Protocol :: Http3")
+    };
+    assert!(protocol(quote!(count = 1, http3 = true)));
+    assert!(protocol(quote!(count = 1, http2 = false, http3 = true)));
+    assert!(!protocol(quote!(count = 1, http2 = true, http3 = false)));
+    let out = expand(quote!(count = 1, http3 = false), item).to_string();
+    assert!(!out.contains("protocol :"), "{out}");
+}

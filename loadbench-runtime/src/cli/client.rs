@@ -40,16 +40,19 @@ pub struct ClientArgs {
     #[arg(long, value_name = "N", global = true, help_heading = HEADING)]
     pub follow_redirects: Option<u32>,
     /// Share N connections among the virtual users instead of one each (over every scenario's
-    /// `connections`): HTTP/2 streams or pipelined HTTP/1.1 requests on each
+    /// `connections`): HTTP/2 or HTTP/3 streams or pipelined HTTP/1.1 requests on each
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), global = true, help_heading = HEADING)]
     pub connections: Option<u32>,
     /// HTTP/1.1: send up to D requests on a shared connection before their responses (needs
     /// --connections; TechEmpower's plaintext test pipelines 16)
-    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "http2", global = true, help_heading = HEADING)]
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["http2", "http3"], global = true, help_heading = HEADING)]
     pub pipeline: Option<u32>,
     /// Speak HTTP/2: with prior knowledge on http://, offered first by ALPN on https://
     #[arg(long, global = true, help_heading = HEADING)]
     pub http2: bool,
+    /// Speak HTTP/3 over QUIC (https:// targets only)
+    #[arg(long, conflicts_with = "http2", global = true, help_heading = HEADING)]
+    pub http3: bool,
 }
 
 impl ClientArgs {
@@ -80,6 +83,7 @@ impl ClientArgs {
             options.pipeline = self.pipeline;
         }
         options.http2 |= self.http2;
+        options.http3 |= self.http3;
         options
     }
 
@@ -130,6 +134,9 @@ impl ClientArgs {
         if self.http2 {
             flag("--http2", None);
         }
+        if self.http3 {
+            flag("--http3", None);
+        }
         args
     }
 }
@@ -177,6 +184,26 @@ mod tests {
         let h2 = Cli::try_parse_from(["x", "--http2", "--connections", "10"]).unwrap().client;
         assert!(h2.to_args().contains(&OsString::from("--http2")));
         assert!(Cli::try_parse_from(["x", "--http2", "--pipeline", "4"]).is_err(), "pipelining is HTTP/1.1's");
+        let h3 = Cli::try_parse_from(["x", "--http3", "--connections", "10"]).unwrap().client;
+        assert!(h3.to_args().contains(&OsString::from("--http3")));
+        let again = Cli::try_parse_from(std::iter::once(OsString::from("x")).chain(h3.to_args())).unwrap().client;
+        assert_eq!(format!("{h3:?}"), format!("{again:?}"));
+        let transport = h3.apply(ClientOptions::default()).transport(crate::config::Transport::DEFAULT);
+        assert_eq!(
+            transport,
+            crate::config::Transport {
+                connections: Some(10),
+                pipeline: None,
+                protocol: crate::config::Protocol::Http3
+            }
+        );
+        let refused = |argv: &[&str]| Cli::try_parse_from(argv).map(|cli| format!("{cli:?}")).unwrap_err().to_string();
+        let pipelined = refused(&["x", "--connections", "4", "--pipeline", "4", "--http3"]);
+        assert!(pipelined.contains("'--pipeline <D>' cannot be used with '--http3'"), "{pipelined}");
+        let pipelined = refused(&["x", "--connections", "4", "--pipeline", "4", "--http2"]);
+        assert!(pipelined.contains("'--pipeline <D>' cannot be used with '--http2'"), "{pipelined}");
+        let both = refused(&["x", "--http2", "--http3"]);
+        assert!(both.contains("'--http2' cannot be used with '--http3'"), "{both}");
         assert!(Cli::try_parse_from(["x", "--connections", "0"]).is_err());
         let options = first.apply(ClientOptions::default());
         let transport = options.transport(crate::config::Transport::DEFAULT);

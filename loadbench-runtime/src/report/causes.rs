@@ -14,7 +14,8 @@ pub const LISTED_CAUSES: usize = 10;
 pub struct ErrorCause {
     /// The failure's kind, as [`ErrorCounts`](super::ErrorCounts) names it: `"connect"`,
     /// `"timeout"`, `"status"`, `"io"`, `"scenario"`, `"body_too_large"`, `"tls"`, `"panic"`, `"stream_reset"`,
-    /// `"protocol"`, `"custom"`.
+    /// `"protocol"`, `"quic_handshake_timeout"`, `"quic_idle_timeout"`, `"quic_application_close"`,
+    /// `"custom"`.
     pub kind: String,
     /// The error's message, its whole chain of causes (`"GET /: connection reset by peer (os
     /// error 104)"`), said once.

@@ -1,15 +1,35 @@
 //! What the table says of a scenario's connections, under its row: where the time of opening
-//! them went (TCP connect, TLS handshake), how many handshakes resumed a session, that
-//! certificates were not verified (`--insecure`), and what to do when they could not be; the
-//! redirects followed on them.
+//! them went (TCP connect, TLS handshake, or QUIC's handshake with its connect), how many
+//! handshakes resumed a session, what QUIC's connections measured (0-RTT, time to first byte),
+//! that certificates were not verified (`--insecure`), and what to do when they could not be;
+//! the redirects followed on them.
 
 use super::units::{micros, thousands};
 use super::{HttpVersion, ScenarioReport, TlsReport};
 
 /// `connections: 50 opened; connect p50 85µs, p99 310µs; TLS handshake p50 1.21ms, p99 3.40ms
 /// (48 full, 2 resumed, TLSv1.3)`: for `https://`, whose handshakes are worth seeing, and when
-/// users opened more connections than one each (the server closed some, or asked to).
+/// users opened more connections than one each (the server closed some, or asked to). Over
+/// HTTP/3 there is no TCP connect: QUIC's one round trip opens the connection and makes the
+/// handshake, one figure that the line calls the QUIC handshake (`connections: 4 opened; QUIC
+/// handshake p50 1.10ms, p99 2.30ms (4 handshakes, TLSv1.3)`). Its handshakes are not split into
+/// full and resumed: QUIC does not tell a resumed 1-RTT handshake from a full one.
 pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
+    if s.config.http3 {
+        let handshake = s.tls_handshake_us.as_ref()?;
+        let mut line = format!(
+            "connections: {} opened; QUIC handshake p50 {}, p99 {}",
+            thousands(s.http.connections),
+            micros(handshake.p50),
+            micros(handshake.p99)
+        );
+        if let Some(tls) = &s.tls {
+            let versions = tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
+            let plural = if tls.handshakes == 1 { "" } else { "s" };
+            line.push_str(&format!(" ({} handshake{plural}, {versions})", thousands(tls.handshakes)));
+        }
+        return Some(line);
+    }
     let connect = s.connect_us.as_ref()?;
     if s.tls.is_none() && s.http.connections <= u64::from(s.config.concurrency) {
         return None;
@@ -21,23 +41,65 @@ pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
         micros(connect.p99)
     );
     if let (Some(handshake), Some(tls)) = (&s.tls_handshake_us, &s.tls) {
-        let versions = tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
-        line.push_str(&format!(
-            "; TLS handshake p50 {}, p99 {} ({} full, {} resumed, {versions})",
-            micros(handshake.p50),
-            micros(handshake.p99),
-            thousands(tls.handshakes - tls.resumed),
-            thousands(tls.resumed)
-        ));
+        line.push_str(&format!("; TLS handshake p50 {}, p99 {}", micros(handshake.p50), micros(handshake.p99)));
+        line.push_str(&handshakes(tls));
     }
     Some(line)
 }
 
+/// ` (48 full, 2 resumed, TLSv1.3)`: the handshakes by kind and the versions they settled.
+fn handshakes(tls: &TlsReport) -> String {
+    let versions = tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
+    format!(
+        " ({} full, {} resumed, {versions})",
+        thousands(tls.handshakes.saturating_sub(tls.resumed)),
+        thousands(tls.resumed)
+    )
+}
+
+/// `0-RTT: 40 of 50 connections offered early data, 38 accepted (p50 1.20ms); time to first
+/// byte p50 410µs, p99 1.90ms`: what an HTTP/3 scenario's QUIC connections measured beyond the
+/// latency columns, each part only when it has a figure; `None` without a `quic` part or with
+/// nothing in it.
+pub(super) fn quic_line(s: &ScenarioReport) -> Option<String> {
+    let quic = s.quic.as_ref()?;
+    let mut parts = Vec::new();
+    if quic.zero_rtt_offered > 0 {
+        // Never "40 of 30": a document whose connections were counted apart still reads whole.
+        let mut part = format!(
+            "0-RTT: {} of {} connections offered early data, {} accepted",
+            thousands(quic.zero_rtt_offered),
+            thousands(s.http.connections.max(quic.zero_rtt_offered)),
+            thousands(quic.zero_rtt_accepted)
+        );
+        if let Some(zero_rtt) = &quic.zero_rtt_us {
+            part.push_str(&format!(" (p50 {})", micros(zero_rtt.p50)));
+        }
+        parts.push(part);
+    }
+    if let Some(ttfb) = &quic.ttfb_us {
+        parts.push(format!("time to first byte p50 {}, p99 {}", micros(ttfb.p50), micros(ttfb.p99)));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// `256 users on 16 connections, HTTP/1.1 pipelined up to 16 deep`, `1,000 users on 10
 /// connections, HTTP/2 streams`: how the users' requests travelled when they did not each own a
-/// connection, and what was spoken when HTTP/2 was asked and the server chose otherwise.
+/// connection or asked for HTTP/2 or HTTP/3, and what was spoken when HTTP/2 was asked and the
+/// server chose otherwise. HTTP/3 is never negotiated down: it is what was asked.
 pub(super) fn transport_line(s: &ScenarioReport) -> Option<String> {
     let config = &s.config;
+    if config.http3 {
+        return Some(match config.connections {
+            Some(n) => format!(
+                "{} users on {} connection{}, HTTP/3 streams",
+                thousands(u64::from(config.concurrency)),
+                thousands(u64::from(n)),
+                if n == 1 { "" } else { "s" }
+            ),
+            None => "HTTP/3, one connection per user".to_owned(),
+        });
+    }
     if config.connections.is_none() && !config.http2 {
         return None;
     }
@@ -186,6 +248,90 @@ mod tests {
         let mut s = ScenarioReport::not_started("s", config);
         s.http.version = Some(version);
         s
+    }
+
+    #[test]
+    fn says_http3_streams_or_a_connection_per_user() {
+        let mut shared = report(Some(4), None, false, HttpVersion::Http3);
+        shared.config.http3 = true;
+        assert_eq!(transport_line(&shared).as_deref(), Some("256 users on 4 connections, HTTP/3 streams"));
+        shared.config.connections = Some(1);
+        assert_eq!(transport_line(&shared).as_deref(), Some("256 users on 1 connection, HTTP/3 streams"));
+        let mut own = report(None, None, false, HttpVersion::Http3);
+        own.config.http3 = true;
+        own.http.version = None;
+        assert_eq!(transport_line(&own).as_deref(), Some("HTTP/3, one connection per user"));
+    }
+
+    fn latency(p50: f64, p99: f64) -> crate::report::LatencyReport {
+        crate::report::LatencyReport {
+            mean: p50,
+            stdev: 0.0,
+            min: p50,
+            p50,
+            p90: p99,
+            p95: p99,
+            p99,
+            p99_9: p99,
+            max: p99,
+            percentiles: Default::default(),
+            spectrum: Vec::new(),
+            histogram: None,
+        }
+    }
+
+    #[test]
+    fn over_quic_the_handshake_is_one_figure_with_its_connect() {
+        let mut s = report(Some(4), None, false, HttpVersion::Http3);
+        s.config.http3 = true;
+        s.http.connections = 4;
+        s.tls_handshake_us = Some(latency(1_100.0, 2_300.0));
+        let versions = [("TLSv1.3".to_owned(), 4)].into_iter().collect();
+        s.tls = Some(TlsReport { handshakes: 4, versions, ..TlsReport::default() });
+        let mut one = s.clone();
+        one.http.connections = 1;
+        if let Some(tls) = one.tls.as_mut() {
+            tls.handshakes = 1;
+        }
+        assert!(connection_line(&one).is_some_and(|l| l.ends_with("(1 handshake, TLSv1.3)")), "{one:?}");
+        assert_eq!(
+            connection_line(&s).as_deref(),
+            Some("connections: 4 opened; QUIC handshake p50 1.10ms, p99 2.30ms (4 handshakes, TLSv1.3)")
+        );
+        // The same figures over TCP are a TLS handshake after a connect.
+        s.config.http3 = false;
+        s.connect_us = Some(latency(85.0, 310.0));
+        assert_eq!(
+            connection_line(&s).as_deref(),
+            Some(
+                "connections: 4 opened; connect p50 85µs, p99 310µs; TLS handshake p50 1.10ms, p99 2.30ms (4 full, 0 resumed, TLSv1.3)"
+            )
+        );
+    }
+
+    #[test]
+    fn the_quic_line_says_what_0_rtt_and_the_first_byte_took() {
+        use crate::report::QuicReport;
+        let mut s = report(Some(4), None, false, HttpVersion::Http3);
+        s.config.http3 = true;
+        s.http.connections = 50;
+        assert_eq!(quic_line(&s), None, "no quic part");
+        s.quic = Some(QuicReport::default());
+        assert_eq!(quic_line(&s), None, "nothing measured");
+        s.quic = Some(QuicReport {
+            zero_rtt_offered: 40,
+            zero_rtt_accepted: 38,
+            zero_rtt_us: Some(latency(1_200.0, 3_000.0)),
+            ttfb_us: Some(latency(410.0, 1_900.0)),
+        });
+        assert_eq!(
+            quic_line(&s).as_deref(),
+            Some(
+                "0-RTT: 40 of 50 connections offered early data, 38 accepted (p50 1.20ms); time to first byte p50 410µs, p99 1.90ms"
+            )
+        );
+        s.quic = Some(QuicReport { ttfb_us: Some(latency(410.0, 1_900.0)), ..QuicReport::default() });
+        assert_eq!(quic_line(&s).as_deref(), Some("time to first byte p50 410µs, p99 1.90ms"));
     }
 
     #[test]

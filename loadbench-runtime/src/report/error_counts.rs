@@ -27,13 +27,25 @@ pub struct ErrorCounts {
     /// The scenario body panicked (the virtual user went on).
     #[serde(default)]
     pub panic: u64,
-    /// The server reset the request's HTTP/2 stream (`RST_STREAM`).
+    /// The server reset the request's stream (HTTP/2's `RST_STREAM`, an HTTP/3 request stream).
     #[serde(default)]
     pub stream_reset: u64,
     /// The server broke the protocol: a malformed response or frame, a header list past the
     /// limit, a flood of control frames.
     #[serde(default)]
     pub protocol: u64,
+    /// The QUIC handshake did not complete within the request's timeout, or QUIC's idle timer
+    /// ended the connection before it did.
+    #[serde(default)]
+    pub quic_handshake_timeout: u64,
+    /// An established QUIC connection's idle timeout passed with no packet from the server
+    /// while a request waited.
+    #[serde(default)]
+    pub quic_idle_timeout: u64,
+    /// The server closed the QUIC connection with an application error code other than
+    /// `H3_NO_ERROR` while a request waited.
+    #[serde(default)]
+    pub quic_application_close: u64,
     /// An operation measured with `ctx.measure` failed with an error of its own.
     #[serde(default)]
     pub custom: u64,
@@ -52,6 +64,9 @@ impl ErrorCounts {
             + self.panic
             + self.stream_reset
             + self.protocol
+            + self.quic_handshake_timeout
+            + self.quic_idle_timeout
+            + self.quic_application_close
             + self.custom
     }
 
@@ -68,10 +83,10 @@ impl ErrorCounts {
             ErrorKind::Panic => &mut self.panic,
             ErrorKind::StreamReset => &mut self.stream_reset,
             ErrorKind::Protocol => &mut self.protocol,
+            ErrorKind::QuicHandshakeTimeout => &mut self.quic_handshake_timeout,
+            ErrorKind::QuicIdleTimeout => &mut self.quic_idle_timeout,
+            ErrorKind::QuicApplicationClose => &mut self.quic_application_close,
             ErrorKind::Custom => &mut self.custom,
-            ErrorKind::QuicHandshakeTimeout | ErrorKind::QuicIdleTimeout | ErrorKind::QuicApplicationClose => {
-                &mut self.io
-            }
         }
     }
 
@@ -87,6 +102,23 @@ impl ErrorCounts {
         self.panic += other.panic;
         self.stream_reset += other.stream_reset;
         self.protocol += other.protocol;
+        self.quic_handshake_timeout += other.quic_handshake_timeout;
+        self.quic_idle_timeout += other.quic_idle_timeout;
+        self.quic_application_close += other.quic_application_close;
         self.custom += other.custom;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCounts;
+
+    /// Files written before the QUIC kinds existed still read, with 0 for each.
+    #[test]
+    fn quic_kinds_read_as_zero_from_older_files() {
+        let old = r#"{"connect":0,"timeout":1,"status":0,"io":0,"scenario":0}"#;
+        let counts: ErrorCounts = serde_json::from_str(old).unwrap_or_else(|e| panic!("{e}"));
+        let quic = (counts.quic_handshake_timeout, counts.quic_idle_timeout, counts.quic_application_close);
+        assert_eq!((quic, counts.total()), ((0, 0, 0), 1));
     }
 }

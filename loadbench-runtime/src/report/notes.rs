@@ -140,6 +140,9 @@ pub(super) fn failure_line(s: &ScenarioReport) -> Option<String> {
             ("panic", e.panic),
             ("stream_reset", e.stream_reset),
             ("protocol", e.protocol),
+            ("quic_handshake_timeout", e.quic_handshake_timeout),
+            ("quic_idle_timeout", e.quic_idle_timeout),
+            ("quic_application_close", e.quic_application_close),
             ("custom", e.custom),
         ]
         .into_iter()

@@ -131,11 +131,12 @@ pub struct ScenarioReport {
     #[serde(default)]
     pub user_teardown: Option<HookReport>,
     /// TCP connect time of the connections opened (k6's `http_req_connecting`); `None` when none
-    /// was opened.
+    /// was opened, and over HTTP/3, which opens no TCP connection.
     #[serde(default)]
     pub connect_us: Option<LatencyReport>,
     /// TLS handshake time of the connections opened, after their TCP connect (k6's
-    /// `http_req_tls_handshaking`); `None` for `http://` or when no handshake completed.
+    /// `http_req_tls_handshaking`); over HTTP/3, the QUIC handshake with its connect, one
+    /// figure; `None` for `http://` or when no handshake completed.
     #[serde(default)]
     pub tls_handshake_us: Option<LatencyReport>,
     /// TLS handshakes, for an `https://` target; `None` for `http://`.

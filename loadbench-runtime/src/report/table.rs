@@ -139,6 +139,9 @@ pub fn render_rows_with(rows: &[(&ScenarioReport, &str)], columns: &LatencyColum
         if let Some(line) = connections::connection_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
+        if let Some(line) = connections::quic_line(scenario) {
+            let _ = writeln!(out, "{label}: {line}");
+        }
         if let Some(line) = connections::insecure_line(scenario) {
             let _ = writeln!(out, "{label}: {line}");
         }
@@ -179,6 +182,9 @@ pub fn describe_config(config: &ConfigReport) -> String {
     }
     if config.http2 {
         out.push_str(", http2");
+    }
+    if config.http3 {
+        out.push_str(", http3");
     }
     if let Some(count) = config.count {
         let _ = write!(out, ", count {count}");

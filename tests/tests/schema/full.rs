@@ -13,9 +13,9 @@ use loadbench::feed::{FeedEnd, FeedMode};
 use loadbench::report::{
     Causes, CheckReport, ConfigReport, ErrorCause, ErrorCounts, FeedConfigReport, FeedRanOut, GateReport,
     GeneratorLimit, GeneratorReport, HookReport, HttpReport, HttpVersion, LatencyReport, MachineInfo, NothingListening,
-    RateReport, RemoteWriteReport, RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport, SpectrumPoint,
-    StartReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo, Warning,
-    WarningKind, WatchReport, WatchSample,
+    QuicReport, RateReport, RemoteWriteReport, RunReport, SCHEMA_VERSION, ScenarioReport, ShardReport, ShareReport,
+    SpectrumPoint, StartReport, StepReport, ThresholdOutcome, TimelineSecond, TlsConfigReport, TlsReport, ToolInfo,
+    Warning, WarningKind, WatchReport, WatchSample,
 };
 use loadbench::threshold::{Metric, Op, RowThreshold, Threshold};
 
@@ -148,6 +148,9 @@ pub fn scenario_report() -> ScenarioReport {
         panic: 1,
         stream_reset: 1,
         protocol: 1,
+        quic_handshake_timeout: 1,
+        quic_idle_timeout: 1,
+        quic_application_close: 1,
         custom: 1,
     };
     ScenarioReport {
@@ -233,7 +236,12 @@ pub fn scenario_report() -> ScenarioReport {
         user_teardown: Some(HookReport { runs: 10, failed: 0, first_error: Some("logout refused".into()) }),
         connect_us: Some(latency()),
         tls_handshake_us: Some(latency()),
-        quic: None,
+        quic: Some(QuicReport {
+            zero_rtt_offered: 4,
+            zero_rtt_accepted: 3,
+            zero_rtt_us: Some(latency()),
+            ttfb_us: Some(latency()),
+        }),
         tls: Some(TlsReport {
             handshakes: 10,
             resumed: 2,
@@ -297,8 +305,10 @@ fn config() -> ConfigReport {
         }),
         connections: Some(4),
         pipeline: Some(16),
+        // Both protocols asked, which no run does: a document with every part present has every
+        // flag of the config, and the schema describes each alone.
         http2: true,
-        http3: false,
+        http3: true,
     }
 }
 
@@ -321,17 +331,17 @@ pub fn row_thresholds() -> Vec<RowThreshold> {
         .to_vec()
 }
 
-/// Causes of every kind: a list holds at most 10, so a scenario's leaves out the last kind and a
-/// row's the first.
+/// Causes of every kind: a list holds at most 10, so a scenario's has the first 10 kinds and a
+/// row's the last 10, which together are all of them.
 fn causes() -> Causes {
     causes_of(&KINDS[..10])
 }
 
 fn row_causes() -> Causes {
-    causes_of(&KINDS[1..])
+    causes_of(&KINDS[KINDS.len() - 10..])
 }
 
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 14] = [
     "connect",
     "timeout",
     "status",
@@ -342,6 +352,9 @@ const KINDS: [&str; 11] = [
     "panic",
     "stream_reset",
     "protocol",
+    "quic_handshake_timeout",
+    "quic_idle_timeout",
+    "quic_application_close",
     "custom",
 ];
 
@@ -372,6 +385,9 @@ fn step(name: &str) -> StepReport {
             panic: 0,
             stream_reset: 0,
             protocol: 0,
+            quic_handshake_timeout: 0,
+            quic_idle_timeout: 0,
+            quic_application_close: 0,
             custom: 0,
         },
         causes: row_causes(),

@@ -77,6 +77,17 @@ async fn streams(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
+// HTTP/3 on shared QUIC connections, and on one per user.
+#[loadbench::scenario(concurrency = 100, connections = 4, http3 = true, count = 1_000)]
+async fn quic(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
+#[loadbench::scenario(concurrency = 10, http3 = true, http2 = false, count = 1_000)]
+async fn quic_per_user(_ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    Ok(())
+}
+
 fn entry(name: &str) -> &'static ScenarioEntry {
     match inventory::iter::<ScenarioEntry>().find(|e| e.name == name) {
         Some(entry) => entry,
@@ -85,11 +96,15 @@ fn entry(name: &str) -> &'static ScenarioEntry {
 }
 
 fn main() {
-    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 8);
+    assert_eq!(inventory::iter::<ScenarioEntry>().count(), 10);
     let plaintext = entry("plaintext").config.transport;
     assert_eq!(plaintext, Transport { connections: Some(16), pipeline: Some(16), protocol: Protocol::Http1 });
     let streams = entry("streams").config.transport;
     assert_eq!(streams, Transport { connections: Some(10), pipeline: None, protocol: Protocol::Http2 });
+    let quic = entry("quic").config.transport;
+    assert_eq!(quic, Transport { connections: Some(4), pipeline: None, protocol: Protocol::Http3 });
+    let quic_per_user = entry("quic_per_user").config.transport;
+    assert_eq!(quic_per_user, Transport { connections: None, pipeline: None, protocol: Protocol::Http3 });
     assert_eq!(entry("defaults").config.transport, Transport::DEFAULT);
 
     let defaults = entry("defaults");

@@ -209,9 +209,22 @@ fn config(cx: &Context, s: &ScenarioResult, out: &mut String) {
     if let Some(depth) = c.pipeline {
         rows.push(("pipeline", depth.to_string()));
     }
-    if c.http2 || s.http.version.is_some() {
+    let asked = if c.http3 {
+        Some("HTTP/3")
+    } else if c.http2 {
+        Some("HTTP/2")
+    } else {
+        None
+    };
+    if asked.is_some() || s.http.version.is_some() {
         let spoken = s.http.version.map_or("-", |v| v.as_str());
-        rows.push(("HTTP", if c.http2 { format!("HTTP/2 asked for, {spoken} spoken") } else { spoken.to_owned() }));
+        rows.push((
+            "HTTP",
+            match asked {
+                Some(asked) => format!("{asked} asked for, {spoken} spoken"),
+                None => spoken.to_owned(),
+            },
+        ));
     }
     if let Some((min, max)) = c.think_time_ms {
         rows.push(("think time", if min == max { millis(min) } else { format!("{}–{}", millis(min), millis(max)) }));

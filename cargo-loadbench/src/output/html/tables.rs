@@ -140,6 +140,9 @@ fn kinds(errors: &ErrorCounts) -> Vec<(&'static str, u64)> {
         ("panic", errors.panic),
         ("stream reset", errors.stream_reset),
         ("protocol", errors.protocol),
+        ("quic handshake timeout", errors.quic_handshake_timeout),
+        ("quic idle timeout", errors.quic_idle_timeout),
+        ("quic application close", errors.quic_application_close),
         ("custom", errors.custom),
     ];
     all.into_iter().filter(|(_, n)| *n > 0).collect()

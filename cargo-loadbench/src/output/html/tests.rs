@@ -510,3 +510,18 @@ fn the_charts_over_time_say_which_run_they_show() {
     s.runs.truncate(1);
     assert!(!page(&report).contains("Over time:"));
 }
+
+#[test]
+fn an_http3_scenario_says_so_and_counts_quic_s_failures() {
+    let mut report = sample_report();
+    let s = &mut report.scenarios[1];
+    s.config.http3 = true;
+    s.http.version = Some(loadbench::report::HttpVersion::Http3);
+    s.errors.quic_idle_timeout = 2;
+    s.failed += 2;
+    let html = page(&report);
+    let section = between(&html, "id=\"s1\"", "</section>");
+    assert!(section.contains("HTTP/3 asked for, HTTP/3 spoken"), "{section}");
+    assert!(section.contains("quic idle timeout"), "{section}");
+    assert!(!between(&html, "id=\"s0\"", "</section>").contains("HTTP/3"), "only the scenario that asked");
+}

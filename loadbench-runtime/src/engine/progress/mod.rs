@@ -34,7 +34,7 @@ use crate::error::ErrorKind;
 use crate::report::units::{micros, thousands};
 
 /// The error kinds as the report names them, in its order: the order of the `errors:` list.
-pub(crate) const KINDS: [(ErrorKind, &str); 11] = [
+pub(crate) const KINDS: [(ErrorKind, &str); 14] = [
     (ErrorKind::Connect, "connect"),
     (ErrorKind::Timeout, "timeout"),
     (ErrorKind::Status, "status"),
@@ -45,6 +45,9 @@ pub(crate) const KINDS: [(ErrorKind, &str); 11] = [
     (ErrorKind::Panic, "panic"),
     (ErrorKind::StreamReset, "stream_reset"),
     (ErrorKind::Protocol, "protocol"),
+    (ErrorKind::QuicHandshakeTimeout, "quic_handshake_timeout"),
+    (ErrorKind::QuicIdleTimeout, "quic_idle_timeout"),
+    (ErrorKind::QuicApplicationClose, "quic_application_close"),
     (ErrorKind::Custom, "custom"),
 ];
 
@@ -344,6 +347,24 @@ mod tests {
             origin: Instant::now(),
             position: Position { index: 1, of: 1 },
             window: Window::default(),
+        }
+    }
+
+    /// A failure of each kind is counted under the JSON field of the kind's own name, once in the
+    /// total and once more when counts are added: a kind missing from `KINDS`, `total`, `slot` or
+    /// `add` would lose failures from the progress line, the live metrics or the report.
+    #[test]
+    fn each_kind_counts_under_its_own_name() {
+        for (kind, name) in KINDS {
+            assert_eq!(kind.name(), name);
+            let mut counts = crate::report::ErrorCounts::default();
+            *counts.slot(kind) += 1;
+            let json = serde_json::to_value(counts).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(json[name], 1, "{json}");
+            assert_eq!(json.as_object().map(|o| o.len()), Some(KINDS.len()), "{json}");
+            let mut sum = counts;
+            sum.add(&counts);
+            assert_eq!((counts.total(), sum.total()), (1, 2), "{name}");
         }
     }
 

@@ -267,6 +267,9 @@ fn failures_are_listed_by_kind_with_status_counts() {
         panic: 0,
         stream_reset: 0,
         protocol: 0,
+        quic_handshake_timeout: 0,
+        quic_idle_timeout: 0,
+        quic_application_close: 0,
         custom: 0,
     };
     s.http.status = [(200, 480), (503, 15)].into_iter().collect();
@@ -365,6 +368,8 @@ fn config_descriptions() {
     );
     let h2 = ConfigReport { connections: Some(10), http2: true, concurrency: 1000, ..by_time.clone() };
     assert_eq!(describe_config(&h2), "concurrency 1000, connections 10, http2, duration 1m 30s, timeout 2s 500ms");
+    let h3 = ConfigReport { connections: Some(10), http3: true, concurrency: 1000, ..by_time.clone() };
+    assert_eq!(describe_config(&h3), "concurrency 1000, connections 10, http3, duration 1m 30s, timeout 2s 500ms");
     let mut guarded = config();
     guarded.thresholds = vec![threshold("p99<50ms"), threshold("error_rate<0.01")];
     assert!(
@@ -391,4 +396,30 @@ fn thresholds_are_listed_below_the_table() {
     assert!(out.contains("\nmet: thresholds met: p99 < 50ms, rps > 100\n"), "{out}");
     assert!(out.contains("\nmissed: thresholds failed: p50 < 500us (was 812µs), p99 < 1ms (was 12.4ms)\n"), "{out}");
     assert!(!out.contains("unguarded:"), "{out}");
+}
+
+#[test]
+fn an_http3_scenario_says_quic_s_figures_under_its_row() {
+    let mut s = scenario("quic");
+    s.config.http3 = true;
+    s.config.target = Some("https://localhost:4433".into());
+    s.http.version = Some(crate::report::HttpVersion::Http3);
+    s.tls_handshake_us = s.latency_us.clone();
+    s.quic = Some(crate::report::QuicReport {
+        zero_rtt_offered: 5,
+        zero_rtt_accepted: 5,
+        zero_rtt_us: None,
+        ttfb_us: s.latency_us.clone(),
+    });
+    let out = render(&report(vec![s]));
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("quic: ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "quic: HTTP/3, one connection per user",
+            "quic: connections: 20 opened; QUIC handshake p50 812µs, p99 12.4ms",
+            "quic: 0-RTT: 5 of 20 connections offered early data, 5 accepted; time to first byte p50 812µs, p99 12.4ms",
+        ],
+        "{out}"
+    );
 }
