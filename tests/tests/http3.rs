@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use loadbench::http::{ClientOptions, TlsOptions};
 use loadbench::report::{HttpVersion, ScenarioReport};
+use loadbench_tests::cli::{fixture_bench_binary, run_fixture, url_json};
 use loadbench_tests::h3server::{self, H3Server};
 use loadbench_tests::tls::Pki;
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_h3_server_counts_connections_streams_and_requests_exactly() {
@@ -34,9 +36,10 @@ async fn the_h3_server_counts_connections_streams_and_requests_exactly() {
     assert_eq!(server.requests_per_connection(), [5, 3]);
 }
 
-// Over HTTP/3 by `--http3`'s option (`ClientOptions::http3`), as a bench binary applies it.
+// `h3_own` over HTTP/3 by `--http3`'s option (`ClientOptions::http3`), as a bench binary applies
+// it; `h3_shared` by the attribute.
 #[loadbench::scenario(name = "h3_own", concurrency = 20, count = 2_000)]
-#[loadbench::scenario(name = "h3_shared", concurrency = 50, count = 3_000, connections = 4)]
+#[loadbench::scenario(name = "h3_shared", concurrency = 50, count = 3_000, connections = 4, http3 = true)]
 #[loadbench::scenario(name = "h3_plain", concurrency = 1, count = 1)]
 #[loadbench::scenario(name = "h3_tls", concurrency = 2, count = 10)]
 async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
@@ -47,10 +50,11 @@ async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
-/// Runs scenario `name` over HTTP/3 against `server`, trusting the test CA.
-fn run_h3(name: &str, server: &H3Server, pki: &Pki) -> ScenarioReport {
+/// Runs scenario `name` against `server`, trusting the test CA, over HTTP/3 by the option when
+/// `flag`.
+fn run_h3(name: &str, server: &H3Server, pki: &Pki, flag: bool) -> ScenarioReport {
     let options =
-        ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
+        ClientOptions { http3: flag, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
     let report = loadbench::Harness::new()
         .target(server.url())
         .only(name)
@@ -66,7 +70,7 @@ fn run_h3(name: &str, server: &H3Server, pki: &Pki) -> ScenarioReport {
 fn each_user_has_its_own_quic_connection_and_every_request_is_counted_once() {
     let pki = Pki::new();
     let server = H3Server::start(&pki);
-    let report = run_h3("h3_own", &server, &pki);
+    let report = run_h3("h3_own", &server, &pki, true);
     assert_eq!((report.iterations, report.ok, report.failed), (2_000, 2_000, 0), "{:?}", report.causes);
     assert_eq!(report.http.responses, 2_000);
     assert_eq!(report.http.version, Some(HttpVersion::Http3));
@@ -92,7 +96,7 @@ fn each_user_has_its_own_quic_connection_and_every_request_is_counted_once() {
 fn users_share_the_connections_asked_for_as_concurrent_streams() {
     let pki = Pki::new();
     let server = H3Server::start(&pki);
-    let report = run_h3("h3_shared", &server, &pki);
+    let report = run_h3("h3_shared", &server, &pki, false);
     assert_eq!((report.iterations, report.ok, report.failed), (3_000, 3_000, 0), "{:?}", report.causes);
     assert_eq!(report.http.version, Some(HttpVersion::Http3));
     assert_eq!((report.http.connections, server.connections()), (4, 4));
@@ -152,4 +156,58 @@ fn quic_takes_the_same_tls_options_and_a_refused_certificate_is_a_tls_failure() 
     assert_eq!((insecure.ok, insecure.failed), (10, 0), "{:?}", insecure.causes);
     assert_eq!(insecure.config.tls.as_ref().map(|t| t.insecure), Some(true));
     assert_eq!((server.connections(), server.requests()), (2, 10));
+}
+
+#[test]
+fn cargo_loadbench_url_speaks_http3_with_the_flag_and_counts_every_request() {
+    let pki = Pki::new();
+    let server = H3Server::start(&pki);
+    let ca = pki.ca.to_str().expect("UTF-8 path");
+    let (out, json) =
+        url_json(&[&server.url(), "--http3", "-c", "40", "--connections", "2", "-n", "800", "--cacert", ca]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let s = &json["scenarios"][0];
+    assert_eq!((&s["iterations"], &s["ok"], &s["failed"]), (&json!(800), &json!(800), &json!(0)), "{out:#?}");
+    assert_eq!((&s["http"]["version"], &s["config"]["http3"]), (&json!("HTTP/3"), &json!(true)));
+    assert_eq!((&s["http"]["connections"], server.connections()), (&json!(2), 2));
+    assert_eq!((server.requests(), server.responses()), (800, 800));
+    assert!(s["quic"]["ttfb_us"]["p50"].as_f64().is_some_and(|p50| p50 > 0.0), "{:#}", s["quic"]);
+    assert!(out.stdout.contains("40 users on 2 connections, HTTP/3 streams"), "{}", out.stdout);
+}
+
+#[test]
+fn cargo_loadbench_url_refuses_http3_on_an_http_target_before_any_request() {
+    let server = loadbench_tests::TestServer::start(loadbench_tests::Behavior::default());
+    let out = loadbench_tests::cli::cargo_loadbench(&["url", &server.url(), "--http3", "-n", "10"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    let errors: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{out:#?}");
+    assert!(errors[0].contains("its target must be https://"), "{out:#?}");
+    assert_eq!(server.requests(), 0);
+}
+
+#[test]
+fn a_bench_built_without_http3_refuses_it_before_any_load() {
+    let pki = Pki::new();
+    let server = H3Server::start(&pki);
+    let url = server.url();
+    let wanted = "`http3` feature (`features = [\"http3\"]` on its line in Cargo.toml)";
+    // The fixtures, like the quick start, build the runtime without `http3`.
+    let direct = std::process::Command::new(fixture_bench_binary("causes"))
+        .args(["--bench", "--quiet", "--http3", "--target", &url])
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .output()
+        .expect("run the bench binary");
+    let stderr = String::from_utf8_lossy(&direct.stderr);
+    assert_eq!(direct.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains(wanted), "{stderr}");
+    assert!(direct.stdout.is_empty(), "no table");
+    // Through `cargo loadbench`, which passes --http3 on.
+    let through = run_fixture("causes", &["--quiet", "--http3", "--target", &url]);
+    assert_eq!(through.code, Some(2), "{through:#?}");
+    assert!(through.stderr.contains(wanted), "{through:#?}");
+    assert_eq!(server.connections(), 0, "refused before any load");
 }

@@ -16,12 +16,13 @@ use std::time::SystemTime;
 
 use cargo_loadbench::{Results, ScenarioResult};
 use cargo_metadata::MetadataCommand;
+use loadbench::Protocol;
 use loadbench::cli::interrupt;
 use loadbench::console::err;
 use loadbench::exit_code;
 use loadbench::http::ClientOptions;
 use loadbench::load::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load};
-use loadbench::oneshot::{OneShot, Request};
+use loadbench::oneshot::{OneShot, Request, http3_refusal};
 use loadbench::report::{ShardReport, StartReport};
 use loadbench::watch::Sampler;
 
@@ -63,6 +64,14 @@ pub fn run(args: &Args, url: &UrlArgs) -> Result<u8, Error> {
     // run has the same name, which is how its figures are matched with the first target's.
     let name = url.name.clone().unwrap_or_else(|| format!("{} {}", url.method, url.location.path));
     gate::check_scenarios(&args.thresholds, &[name.as_str()])?;
+    if args.client.http3 {
+        for (_, to) in &servers {
+            if let Some(refusal) = http3_refusal(Protocol::Http3, &name, to) {
+                err!("error: {refusal}");
+                return Ok(exit_code::USAGE);
+            }
+        }
+    }
     let shard = args.distributed.shard;
     if let Some(refusal) = shard.and_then(|shard| shard.too_few_users(&name, url.concurrency)) {
         err!("error: {refusal}");

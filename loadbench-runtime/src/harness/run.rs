@@ -211,7 +211,7 @@ pub(super) fn registered() -> Result<Vec<&'static ScenarioEntry>, HarnessError> 
 
 /// Why scenario `name` cannot speak `protocol` to `url`, if it is HTTP/3 and cannot: QUIC needs
 /// the `http3` feature and an `https://` target (it always runs over TLS).
-pub(super) fn http3_refusal(protocol: crate::config::Protocol, name: &str, url: &str) -> Option<String> {
+pub fn http3_refusal(protocol: crate::config::Protocol, name: &str, url: &str) -> Option<String> {
     if !protocol.is_http3() {
         return None;
     }
