@@ -31,7 +31,7 @@ use loadbench_grammar::{Percentile, Threshold};
 use super::limits;
 /// Why a run cannot speak HTTP/3 to a URL, if it cannot: the harness's rule, for `cargo loadbench
 /// url --http3` to refuse before any request.
-pub use super::run::http3_refusal;
+pub use super::runner::http3_refusal;
 use super::runner::{Connections, RunSettings};
 use crate::cli::Shard;
 use crate::config::{DEFAULT_GRACE, DEFAULT_TIMEOUT, Load, Rate, ScenarioConfig};

@@ -118,7 +118,7 @@ impl RunSettings {
         };
         // Refused before any load by the harness and `cargo loadbench url`; here too, as the
         // shard is, rather than let a lane asking for QUIC speak TCP.
-        if let Some(refusal) = super::run::http3_refusal(plan.transport.protocol, &workload.name, url) {
+        if let Some(refusal) = http3_refusal(plan.transport.protocol, &workload.name, url) {
             report.setup_error = Some(refusal);
             return report;
         }
@@ -175,5 +175,46 @@ impl RunSettings {
             address,
         };
         ScenarioReport::from_run(report, run, &measured)
+    }
+}
+
+/// Why scenario `name` cannot speak `protocol` to `url`, if it is HTTP/3 and cannot: QUIC needs
+/// the `http3` feature and an `https://` target (it always runs over TLS).
+pub fn http3_refusal(protocol: crate::config::Protocol, name: &str, url: &str) -> Option<String> {
+    if !protocol.is_http3() {
+        return None;
+    }
+    if !cfg!(feature = "http3") {
+        return Some(format!(
+            "`{name}` asks for HTTP/3, which is not built into this bench: it needs loadbench-runtime's `http3` feature (`features = [\"http3\"]` on its line in Cargo.toml)"
+        ));
+    }
+    let https = url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
+    (!https).then(|| {
+        format!("`{name}` asks for HTTP/3, which runs over QUIC and TLS: its target must be https://, not {url}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http3_refusal;
+    use crate::config::Protocol;
+
+    #[test]
+    fn http3_is_refused_on_http_and_without_the_feature_naming_the_scenario() {
+        assert_eq!(http3_refusal(Protocol::Http2, "a", "http://127.0.0.1:1/"), None);
+        let on_http = http3_refusal(Protocol::Http3, "api", "http://127.0.0.1:1/");
+        let on_https = http3_refusal(Protocol::Http3, "api", "https://localhost:1/");
+        if cfg!(feature = "http3") {
+            let expected = "`api` asks for HTTP/3, which runs over QUIC and TLS: its target must be https://, not http://127.0.0.1:1/";
+            assert_eq!(on_http.as_deref(), Some(expected));
+            assert_eq!(on_https, None);
+        } else {
+            for refused in [on_http, on_https] {
+                let refused = refused.unwrap_or_default();
+                assert!(refused.starts_with("`api` asks for HTTP/3, which is not built into this bench"), "{refused}");
+                assert!(refused.contains("features = [\"http3\"]"), "{refused}");
+            }
+        }
     }
 }
