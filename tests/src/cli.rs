@@ -284,3 +284,27 @@ pub fn run_example_bench(bench: &str, args: &[&str], json: &Path) {
         .expect("run the example");
     assert_eq!(output.status.code(), Some(0), "{bench}: {}", String::from_utf8_lossy(&output.stderr));
 }
+
+/// Runs the fixture `fixture`'s bench binary with `args`, by itself and through `cargo loadbench`
+/// (which passes them on), and holds both to a refusal before any load: exit 2, and `wanted` in
+/// the one error line (by itself, with no table on stdout).
+#[track_caller]
+pub fn assert_fixture_refuses(fixture: &str, args: &[&str], wanted: &str) {
+    let direct = Command::new(fixture_bench_binary(fixture))
+        .arg("--bench")
+        .args(args)
+        .env_remove(loadbench::cli::OUTPUT_ENV)
+        .env_remove(loadbench::cli::TARGET_ENV)
+        .output()
+        .expect("run the bench binary");
+    let stderr = String::from_utf8_lossy(&direct.stderr);
+    assert_eq!(direct.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains(wanted), "{stderr}");
+    assert!(direct.stdout.is_empty(), "no table: {}", String::from_utf8_lossy(&direct.stdout));
+
+    let through = run_fixture(fixture, args);
+    assert_eq!(through.code, Some(2), "{through:#?}");
+    assert!(through.stderr.contains(wanted), "{through:#?}");
+}

@@ -313,3 +313,24 @@ pub async fn h3_get(server: &H3Server, pki: &Pki, requests: usize) -> Vec<H3Resp
     endpoint.wait_idle().await;
     responses
 }
+
+/// The options of a client over HTTP/3 (when `http3`, as `--http3` sets them; otherwise the
+/// scenario's attribute decides) that trusts `pki`'s CA.
+pub fn client(pki: &Pki, http3: bool) -> loadbench::http::ClientOptions {
+    let tls = loadbench::http::TlsOptions::default().ca_file(&pki.ca);
+    loadbench::http::ClientOptions { http3, tls, ..loadbench::http::ClientOptions::default() }
+}
+
+/// Runs the registered scenario `name` against `url` with `client`, its results checked against
+/// the schema, and returns its report.
+pub fn run(name: &str, url: &str, client: loadbench::http::ClientOptions) -> loadbench::report::ScenarioReport {
+    let report = loadbench::Harness::new()
+        .target(url)
+        .only(name)
+        .progress(false)
+        .client(client)
+        .run_report()
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    crate::schema::Schema::RunReport.assert_serializes_valid(&report, name);
+    report.scenarios.into_iter().next().unwrap_or_else(|| panic!("{name}: no scenario ran"))
+}

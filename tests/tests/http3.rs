@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use loadbench::http::{ClientOptions, TlsOptions};
 use loadbench::report::{HttpVersion, ScenarioReport};
-use loadbench_tests::cli::{fixture_bench_binary, run_fixture, url_json};
+use loadbench_tests::cli::{assert_fixture_refuses, url_json};
 use loadbench_tests::h3server::{self, H3Server};
 use loadbench_tests::tls::Pki;
 use serde_json::json;
@@ -50,27 +50,11 @@ async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     Ok(())
 }
 
-/// Runs scenario `name` against `server`, trusting the test CA, over HTTP/3 by the option when
-/// `flag`.
-fn run_h3(name: &str, server: &H3Server, pki: &Pki, flag: bool) -> ScenarioReport {
-    let options =
-        ClientOptions { http3: flag, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
-    let report = loadbench::Harness::new()
-        .target(server.url())
-        .only(name)
-        .progress(false)
-        .client(options)
-        .run_report()
-        .expect("runs");
-    loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, name);
-    report.scenarios.into_iter().next().expect("one scenario")
-}
-
 #[test]
 fn each_user_has_its_own_quic_connection_and_every_request_is_counted_once() {
     let pki = Pki::new();
     let server = H3Server::start(&pki);
-    let report = run_h3("h3_own", &server, &pki, true);
+    let report = h3server::run("h3_own", &server.url(), h3server::client(&pki, true));
     assert_eq!((report.iterations, report.ok, report.failed), (2_000, 2_000, 0), "{:?}", report.causes);
     assert_eq!(report.http.responses, 2_000);
     assert_eq!(report.http.version, Some(HttpVersion::Http3));
@@ -96,7 +80,7 @@ fn each_user_has_its_own_quic_connection_and_every_request_is_counted_once() {
 fn users_share_the_connections_asked_for_as_concurrent_streams() {
     let pki = Pki::new();
     let server = H3Server::start(&pki);
-    let report = run_h3("h3_shared", &server, &pki, false);
+    let report = h3server::run("h3_shared", &server.url(), h3server::client(&pki, false));
     assert_eq!((report.iterations, report.ok, report.failed), (3_000, 3_000, 0), "{:?}", report.causes);
     assert_eq!(report.http.version, Some(HttpVersion::Http3));
     assert_eq!((report.http.connections, server.connections()), (4, 4));
@@ -132,14 +116,7 @@ fn run_tls(tls: TlsOptions) -> (ScenarioReport, H3Server) {
     let pki = Pki::new();
     let server = H3Server::start(&pki);
     let options = ClientOptions { http3: true, tls, ..ClientOptions::default() };
-    let report = loadbench::Harness::new()
-        .target(server.url())
-        .only("h3_tls")
-        .progress(false)
-        .client(options)
-        .run_report()
-        .expect("runs");
-    (report.scenarios.into_iter().next().expect("one scenario"), server)
+    (h3server::run("h3_tls", &server.url(), options), server)
 }
 
 #[test]
@@ -193,21 +170,6 @@ fn a_bench_built_without_http3_refuses_it_before_any_load() {
     let url = server.url();
     let wanted = "`http3` feature (`features = [\"http3\"]` on its line in Cargo.toml)";
     // The fixtures, like the quick start, build the runtime without `http3`.
-    let direct = std::process::Command::new(fixture_bench_binary("causes"))
-        .args(["--bench", "--quiet", "--http3", "--target", &url])
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        .env_remove(loadbench::cli::TARGET_ENV)
-        .output()
-        .expect("run the bench binary");
-    let stderr = String::from_utf8_lossy(&direct.stderr);
-    assert_eq!(direct.status.code(), Some(2), "{stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].contains(wanted), "{stderr}");
-    assert!(direct.stdout.is_empty(), "no table");
-    // Through `cargo loadbench`, which passes --http3 on.
-    let through = run_fixture("causes", &["--quiet", "--http3", "--target", &url]);
-    assert_eq!(through.code, Some(2), "{through:#?}");
-    assert!(through.stderr.contains(wanted), "{through:#?}");
+    assert_fixture_refuses("causes", &["--quiet", "--http3", "--target", &url], wanted);
     assert_eq!(server.connections(), 0, "refused before any load");
 }

@@ -8,9 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use loadbench::http::{ClientOptions, TlsOptions};
 use loadbench::report::ScenarioReport;
-use loadbench_tests::h3server::{H3Options, H3Server};
+use loadbench_tests::h3server::{self, H3Options, H3Server};
 use loadbench_tests::hostile_h3::{H3Fault, HostileH3};
 use loadbench_tests::tls::Pki;
 
@@ -33,18 +32,10 @@ async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
 fn run_h3(name: &str, options: H3Options, within: Duration) -> (ScenarioReport, H3Server) {
     let pki = Pki::new();
     let server = H3Server::start_with(&pki, options);
-    let client = ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
     let started = Instant::now();
-    let report = loadbench::Harness::new()
-        .target(server.url())
-        .only(name)
-        .progress(false)
-        .client(client)
-        .run_report()
-        .expect("runs");
+    let report = h3server::run(name, &server.url(), h3server::client(&pki, true));
     assert!(started.elapsed() < within, "{name} took {:?}", started.elapsed());
-    loadbench_tests::schema::Schema::RunReport.assert_serializes_valid(&report, name);
-    (report.scenarios.into_iter().next().expect("one scenario"), server)
+    (report, server)
 }
 
 #[test]
@@ -135,17 +126,10 @@ fn a_reconnect_sends_its_first_request_as_0_rtt_and_counts_it_apart() {
 fn run_hostile(fault: H3Fault) -> (ScenarioReport, HostileH3) {
     let pki = Pki::new();
     let server = HostileH3::start(&pki, fault);
-    let client = ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
     let started = Instant::now();
-    let report = loadbench::Harness::new()
-        .target(server.url())
-        .only("h3_hostile")
-        .progress(false)
-        .client(client)
-        .run_report()
-        .expect("runs");
+    let report = h3server::run("h3_hostile", &server.url(), h3server::client(&pki, true));
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
-    (report.scenarios.into_iter().next().expect("one scenario"), server)
+    (report, server)
 }
 
 /// What the client may have taken of an endless frame before refusing it: QUIC's flow-control
@@ -176,16 +160,8 @@ fn a_handshake_nobody_answers_is_a_quic_handshake_timeout() {
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind UDP");
     let port = silent.local_addr().expect("local addr").port();
     let pki = Pki::new();
-    let client = ClientOptions { http3: true, tls: TlsOptions::default().ca_file(&pki.ca), ..ClientOptions::default() };
     let started = Instant::now();
-    let report = loadbench::Harness::new()
-        .target(format!("https://localhost:{port}/"))
-        .only("h3_silent")
-        .progress(false)
-        .client(client)
-        .run_report()
-        .expect("runs");
-    let report = &report.scenarios[0];
+    let report = &h3server::run("h3_silent", &format!("https://localhost:{port}/"), h3server::client(&pki, true));
     assert_eq!((report.iterations, report.failed), (4, 4), "{:?}", report.causes);
     assert_eq!(report.errors.quic_handshake_timeout, 4, "{:?}", report.causes);
     assert_eq!(report.http.connections, 0, "no connection was established");

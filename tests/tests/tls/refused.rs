@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use loadbench_tests::cli::{cargo_loadbench, fixture_bench_binary, run_fixture};
+use loadbench_tests::cli::{assert_fixture_refuses, cargo_loadbench};
 use loadbench_tests::hostile::{Fault, HostileServer};
 use loadbench_tests::tls::{Identity, OTHER_NAME, Pki, TlsOptions, TlsServer};
 use loadbench_tests::{Behavior, TestServer};
@@ -213,22 +213,6 @@ fn a_bench_built_without_tls_refuses_https_before_any_load() {
     let url = server.url();
     let wanted = "`tls` feature (`features = [\"tls\"]` on its line in Cargo.toml)";
 
-    let direct = std::process::Command::new(fixture_bench_binary("causes"))
-        .args(["--bench", "--quiet", "--target", &url])
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        .env_remove(loadbench::cli::TARGET_ENV)
-        .output()
-        .expect("run the bench binary");
-    let stderr = String::from_utf8_lossy(&direct.stderr);
-    assert_eq!(direct.status.code(), Some(2), "{stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].contains(wanted), "{stderr}");
-    assert!(direct.stdout.is_empty(), "no table: {}", String::from_utf8_lossy(&direct.stdout));
-
-    let through = run_fixture("causes", &["--quiet", "--target", &url]);
-    assert_eq!(through.code, Some(2), "{through:#?}");
-    assert!(through.stderr.contains(wanted), "{through:#?}");
-
+    assert_fixture_refuses("causes", &["--quiet", "--target", &url], wanted);
     assert_eq!(server.connections(), 0, "refused before any load");
 }

@@ -48,26 +48,24 @@ impl Clone for Opener {
     }
 }
 
-/// A request's stream.
-pub(crate) struct Bidi {
-    inner: h3_quinn::BidiStream<Bytes>,
+/// One of h3-quinn's streams, its reads followed and checked.
+pub(crate) struct Checked<S> {
+    inner: S,
     reading: Reading,
     /// Whether the last read returned `Pending`.
     pending: bool,
 }
+
+/// A request's stream.
+pub(crate) type Bidi = Checked<h3_quinn::BidiStream<Bytes>>;
+
+/// A stream the client only reads: a request stream's reading half, or one the server opened.
+pub(crate) type Recv = Checked<h3_quinn::RecvStream>;
 
 impl Bidi {
     fn new(inner: h3_quinn::BidiStream<Bytes>, limit: u64) -> Bidi {
-        Bidi { inner, reading: Reading::Frames(FrameLimit::new(limit)), pending: false }
+        Checked { inner, reading: Reading::Frames(FrameLimit::new(limit)), pending: false }
     }
-}
-
-/// A stream the client only reads: a request stream's reading half, or one the server opened.
-pub(crate) struct Recv {
-    inner: h3_quinn::RecvStream,
-    reading: Reading,
-    /// Whether the last read returned `Pending`.
-    pending: bool,
 }
 
 /// How a received stream's bytes are followed.
@@ -134,11 +132,8 @@ impl quic::Connection<Bytes> for Conn {
 
     fn poll_accept_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Recv, ConnectionErrorIncoming>> {
         let limit = self.limit;
-        <h3_quinn::Connection as quic::Connection<Bytes>>::poll_accept_recv(&mut self.inner, cx).map_ok(|inner| Recv {
-            inner,
-            reading: Reading::Type { bytes: [0; 8], len: 0, limit },
-            pending: false,
-        })
+        <h3_quinn::Connection as quic::Connection<Bytes>>::poll_accept_recv(&mut self.inner, cx)
+            .map_ok(|inner| Checked { inner, reading: Reading::Type { bytes: [0; 8], len: 0, limit }, pending: false })
     }
 
     fn poll_accept_bidi(&mut self, cx: &mut Context<'_>) -> Poll<Result<Bidi, ConnectionErrorIncoming>> {
@@ -190,24 +185,24 @@ impl quic::OpenStreams<Bytes> for Opener {
     }
 }
 
-impl quic::RecvStream for Bidi {
+impl<S: quic::RecvStream<Buf = Bytes>> quic::RecvStream for Checked<S> {
     type Buf = Bytes;
 
     fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
-        let read = quic::RecvStream::poll_data(&mut self.inner, cx);
+        let read = self.inner.poll_data(cx);
         self.pending = read.is_pending();
         let inner = &mut self.inner;
-        checked(read, &mut self.reading, |code| quic::RecvStream::stop_sending(inner, code))
+        checked(read, &mut self.reading, |code| inner.stop_sending(code))
     }
 
     fn stop_sending(&mut self, error_code: u64) {
         if !self.pending {
-            quic::RecvStream::stop_sending(&mut self.inner, error_code);
+            self.inner.stop_sending(error_code);
         }
     }
 
     fn recv_id(&self) -> StreamId {
-        quic::RecvStream::recv_id(&self.inner)
+        self.inner.recv_id()
     }
 }
 
@@ -239,27 +234,6 @@ impl quic::BidiStream<Bytes> for Bidi {
 
     fn split(self) -> (Self::SendStream, Recv) {
         let (send, inner) = quic::BidiStream::split(self.inner);
-        (send, Recv { inner, reading: self.reading, pending: self.pending })
-    }
-}
-
-impl quic::RecvStream for Recv {
-    type Buf = Bytes;
-
-    fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
-        let read = quic::RecvStream::poll_data(&mut self.inner, cx);
-        self.pending = read.is_pending();
-        let inner = &mut self.inner;
-        checked(read, &mut self.reading, |code| quic::RecvStream::stop_sending(inner, code))
-    }
-
-    fn stop_sending(&mut self, error_code: u64) {
-        if !self.pending {
-            quic::RecvStream::stop_sending(&mut self.inner, error_code);
-        }
-    }
-
-    fn recv_id(&self) -> StreamId {
-        quic::RecvStream::recv_id(&self.inner)
+        (send, Checked { inner, reading: self.reading, pending: self.pending })
     }
 }
