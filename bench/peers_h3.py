@@ -136,7 +136,7 @@ def run_once(tool, server, cpu):
     with tempfile.TemporaryDirectory() as d:
         out, timing = os.path.join(d, "out.json"), os.path.join(d, "time.txt")
         before, drops_before = server_stats(server), udp_rcvbuf_errors()
-        argv = ["/usr/bin/time", "-f", "%U %S %M", "-o", timing] + pinned(cpu, command(tool, server["url"], out))
+        argv = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", timing] + pinned(cpu, command(tool, server["url"], out))
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=d)
         after, drops_after = server_stats(server), udp_rcvbuf_errors()
         # 4 is a loadbench run that completed and that its self-check called inconclusive: a
@@ -146,7 +146,7 @@ def run_once(tool, server, cpu):
                   file=sys.stderr)
             return None
         with open(timing) as f:
-            user, system, rss_kb = f.read().split()[-3:]
+            elapsed, user, system, rss_kb = f.read().split()[-4:]
         requests, rps, p50, p99, protocol = parse(tool, out)
     if requests == 0:
         print(f"error: {tool} completed no request: {proc.stdout.strip()[-800:]}", file=sys.stderr)
@@ -162,6 +162,9 @@ def run_once(tool, server, cpu):
         "server_connections": after["connections"] - before["connections"] - server["stats_counted"],
         "server_requests": after["requests"] - before["requests"] - server["stats_counted"],
         "udp_drops": None if drops_before is None or drops_after is None else drops_after - drops_before,
+        # How much of its core the generator used over its whole run: well below 1, the server
+        # (on one core too) was the limit, and CPU per request is the generator's cost at that rate.
+        "core_use": (float(user) + float(system)) / max(float(elapsed), 0.01),
         **costs(user, system, rss_kb, requests),
     }
 
@@ -184,8 +187,8 @@ def per_round_ratios(results, ours, other):
 def report(results, loads):
     pinning = "servers on CPU 0, generators on CPU 1" if (os.cpu_count() or 1) >= 2 else "no pinning (1 CPU)"
     print(f"\nMedians of {ARGS.rounds} interleaved rounds, {DURATION_S} s per run; {pinning}; CPU = user+sys of the "
-          f"generator process per completed request; connections and requests as the server counted them; UDP "
-          f"drops = the machine's RcvbufErrors during the run.")
+          f"generator process per completed request; core = its CPU time over its wall time; connections and "
+          f"requests as the server counted them; UDP drops = the machine's RcvbufErrors during the run.")
     print("Load average (1 min) at the start of each round: " + ", ".join(f"{x:.2f}" for x in loads) + "\n")
     titles = {
         "h3": f"HTTP/3, {CONNECTIONS} QUIC connections × {STREAMS} streams",
@@ -195,20 +198,20 @@ def report(results, loads):
     for shape, _, _ in SHAPES:
         print(f"{titles[shape]}\n")
         print("| generator | protocol | connections | requests (server) | req/s | p50 | p99 | CPU µs/req "
-              "| user µs/req | sys µs/req | peak RSS | UDP drops |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| user µs/req | sys µs/req | core | peak RSS | UDP drops |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for t in ROWS[shape]:
             runs = [r for r in results[t] if r]
             if not runs:
-                print(f"| {t} | {'failed' if results[t] else 'not run'} | | | | | | | | | | |")
+                print(f"| {t} | {'failed' if results[t] else 'not run'} | | | | | | | | | | | |")
                 continue
             m = {k: median_of(runs, k) for k in ("server_connections", "server_requests", "rps", "p50", "p99",
-                                                 "cpu_us", "user_us", "sys_us", "rss_mb", "udp_drops")}
+                                                 "cpu_us", "user_us", "sys_us", "core_use", "rss_mb", "udp_drops")}
             protocols = "/".join(sorted({r["protocol"] or "?" for r in runs}))
             drops = "—" if m["udp_drops"] is None else f"{m['udp_drops']:.0f}"
             print(f"| {t} | {protocols} | {m['server_connections']:.0f} | {m['server_requests']:,.0f} "
                   f"| {m['rps']:,.0f} | {fmt_us(m['p50'])} | {fmt_us(m['p99'])} | {m['cpu_us']:.2f} "
-                  f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {m['rss_mb']:.1f} MB | {drops} |")
+                  f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {m['core_use']:.0%} | {m['rss_mb']:.1f} MB | {drops} |")
         print()
     print("CPU per request, median of each round's ratio:\n")
     for ours, other, bound in TARGETS:
@@ -265,7 +268,8 @@ def main():
                     if res:
                         print(f"round {r} {tool}: {res['rps']:,.0f} req/s, {res['cpu_us']:.2f} µs CPU/request, "
                               f"{res['requests']} requests ({res['server_requests']} at the server) on "
-                              f"{res['server_connections']} connections, {res['protocol']}, {res['rss_mb']:.1f} MB, "
+                              f"{res['server_connections']} connections, {res['protocol']}, {res['core_use']:.0%} of a "
+                              f"core, {res['rss_mb']:.1f} MB, "
                               f"{res['udp_drops']} UDP drops", file=sys.stderr, flush=True)
     finally:
         for s in servers.values():
