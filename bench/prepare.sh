@@ -1,4 +1,4 @@
-# Sourced by bench/peers.sh, bench/peers-tls.sh and bench/peers-h2.sh: installs what the peer
+# Sourced by bench/peers.sh, bench/peers-tls.sh, bench/peers-h2.sh and bench/peers-h3.sh: installs what the peer
 # benchmark needs by name (wrk and time from Debian's packages, oha from crates.io), builds the
 # binaries in the `peak` profile, and sets `bin_dir` to where they are.
 
