@@ -72,10 +72,30 @@ impl Endpoints {
         if let Some(endpoint) = cell.get() {
             return Ok(endpoint);
         }
-        let endpoint = quinn::Endpoint::client(any)
+        let endpoint = open_endpoint(any)
             .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot open a UDP socket on {any}"), e))?;
         Ok(cell.get_or_init(|| endpoint))
     }
+}
+
+/// The socket buffers asked for a worker's endpoint, each way: every connection of the worker's
+/// users arrives on its one socket, and the kernel's default overflowed with 50 connections'
+/// responses at once, each datagram lost waiting for QUIC to send it again (bench/RESULTS.md §
+/// "HTTP/3 against oha's, and against loadbench's HTTP/2"). 8 MiB, as oha and the bench's server
+/// ask; the kernel caps it at `net.core.rmem_max`, and a smaller buffer is no error.
+const UDP_BUFFER: usize = 8 << 20;
+
+/// A client endpoint on a UDP socket bound to `any`, its buffers enlarged as far as the kernel
+/// allows.
+fn open_endpoint(any: SocketAddr) -> std::io::Result<quinn::Endpoint> {
+    let socket = std::net::UdpSocket::bind(any)?;
+    let state = quinn::udp::UdpSocketState::new((&socket).into())?;
+    // Best effort: a kernel that refuses leaves the default, which still works.
+    let _ = state.set_recv_buffer_size((&socket).into(), UDP_BUFFER);
+    let _ = state.set_send_buffer_size((&socket).into(), UDP_BUFFER);
+    let runtime = quinn::default_runtime()
+        .ok_or_else(|| std::io::Error::other("no async runtime for QUIC (the worker runs on tokio)"))?;
+    quinn::Endpoint::new(quinn::EndpointConfig::default(), None, socket, runtime)
 }
 
 impl Drop for Endpoints {
