@@ -54,6 +54,9 @@ pub struct H3Options {
     pub zero_rtt: bool,
     /// Answer every request with a body of this many bytes instead of [`BODY`].
     pub body_size: Option<usize>,
+    /// Stop reading each request once its head is in (`STOP_SENDING` with `H3_NO_ERROR`), and
+    /// answer it all the same, as RFC 9114 § 4.1.2 allows.
+    pub stop_reading: bool,
 }
 
 /// A counting HTTP/3 server on an ephemeral loopback UDP port, on a runtime of its own; stops
@@ -207,6 +210,9 @@ async fn serve(connection: quinn::Connection, counters: Arc<Counters>, options: 
                 stream.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
                 return;
             }
+            if options.stop_reading {
+                stream.stop_sending(h3::error::Code::H3_NO_ERROR);
+            }
             if !options.delay.is_zero() {
                 tokio::time::sleep(options.delay).await;
             }
@@ -289,7 +295,9 @@ pub async fn h3_get(server: &H3Server, pki: &Pki, requests: usize) -> Vec<H3Resp
         exchanges.push(tokio::spawn(async move {
             let request = http::Request::get(url).body(()).expect("request parts");
             let mut stream = send_request.send_request(request).await.expect("send the request");
-            stream.finish().await.expect("end the request stream");
+            // The server may stop reading once it has the request's head (RFC 9114 § 4.1.2):
+            // then the end fails, and the response is read all the same.
+            let _ = stream.finish().await;
             let response = stream.recv_response().await.expect("response headers");
             let mut body = Vec::new();
             while let Some(mut chunk) = stream.recv_data().await.expect("response body") {

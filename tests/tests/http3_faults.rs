@@ -168,3 +168,20 @@ fn a_handshake_nobody_answers_is_a_quic_handshake_timeout() {
     // Four timeouts of 300 ms, two users at once: well under the bound, however busy the machine.
     assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
 }
+
+// Each request uploads 4 MiB, more than QUIC lets the client send before the server reads: a
+// server that stops reading stops the upload mid-way.
+#[loadbench::scenario(name = "h3_answered_early", concurrency = 2, count = 20)]
+async fn upload(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
+    ctx.post("/").body(vec![0u8; 4 << 20]).send().await?.expect_status(200)?;
+    Ok(())
+}
+
+#[test]
+fn a_response_to_a_request_the_server_stopped_reading_is_kept() {
+    let options = H3Options { stop_reading: true, ..H3Options::default() };
+    let (report, server) = run_h3("h3_answered_early", options, Duration::from_secs(30));
+    // The request's end fails (the server stopped reading), and its full answer still counts.
+    assert_eq!((report.iterations, report.ok, report.failed), (20, 20, 0), "{:?}", report.causes);
+    assert_eq!((server.requests(), server.responses()), (20, 20));
+}

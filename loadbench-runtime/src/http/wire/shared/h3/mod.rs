@@ -265,13 +265,17 @@ impl Http3 {
                 Ok(stream) => stream,
                 Err(e) => return Err(self.failed(e, false)),
             };
-            if !body.is_empty()
-                && let Err(e) = stream.send_data(body).await
-            {
-                return Err(self.failed(e, true));
+            // A server may stop reading a request it has all it needs of and answer it in full
+            // (RFC 9114 § 4.1.2, commonly a GET whose end it never reads): the request's end
+            // then fails, and the response must not be discarded for it. What failed is the
+            // response's to say: a server that stopped reading and never answers ends at the
+            // request's timeout.
+            let mut sent = Ok(());
+            if !body.is_empty() {
+                sent = stream.send_data(body).await;
             }
-            if let Err(e) = stream.finish().await {
-                return Err(self.failed(e, true));
+            if sent.is_ok() {
+                let _ = stream.finish().await;
             }
             let response = stream.recv_response().await.map_err(|e| self.failed(e, true))?;
             let first_byte = start.elapsed();
