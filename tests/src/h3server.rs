@@ -54,6 +54,8 @@ pub struct H3Options {
     pub zero_rtt: bool,
     /// Answer every request with a body of this many bytes instead of [`BODY`].
     pub body_size: Option<usize>,
+    /// Ask every client for a certificate signed by the PKI's client CA (mutual TLS).
+    pub client_auth: bool,
     /// Stop reading each request once its head is in (`STOP_SENDING` with `H3_NO_ERROR`), and
     /// answer it all the same, as RFC 9114 § 4.1.2 allows.
     pub stop_reading: bool,
@@ -83,7 +85,7 @@ impl H3Server {
             .enable_all()
             .build()
             .expect("test server runtime");
-        let mut tls = server_config(pki);
+        let mut tls = server_config(pki, options.client_auth);
         if options.zero_rtt {
             // QUIC asks for this exact value when early data is allowed (RFC 9001 § 4.6.1).
             tls.max_early_data_size = u32::MAX;
@@ -247,15 +249,24 @@ async fn serve(connection: quinn::Connection, counters: Arc<Counters>, options: 
     }
 }
 
-fn server_config(pki: &Pki) -> ServerConfig {
+fn server_config(pki: &Pki, client_auth: bool) -> ServerConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let identity = pki.server(Identity::Localhost);
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&[&rustls::version::TLS13])
-        .expect("TLS 1.3 in the ring provider")
-        .with_no_client_auth()
-        .with_single_cert(identity.chain(), identity.private_key())
-        .expect("server certificate and key");
+        .expect("TLS 1.3 in the ring provider");
+    let builder = if client_auth {
+        let mut roots = RootCertStore::empty();
+        roots.add(pki.client_ca_der()).expect("client CA into the root store");
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .expect("client certificate verifier");
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    let mut config =
+        builder.with_single_cert(identity.chain(), identity.private_key()).expect("server certificate and key");
     config.alpn_protocols = vec![ALPN.to_vec()];
     config
 }

@@ -160,6 +160,11 @@ impl Pki {
     pub fn ca_der(&self) -> CertificateDer<'static> {
         self.ca_der.clone()
     }
+
+    /// The client CA's certificate (DER), for a server that asks for client certificates.
+    pub fn client_ca_der(&self) -> CertificateDer<'static> {
+        self.client_ca_der.clone()
+    }
 }
 
 fn make_ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {

@@ -42,6 +42,7 @@ async fn the_h3_server_counts_connections_streams_and_requests_exactly() {
 #[loadbench::scenario(name = "h3_shared", concurrency = 50, count = 3_000, connections = 4, http3 = true)]
 #[loadbench::scenario(name = "h3_plain", concurrency = 1, count = 1)]
 #[loadbench::scenario(name = "h3_tls", concurrency = 2, count = 10)]
+#[loadbench::scenario(name = "h3_mtls", concurrency = 2, count = 10)]
 async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     let response = ctx.get("/").send().await?.expect_status(200)?;
     if response.bytes() != h3server::BODY.as_bytes() {
@@ -172,4 +173,22 @@ fn a_bench_built_without_http3_refuses_it_before_any_load() {
     // The fixtures, like the quick start, build the runtime without `http3`.
     assert_fixture_refuses("causes", &["--quiet", "--http3", "--target", &url], wanted);
     assert_eq!(server.connections(), 0, "refused before any load");
+}
+
+#[test]
+fn a_client_certificate_goes_over_quic_as_over_tcp() {
+    let pki = Pki::new();
+    let server =
+        H3Server::start_with(&pki, h3server::H3Options { client_auth: true, ..h3server::H3Options::default() });
+    let refused = h3server::run("h3_mtls", &server.url(), h3server::client(&pki, true));
+    assert_eq!((refused.iterations, refused.failed), (10, 10), "{:?}", refused.causes);
+    assert_eq!(refused.errors.tls, 10, "without --cert: {:?}", refused.causes);
+    assert_eq!(server.requests(), 0);
+    let with_cert = ClientOptions {
+        tls: TlsOptions::default().ca_file(&pki.ca).client_cert(&pki.client.cert, &pki.client.key),
+        ..h3server::client(&pki, true)
+    };
+    let accepted = h3server::run("h3_mtls", &server.url(), with_cert);
+    assert_eq!((accepted.ok, accepted.failed), (10, 0), "{:?}", accepted.causes);
+    assert_eq!(server.requests(), 10);
 }

@@ -88,8 +88,35 @@ pub(super) fn stream_failed(err: StreamError, sent: bool, addr: SocketAddr) -> F
     }
 }
 
+/// The error of HTTP/3's start on a connection just made to `addr`, which failed with `err`.
+#[cold]
+pub(super) fn start_failed(err: ConnectionError, addr: SocketAddr) -> Error {
+    match refused_by_tls(&err, addr) {
+        Some(refused) => refused,
+        None => Error::with_source(ErrorKind::Protocol, format!("HTTP/3 did not start on {addr}"), err),
+    }
+}
+
+/// A connection the server closed with a TLS alert once the client's side of the handshake was
+/// done (TLS 1.3 lets it refuse a client certificate then): a `tls` failure, as over TCP.
+fn refused_by_tls(err: &ConnectionError, addr: SocketAddr) -> Option<Error> {
+    let ConnectionError::Remote { 0: ConnectionErrorIncoming::Undefined(quic), .. } = err else { return None };
+    match quic.downcast_ref::<quinn::ConnectionError>()? {
+        quinn::ConnectionError::ConnectionClosed(close) if CRYPTO_ERRORS.contains(&u64::from(close.error_code)) => {
+            Some(Error::new(
+                ErrorKind::Tls,
+                format!("TLS handshake with {addr} failed: the server refused it ({close})"),
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// The failure of a request on a connection that ended with `err`.
 fn connection_failed(err: &ConnectionError, sent: bool, addr: SocketAddr) -> Failure {
+    if let Some(refused) = refused_by_tls(err, addr) {
+        return Failure::new(refused, false);
+    }
     let error = match err {
         ConnectionError::Timeout { .. } | ConnectionError::Remote { 0: ConnectionErrorIncoming::Timeout, .. } => {
             Error::new(

@@ -180,7 +180,7 @@ impl Quic {
         let (mut driver, send) = builder
             .build::<_, _, Bytes>(bounded::Conn::new(connection.clone(), self.max_field_section_size))
             .await
-            .map_err(|e| Error::with_source(ErrorKind::Protocol, format!("HTTP/3 did not start on {addr}"), e))?;
+            .map_err(|e| failure::start_failed(e, addr))?;
         tokio::task::spawn_local(async move {
             // Ends when the connection does, however it ends: each request sees why on its
             // own stream.
