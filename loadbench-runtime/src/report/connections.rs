@@ -57,8 +57,8 @@ fn handshakes(tls: &TlsReport) -> String {
     )
 }
 
-/// `0-RTT: 40 of 50 connections offered early data, 38 accepted (p50 1.20ms); time to first
-/// byte p50 410µs, p99 1.90ms`: what an HTTP/3 scenario's QUIC connections measured beyond the
+/// `0-RTT: N of M connections offered early data, K accepted (p50 …); time to first byte p50 …,
+/// p99 …`: what an HTTP/3 scenario's QUIC connections measured beyond the
 /// latency columns, each part only when it has a figure; `None` without a `quic` part or with
 /// nothing in it.
 pub(super) fn quic_line(s: &ScenarioReport) -> Option<String> {

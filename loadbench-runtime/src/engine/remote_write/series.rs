@@ -24,10 +24,14 @@ const SCHEMA: i32 = 3;
 /// bucket), in seconds.
 const ZERO_THRESHOLD: f64 = 0.5e-6;
 
+/// The last classic bound, in microseconds: past it a latency is a timeout's, not a figure to
+/// read in buckets.
+const CLASSIC_LIMIT_US: u64 = 1 << 26;
+
 /// The classic buckets' bounds: the live buckets ending at 12·2^k and 16·2^k microseconds (two per
-/// power of two) up to 2^26 µs, after the first live bucket's end; then `+Inf`.
+/// power of two) up to [`CLASSIC_LIMIT_US`], after the first live bucket's end; then `+Inf`.
 fn classic_bounds() -> Vec<usize> {
-    (0..BUCKETS).filter(|&i| i == 1 || (i >= 8 && i % 4 == 3 && bucket_end(i) <= 1 << 26)).collect()
+    (0..BUCKETS).filter(|&i| i == 1 || (i >= 8 && i % 4 == 3 && bucket_end(i) <= CLASSIC_LIMIT_US)).collect()
 }
 
 /// The labels a scenario's series share, sorted by name once `__name__` and a series' own are in.

@@ -151,16 +151,14 @@ impl Quic {
         let connecting = endpoint
             .connect_with(config, addr, &self.server_name)
             .map_err(|e| Error::with_source(ErrorKind::Connect, format!("cannot connect to {addr} over QUIC"), e))?;
-        let zero_rtt = Rc::new(Cell::new(None));
-        let early_refused = Rc::new(Cell::new(false));
+        let early = Rc::new(Cell::new(EarlyData::None));
         let connection = match connecting.into_0rtt() {
             Ok((connection, accepted)) => {
                 counters.tls.zero_rtt_offered += 1;
-                let (answer, refused) = (Rc::clone(&zero_rtt), Rc::clone(&early_refused));
+                let answer = Rc::clone(&early);
                 tokio::task::spawn_local(async move {
-                    let took = accepted.await;
-                    refused.set(!took);
-                    answer.set(Some((took, start.elapsed())));
+                    let accepted = accepted.await;
+                    answer.set(EarlyData::Answered { accepted, elapsed: start.elapsed() });
                 });
                 connection
             }
@@ -191,8 +189,7 @@ impl Quic {
             send: RefCell::new(send),
             authority: self.authority.clone(),
             closing: Cell::new(false),
-            zero_rtt,
-            early_refused,
+            early,
             addr,
         })
     }
@@ -206,13 +203,21 @@ pub(crate) struct Http3 {
     authority: Option<Authority>,
     /// Set once the server said `GOAWAY`: no new request goes on this connection.
     closing: Cell<bool>,
-    /// Whether the server took this connection's 0-RTT early data, and how long after the
-    /// connection's start it said so; taken by the first request that ends after the answer.
-    zero_rtt: Rc<Cell<Option<(bool, Duration)>>>,
-    /// Set if the server refused the early data: what was sent in it was never processed, and
-    /// may be sent again on a new connection.
-    early_refused: Rc<Cell<bool>>,
+    /// This connection's 0-RTT early data: the server's answer, set by the task that waits for
+    /// it, recorded by the first request that ends after it.
+    early: Rc<Cell<EarlyData>>,
     addr: SocketAddr,
+}
+
+/// What became of a connection's 0-RTT early data.
+#[derive(Debug, Clone, Copy)]
+enum EarlyData {
+    /// None sent (a 1-RTT connection), or no answer yet.
+    None,
+    /// The server answered, how long after the connection's start; not recorded yet.
+    Answered { accepted: bool, elapsed: Duration },
+    /// The answer is recorded.
+    Recorded { accepted: bool },
 }
 
 impl std::fmt::Debug for Http3 {
@@ -244,7 +249,9 @@ impl Http3 {
 
     /// The server's answer on this connection's early data, once: whether it took it, and when.
     pub(crate) fn take_zero_rtt(&self) -> Option<(bool, Duration)> {
-        self.zero_rtt.take()
+        let EarlyData::Answered { accepted, elapsed } = self.early.get() else { return None };
+        self.early.set(EarlyData::Recorded { accepted });
+        Some((accepted, elapsed))
     }
 
     /// Sends `request` as a new stream and reads its response. What the request is made of is
@@ -317,7 +324,13 @@ impl Http3 {
             self.closing.set(true);
         }
         let failure = stream_failed(err, sent, self.addr);
-        if self.early_refused.get() { Failure::unsent(failure.error) } else { failure }
+        // Early data the server refused was never processed: it may be sent again.
+        match self.early.get() {
+            EarlyData::Answered { accepted: false, .. } | EarlyData::Recorded { accepted: false } => {
+                Failure::unsent(failure.error)
+            }
+            _ => failure,
+        }
     }
 }
 
