@@ -189,15 +189,18 @@ pub fn row(table: &str, name: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("no row `{name}` in\n{table}"))
 }
 
-/// Runs a bench binary directly, as `cargo bench` would (none of `cargo loadbench`'s variables
-/// set): its exit code, stdout and stderr.
+/// A bench binary's command as `cargo bench` would run it (none of `cargo loadbench`'s variables
+/// set), with `--allow-inconclusive` first for the reason [`judged_args`] gives: whether this
+/// shared machine was too busy to measure is not what the tests that run a binary alone check.
+pub fn bench_binary_command(binary: &Path) -> Command {
+    let mut command = Command::new(binary);
+    command.arg("--allow-inconclusive").env_remove(loadbench::cli::OUTPUT_ENV).env_remove(loadbench::cli::TARGET_ENV);
+    command
+}
+
+/// Runs a bench binary directly ([`bench_binary_command`]): its exit code, stdout and stderr.
 pub fn run_bench_binary(binary: &Path, args: &[&OsStr]) -> (Option<i32>, String, String) {
-    let output = Command::new(binary)
-        .args(args)
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        .env_remove(loadbench::cli::TARGET_ENV)
-        .output()
-        .expect("run the bench binary");
+    let output = bench_binary_command(binary).args(args).output().expect("run the bench binary");
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stdout).into_owned(),

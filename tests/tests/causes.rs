@@ -9,11 +9,10 @@
 // loudly.
 #![allow(clippy::expect_used)]
 
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use loadbench::report::{Causes, ErrorCause, LISTED_CAUSES};
-use loadbench_tests::cli::{Output, fixture_bench_binary, read_report, run_fixture};
+use loadbench_tests::cli::{Output, bench_binary_command, fixture_bench_binary, read_report, run_fixture};
 use loadbench_tests::{Behavior, TestServer};
 use serde_json::Value;
 
@@ -153,10 +152,8 @@ fn a_converted_error_is_said_once() {
 fn a_bench_binary_shows_the_causes_under_quiet() {
     let _serial = serial();
     let server = failing_every_fifth();
-    let output = Command::new(fixture_bench_binary("causes"))
+    let output = bench_binary_command(&fixture_bench_binary("causes"))
         .args(["--bench", "--quiet", "--target", &server.url(), "wrong_name"])
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        .env_remove(loadbench::cli::TARGET_ENV)
         .output()
         .expect("run the bench binary");
     let stdout = String::from_utf8_lossy(&output.stdout);

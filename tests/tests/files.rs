@@ -15,7 +15,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use loadbench_tests::cli::{
-    Output, cargo_loadbench_in, cargo_loadbench_path, fixture, fixture_bench_binary, isolate, judged_args, read_report,
+    Output, bench_binary_command, cargo_loadbench_in, cargo_loadbench_path, fixture, fixture_bench_binary, isolate,
+    judged_args, read_report,
 };
 use loadbench_tests::{Behavior, TestServer};
 
@@ -287,13 +288,7 @@ fn a_reader_that_closes_early_ends_the_run_quietly() {
     for args in [&["--list"][..], &["--quiet", "--exact", "hello", "--target", &server.url()][..]] {
         let (read, write) = std::io::pipe().expect("pipe");
         drop(read);
-        let output = Command::new(&binary)
-            .args(args)
-            .env_remove(loadbench::cli::OUTPUT_ENV)
-            .env_remove(loadbench::cli::TARGET_ENV)
-            .stdout(write)
-            .output()
-            .expect("run the bench binary");
+        let output = bench_binary_command(&binary).args(args).stdout(write).output().expect("run the bench binary");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
         assert_eq!(stderr, "", "{args:?}: nothing said about the pipe");

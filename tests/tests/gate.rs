@@ -11,13 +11,13 @@
 #![allow(clippy::expect_used)]
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use cargo_loadbench::{ComparedMetric, Comparison, Method, Results, Verdict};
 use loadbench_tests::cli::{
-    Output, cargo_loadbench_with_env, fixture, fixture_bench_binary, read_report, row, run_fixture,
+    Output, bench_binary_command, cargo_loadbench_with_env, fixture, fixture_bench_binary, read_report, row,
+    run_fixture,
 };
 use loadbench_tests::{Behavior, TestServer};
 

@@ -6,12 +6,13 @@
 // A broken test environment (cargo missing, a fixture that does not build) should fail loudly.
 #![allow(clippy::expect_used)]
 
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cargo_loadbench::Results;
 use loadbench::report::WarningKind;
-use loadbench_tests::cli::{Output, fixture_bench_binary, read_report, row, run_fixture, scenario};
+use loadbench_tests::cli::{
+    Output, bench_binary_command, fixture_bench_binary, read_report, row, run_fixture, scenario,
+};
 use loadbench_tests::{Behavior, TestServer};
 
 /// Serialises the tests of this file: they share the fixture's build, and a too-fast verdict
@@ -36,10 +37,8 @@ fn metrics(target: &TestServer, args: &[&str]) -> (Output, Results) {
 
 /// The bench binary run alone: its exit code, stdout and stderr.
 fn alone(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(fixture_bench_binary("metrics"))
+    let output = bench_binary_command(&fixture_bench_binary("metrics"))
         .args(args)
-        .env_remove(loadbench::cli::OUTPUT_ENV)
-        .env_remove(loadbench::cli::TARGET_ENV)
         .env_remove(loadbench::cli::PERCENTILES_ENV)
         .output()
         .expect("run the bench binary");

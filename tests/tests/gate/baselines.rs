@@ -144,14 +144,11 @@ fn a_bench_binary_checks_its_output_file_before_running() {
     let _turn = one_at_a_time();
     let target = server(Duration::ZERO);
     for (flag, env) in [(Some("/proc/x.json"), None), (None, Some("/proc/x.json"))] {
-        let mut command = Command::new(fixture_bench_binary("gate"));
-        command
-            .args(["--bench", "--quiet", "--target", &target.url(), "guarded"])
-            .env_remove(loadbench::cli::TARGET_ENV);
-        match env {
-            Some(path) => command.env(loadbench::cli::OUTPUT_ENV, path),
-            None => command.env_remove(loadbench::cli::OUTPUT_ENV),
-        };
+        let mut command = bench_binary_command(&fixture_bench_binary("gate"));
+        command.args(["--bench", "--quiet", "--target", &target.url(), "guarded"]);
+        if let Some(path) = env {
+            command.env(loadbench::cli::OUTPUT_ENV, path);
+        }
         command.args(flag.map(|path| ["--json", path]).iter().flatten());
         let output = command.output().expect("run the bench binary");
         let stderr = String::from_utf8_lossy(&output.stderr);
