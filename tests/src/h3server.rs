@@ -52,6 +52,13 @@ pub struct H3Options {
     pub close_after: Option<(u64, u32)>,
     /// Accept 0-RTT early data on resumed connections (tickets allow it).
     pub zero_rtt: bool,
+    /// With `zero_rtt`: issue tickets that allow early data, then honour none of them, so that
+    /// every reconnect's early data is refused and its handshake is a full one, as after a
+    /// server's restart.
+    pub refuse_early_data: bool,
+    /// After this many connection attempts, every new one is ignored (no packet in answer), as
+    /// from a server gone away: a client that kept its tickets tries them in vain.
+    pub silent_after: Option<u64>,
     /// Answer every request with a body of this many bytes instead of [`BODY`].
     pub body_size: Option<usize>,
     /// Ask every client for a certificate signed by the PKI's client CA (mutual TLS).
@@ -90,6 +97,9 @@ impl H3Server {
             // QUIC asks for this exact value when early data is allowed (RFC 9001 § 4.6.1).
             tls.max_early_data_size = u32::MAX;
         }
+        if options.refuse_early_data {
+            tls.session_storage = Arc::new(Forgetful);
+        }
         let crypto = QuicServerConfig::try_from(tls).expect("a TLS 1.3 configuration for QUIC");
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         if let Some(idle) = options.idle_timeout {
@@ -106,7 +116,13 @@ impl H3Server {
         let counters = Arc::new(Counters::default());
         let accepting = Arc::clone(&counters);
         runtime.spawn(async move {
+            let mut attempts = 0;
             while let Some(incoming) = endpoint.accept().await {
+                attempts += 1;
+                if options.silent_after.is_some_and(|after| attempts > after) {
+                    incoming.ignore();
+                    continue;
+                }
                 let (counters, options) = (Arc::clone(&accepting), Arc::clone(&options));
                 tokio::spawn(async move {
                     // A handshake that fails is no connection: only established ones count.
@@ -269,6 +285,29 @@ fn server_config(pki: &Pki, client_auth: bool) -> ServerConfig {
         builder.with_single_cert(identity.chain(), identity.private_key()).expect("server certificate and key");
     config.alpn_protocols = vec![ALPN.to_vec()];
     config
+}
+
+/// A session store that takes every ticket and finds none of them again: tickets go out, and
+/// each resumption is refused with its early data.
+#[derive(Debug)]
+struct Forgetful;
+
+impl rustls::server::StoresServerSessions for Forgetful {
+    fn put(&self, _key: Vec<u8>, _value: Vec<u8>) -> bool {
+        true
+    }
+
+    fn get(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn take(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn can_cache(&self) -> bool {
+        true
+    }
 }
 
 /// What [`h3_get`] saw of one response.

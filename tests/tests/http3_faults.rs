@@ -1,6 +1,7 @@
 //! HTTP/3 against a server that misbehaves (`loadbench_tests::h3server::H3Options`): a server
 //! that stops answering, lets QUIC's idle timeout pass, resets or refuses streams, closes the
-//! connection with an application error mid-stream, sends a body past the limit; and against a
+//! connection with an application error mid-stream, sends a body past the limit, refuses 0-RTT
+//! early data or is gone when a ticket's early data arrives; and against a
 //! hostile one (`loadbench_tests::hostile_h3`) that announces endless frames. Each is counted by
 //! kind, every iteration accounted for, in bounded time and memory.
 
@@ -21,6 +22,7 @@ use loadbench_tests::tls::Pki;
 #[loadbench::scenario(name = "h3_large", concurrency = 2, count = 4, max_body = 1_048_576)]
 #[loadbench::scenario(name = "h3_early", concurrency = 1, count = 10)]
 #[loadbench::scenario(name = "h3_hostile", concurrency = 2, count = 4, timeout = "10s")]
+#[loadbench::scenario(name = "h3_gone", concurrency = 1, count = 6, timeout = "300ms")]
 #[loadbench::scenario(name = "h3_silent", concurrency = 2, count = 4, timeout = "300ms")]
 async fn get_ok(ctx: &mut loadbench::Ctx) -> loadbench::Result<()> {
     ctx.get("/").send().await?.expect_status(200)?;
@@ -120,6 +122,44 @@ fn a_reconnect_sends_its_first_request_as_0_rtt_and_counts_it_apart() {
     assert_eq!((tls.handshakes, tls.resumed), (3, 2), "{tls:?}");
     let one_rtt = report.tls_handshake_us.as_ref().expect("the first connection's handshake");
     assert!(one_rtt.stdev == 0.0, "one 1-RTT handshake, no spread: {one_rtt:?}");
+}
+
+#[test]
+fn early_data_the_server_refuses_is_sent_again_and_counted_refused() {
+    // Tickets allow early data, and the server honours none: each reconnect's first request
+    // goes out as 0-RTT, is refused unprocessed, and must be sent again after the handshake.
+    let options =
+        H3Options { zero_rtt: true, refuse_early_data: true, close_after: Some((3, 0x100)), ..H3Options::default() };
+    let (report, server) = run_h3("h3_early", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.ok, report.failed), (10, 8, 2), "{:?}", report.causes);
+    assert_eq!(report.errors.io, 2, "only the two closes fail: {:?}", report.errors);
+    assert_eq!((report.http.connections, server.connections()), (3, 3));
+    assert_eq!(server.requests_per_connection(), [4, 4, 2], "3 answered and a 4th that closes, twice; then 2");
+    let quic = report.quic.as_ref().expect("the QUIC part");
+    assert_eq!((quic.zero_rtt_offered, quic.zero_rtt_accepted), (2, 0), "{quic:?}");
+    // The refused ones are full handshakes: none resumed.
+    let tls = report.tls.as_ref().expect("the TLS part");
+    assert_eq!((tls.handshakes, tls.resumed), (3, 0), "{tls:?}");
+}
+
+#[test]
+fn early_data_to_a_server_gone_is_a_handshake_timeout_and_no_connection() {
+    // Three answered, the fourth's arrival closes the connection; then the server is gone, and
+    // each reconnect offers its early data on a ticket to a port that answers nothing.
+    let options =
+        H3Options { zero_rtt: true, close_after: Some((3, 0x100)), silent_after: Some(1), ..H3Options::default() };
+    let started = Instant::now();
+    let (report, server) = run_h3("h3_gone", options, Duration::from_secs(30));
+    assert_eq!((report.iterations, report.ok, report.failed), (6, 3, 3), "{:?}", report.causes);
+    assert_eq!((report.errors.io, report.errors.quic_handshake_timeout), (1, 2), "{:?}", report.errors);
+    assert_eq!((report.http.connections, server.connections()), (1, 1), "only the first was established");
+    let quic = report.quic.as_ref().expect("the QUIC part");
+    assert_eq!((quic.zero_rtt_offered, quic.zero_rtt_accepted), (2, 0), "{quic:?}");
+    assert!(quic.zero_rtt_us.is_none(), "no answer came: {quic:?}");
+    let tls = report.tls.as_ref().expect("the TLS part");
+    assert_eq!((tls.handshakes, tls.resumed), (1, 0), "{tls:?}");
+    // Two timeouts of 300 ms, one after the other.
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
 }
 
 /// Runs `h3_hostile` against a server sending what `fault` says; the run must end within 20 s.

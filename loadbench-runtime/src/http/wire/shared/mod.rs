@@ -293,7 +293,7 @@ impl Lane {
                         }
                         return Err(failure.error);
                     }
-                    None => return Err(failures::timed_out(sender.user().timeout)),
+                    None => return Err(self.timed_out(&open, sender.user().timeout)),
                 }
             }
         }
@@ -365,6 +365,23 @@ impl Lane {
         }
     }
 
+    /// The error of a request on `open` that did not complete within `timeout`. A 0-RTT
+    /// connection still waiting for the server's first answer is a QUIC handshake that timed
+    /// out, and is given up as a 1-RTT one past its deadline is: the next request opens anew.
+    #[cold]
+    #[cfg_attr(not(feature = "http3"), allow(unused_variables))]
+    fn timed_out(&self, open: &Open, timeout: Duration) -> crate::error::Error {
+        #[cfg(feature = "http3")]
+        if let Open::Http3(h3) = open
+            && h3.handshaking()
+        {
+            h3.abandon();
+            self.forget(open);
+            return failures::quic_handshake_timed_out(timeout);
+        }
+        failures::timed_out(timeout)
+    }
+
     /// Drops `open` from the slot if it is still the slot's connection: the next request opens
     /// a new one. A connection other users still wait on finishes their exchanges by itself.
     fn forget(&self, open: &Open) {
@@ -392,9 +409,14 @@ fn h3_recorded<U: Sender>(
     if let Some(Ok(_)) = &outcome {
         sender.counters().http3_responses += 1;
     }
+    // A 0-RTT connection is one once its handshake completes: a server gone never answers.
+    let zero_rtt = h3.take_zero_rtt().filter(|answer| answer.established);
+    if zero_rtt.is_some() {
+        sender.counters().connections += 1;
+    }
     let recorder = sender.user().recorder;
     if let Some(recorder) = recorder {
-        if let Some((accepted, elapsed)) = h3.take_zero_rtt() {
+        if let Some(h3::ZeroRtt { accepted, elapsed, .. }) = zero_rtt {
             recorder.record_quic(crate::http::QuicTiming::ZeroRtt { elapsed, accepted });
         }
         if let Some(Ok(answered)) = &outcome {

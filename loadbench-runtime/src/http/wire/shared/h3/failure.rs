@@ -4,7 +4,7 @@
 //!
 //! What the server cannot have processed may be sent again on a new connection: a request
 //! never sent (the connection was closing or closed), one the server refused with
-//! `H3_REQUEST_REJECTED`, or above its `GOAWAY`.
+//! `H3_REQUEST_REJECTED`, one above its `GOAWAY`, or one in 0-RTT early data it refused.
 
 use std::net::SocketAddr;
 
@@ -81,11 +81,23 @@ pub(super) fn stream_failed(err: StreamError, sent: bool, addr: SocketAddr) -> F
         StreamError::StreamError { code, reason, .. } => {
             Failure::new(Error::new(ErrorKind::Protocol, format!("HTTP/3 error {code}: {reason}")), false)
         }
+        // quinn's word for a stream opened in 0-RTT whose early data the server refused: it never
+        // saw the request.
+        StreamError::Undefined { 0: e, .. } if zero_rtt_rejected(&*e) => Failure::unsent(Error::new(
+            ErrorKind::Io,
+            format!("{addr} refused the 0-RTT early data the request went out in, unprocessed"),
+        )),
         StreamError::Undefined { 0: e, .. } if e.is::<FrameTooLarge>() => {
             Failure::new(Error::new(ErrorKind::Protocol, e.to_string()), false)
         }
         other => unprocessed_if(!sent, Error::with_source(ErrorKind::Io, "the request's stream failed", other)),
     }
+}
+
+/// Whether `err` is quinn's refusal of the 0-RTT early data a stream was opened in.
+fn zero_rtt_rejected(err: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(err.downcast_ref(), Some(quinn::ReadError::ZeroRttRejected))
+        || matches!(err.downcast_ref(), Some(quinn::WriteError::ZeroRttRejected))
 }
 
 /// The error of HTTP/3's start on a connection just made to `addr`, which failed with `err`.

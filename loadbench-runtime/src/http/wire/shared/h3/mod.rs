@@ -154,11 +154,17 @@ impl Quic {
         let early = Rc::new(Cell::new(EarlyData::None));
         let connection = match connecting.into_0rtt() {
             Ok((connection, accepted)) => {
+                // Counted as a connection, and its handshake as one, once the server answers
+                // (`take_zero_rtt`): a server gone may never answer.
                 counters.tls.zero_rtt_offered += 1;
-                let answer = Rc::clone(&early);
+                early.set(EarlyData::Pending);
+                let (answer, quic) = (Rc::clone(&early), connection.clone());
                 tokio::task::spawn_local(async move {
                     let accepted = accepted.await;
-                    answer.set(EarlyData::Answered { accepted, elapsed: start.elapsed() });
+                    // quinn answers `false` for a handshake that never completed too, after it
+                    // has recorded why the connection ended.
+                    let established = accepted || quic.close_reason().is_none();
+                    answer.set(EarlyData::Answered(ZeroRtt { accepted, established, elapsed: start.elapsed() }));
                 });
                 connection
             }
@@ -166,13 +172,13 @@ impl Quic {
                 let connection = connecting.await.map_err(|e| Opening::failed(e, addr, counters))?;
                 counters.tls.handshakes += 1;
                 counters.tls.tls13 += 1;
+                counters.connections += 1;
                 if let Some(recorder) = recorder {
                     recorder.record_connection(None, Some(start.elapsed()));
                 }
                 connection
             }
         };
-        counters.connections += 1;
         let mut builder = h3::client::builder();
         builder.max_field_section_size(self.max_field_section_size);
         let (mut driver, send) = builder
@@ -212,12 +218,25 @@ pub(crate) struct Http3 {
 /// What became of a connection's 0-RTT early data.
 #[derive(Debug, Clone, Copy)]
 enum EarlyData {
-    /// None sent (a 1-RTT connection), or no answer yet.
+    /// None sent: a 1-RTT connection.
     None,
-    /// The server answered, how long after the connection's start; not recorded yet.
-    Answered { accepted: bool, elapsed: Duration },
+    /// Sent, and the server has not answered yet: the handshake is under way.
+    Pending,
+    /// The server answered; not recorded yet.
+    Answered(ZeroRtt),
     /// The answer is recorded.
-    Recorded { accepted: bool },
+    Recorded,
+}
+
+/// How a connection's 0-RTT handshake ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ZeroRtt {
+    /// The server took the early data.
+    pub(crate) accepted: bool,
+    /// The handshake completed (early data refused or not); if not, there was no connection.
+    pub(crate) established: bool,
+    /// From the connection's start to the server's answer.
+    pub(crate) elapsed: Duration,
 }
 
 impl std::fmt::Debug for Http3 {
@@ -228,7 +247,7 @@ impl std::fmt::Debug for Http3 {
 
 impl Drop for Http3 {
     fn drop(&mut self) {
-        self.connection.close(h3::error::Code::H3_NO_ERROR.value().try_into().unwrap_or_default(), b"");
+        self.abandon();
     }
 }
 
@@ -247,11 +266,22 @@ impl Http3 {
         !self.closing.get() && self.connection.close_reason().is_none()
     }
 
-    /// The server's answer on this connection's early data, once: whether it took it, and when.
-    pub(crate) fn take_zero_rtt(&self) -> Option<(bool, Duration)> {
-        let EarlyData::Answered { accepted, elapsed } = self.early.get() else { return None };
-        self.early.set(EarlyData::Recorded { accepted });
-        Some((accepted, elapsed))
+    /// The server's answer on this connection's early data, once.
+    pub(crate) fn take_zero_rtt(&self) -> Option<ZeroRtt> {
+        let EarlyData::Answered(answer) = self.early.get() else { return None };
+        self.early.set(EarlyData::Recorded);
+        Some(answer)
+    }
+
+    /// Whether its 0-RTT handshake is still under way: a request that times out then timed out
+    /// waiting for the handshake.
+    pub(crate) fn handshaking(&self) -> bool {
+        matches!(self.early.get(), EarlyData::Pending)
+    }
+
+    /// Gives up on it: closed, it takes no more requests, and those on it fail.
+    pub(crate) fn abandon(&self) {
+        self.connection.close(h3::error::Code::H3_NO_ERROR.value().try_into().unwrap_or_default(), b"");
     }
 
     /// Sends `request` as a new stream and reads its response. What the request is made of is
@@ -323,14 +353,7 @@ impl Http3 {
         if matches!(err, h3::error::StreamError::RemoteClosing { .. }) {
             self.closing.set(true);
         }
-        let failure = stream_failed(err, sent, self.addr);
-        // Early data the server refused was never processed: it may be sent again.
-        match self.early.get() {
-            EarlyData::Answered { accepted: false, .. } | EarlyData::Recorded { accepted: false } => {
-                Failure::unsent(failure.error)
-            }
-            _ => failure,
-        }
+        stream_failed(err, sent, self.addr)
     }
 }
 
