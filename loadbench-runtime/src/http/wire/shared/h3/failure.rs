@@ -55,9 +55,21 @@ impl Opening {
     }
 }
 
-/// The failure of a request whose stream failed with `err`; `sent` once its head went out.
+/// How far a failed request's connection got with its handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Handshake {
+    /// Completed: every 1-RTT connection, and a 0-RTT one the server answered.
+    Complete,
+    /// A 0-RTT connection the server has not answered, or whose handshake failed.
+    Unfinished,
+    /// Unfinished, and closed by the lane at a request's deadline.
+    GivenUp,
+}
+
+/// The failure of a request whose stream failed with `err`, on a connection whose handshake
+/// got as far as `handshake`; `sent` once its head went out.
 #[cold]
-pub(super) fn stream_failed(err: StreamError, sent: bool, addr: SocketAddr) -> Failure {
+pub(super) fn stream_failed(err: StreamError, sent: bool, handshake: Handshake, addr: SocketAddr) -> Failure {
     match err {
         StreamError::RemoteTerminate { code, .. } if code == Code::H3_REQUEST_REJECTED => Failure::new(
             Error::new(ErrorKind::StreamReset, format!("the server refused the request unprocessed ({code})")),
@@ -70,7 +82,7 @@ pub(super) fn stream_failed(err: StreamError, sent: bool, addr: SocketAddr) -> F
         StreamError::RemoteClosing { .. } => {
             Failure::unsent(Error::new(ErrorKind::Io, format!("{addr} is closing the connection (GOAWAY)")))
         }
-        StreamError::ConnectionError { 0: e, .. } => connection_failed(&e, sent, addr),
+        StreamError::ConnectionError { 0: e, .. } => connection_failed(&e, sent, handshake, addr),
         StreamError::HeaderTooBig { actual_size, max_size, .. } => Failure::new(
             Error::new(
                 ErrorKind::Protocol,
@@ -81,12 +93,16 @@ pub(super) fn stream_failed(err: StreamError, sent: bool, addr: SocketAddr) -> F
         StreamError::StreamError { code, reason, .. } => {
             Failure::new(Error::new(ErrorKind::Protocol, format!("HTTP/3 error {code}: {reason}")), false)
         }
-        // quinn's word for a stream opened in 0-RTT whose early data the server refused: it never
-        // saw the request.
-        StreamError::Undefined { 0: e, .. } if zero_rtt_rejected(&*e) => Failure::unsent(Error::new(
-            ErrorKind::Io,
-            format!("{addr} refused the 0-RTT early data the request went out in, unprocessed"),
-        )),
+        // quinn's word for a stream opened in 0-RTT whose early data the server refused (it
+        // never saw the request), and for one on a connection given up before any answer (it
+        // may have, and its handshake timed out).
+        StreamError::Undefined { 0: e, .. } if zero_rtt_rejected(&*e) => match handshake {
+            Handshake::GivenUp => Failure::new(handshake_unanswered(addr), false),
+            Handshake::Complete | Handshake::Unfinished => Failure::unsent(Error::new(
+                ErrorKind::Io,
+                format!("{addr} refused the 0-RTT early data the request went out in, unprocessed"),
+            )),
+        },
         StreamError::Undefined { 0: e, .. } if e.is::<FrameTooLarge>() => {
             Failure::new(Error::new(ErrorKind::Protocol, e.to_string()), false)
         }
@@ -124,12 +140,29 @@ fn refused_by_tls(err: &ConnectionError, addr: SocketAddr) -> Option<Error> {
     }
 }
 
-/// The failure of a request on a connection that ended with `err`.
-fn connection_failed(err: &ConnectionError, sent: bool, addr: SocketAddr) -> Failure {
+/// A 0-RTT handshake with `addr` the lane gave up at a request's deadline, unanswered.
+fn handshake_unanswered(addr: SocketAddr) -> Error {
+    Error::new(
+        ErrorKind::QuicHandshakeTimeout,
+        format!("the QUIC handshake with {addr} did not complete within a request's timeout"),
+    )
+}
+
+/// The failure of a request on a connection that ended with `err`. QUIC's idle timer ends an
+/// unfinished handshake as it does a 1-RTT one: a handshake's timeout, not an idle one.
+fn connection_failed(err: &ConnectionError, sent: bool, handshake: Handshake, addr: SocketAddr) -> Failure {
     if let Some(refused) = refused_by_tls(err, addr) {
         return Failure::new(refused, false);
     }
     let error = match err {
+        ConnectionError::Timeout { .. } | ConnectionError::Remote { 0: ConnectionErrorIncoming::Timeout, .. }
+            if handshake != Handshake::Complete =>
+        {
+            Error::new(
+                ErrorKind::QuicHandshakeTimeout,
+                format!("the QUIC handshake with {addr} timed out: no answer within QUIC's idle timeout"),
+            )
+        }
         ConnectionError::Timeout { .. } | ConnectionError::Remote { 0: ConnectionErrorIncoming::Timeout, .. } => {
             Error::new(
                 ErrorKind::QuicIdleTimeout,

@@ -37,7 +37,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::uri::{Authority, PathAndQuery, Scheme};
 use tokio::time::Instant;
 
-use self::failure::{Opening, stream_failed};
+use self::failure::{Handshake, Opening, stream_failed};
 use super::{Failure, Outgoing, Reply};
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Recorder;
@@ -224,8 +224,8 @@ enum EarlyData {
     Pending,
     /// The server answered; not recorded yet.
     Answered(ZeroRtt),
-    /// The answer is recorded.
-    Recorded,
+    /// The answer is taken, and recorded if the handshake completed.
+    Recorded { established: bool },
 }
 
 /// How a connection's 0-RTT handshake ended.
@@ -269,7 +269,7 @@ impl Http3 {
     /// The server's answer on this connection's early data, once.
     pub(crate) fn take_zero_rtt(&self) -> Option<ZeroRtt> {
         let EarlyData::Answered(answer) = self.early.get() else { return None };
-        self.early.set(EarlyData::Recorded);
+        self.early.set(EarlyData::Recorded { established: answer.established });
         Some(answer)
     }
 
@@ -277,6 +277,23 @@ impl Http3 {
     /// waiting for the handshake.
     pub(crate) fn handshaking(&self) -> bool {
         matches!(self.early.get(), EarlyData::Pending)
+    }
+
+    /// How far its handshake got. A 0-RTT connection with no answer yet, or whose answer says
+    /// the handshake failed, is unfinished; given up once closed here (only `abandon` closes
+    /// one with requests on it).
+    fn handshake(&self) -> Handshake {
+        let unfinished = match self.early.get() {
+            EarlyData::Pending => true,
+            EarlyData::Answered(answer) => !answer.established,
+            EarlyData::Recorded { established } => !established,
+            EarlyData::None => false,
+        };
+        match self.connection.close_reason() {
+            _ if !unfinished => Handshake::Complete,
+            Some(quinn::ConnectionError::LocallyClosed) => Handshake::GivenUp,
+            _ => Handshake::Unfinished,
+        }
     }
 
     /// Gives up on it: closed, it takes no more requests, and those on it fail.
@@ -353,7 +370,7 @@ impl Http3 {
         if matches!(err, h3::error::StreamError::RemoteClosing { .. }) {
             self.closing.set(true);
         }
-        stream_failed(err, sent, self.addr)
+        stream_failed(err, sent, self.handshake(), self.addr)
     }
 }
 
