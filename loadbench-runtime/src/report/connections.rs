@@ -24,9 +24,8 @@ pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
             micros(handshake.p99)
         );
         if let Some(tls) = &s.tls {
-            let versions = tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
             let plural = if tls.handshakes == 1 { "" } else { "s" };
-            line.push_str(&format!(" ({} handshake{plural}, {versions})", thousands(tls.handshakes)));
+            line.push_str(&format!(" ({} handshake{plural}, {})", thousands(tls.handshakes), versions(tls)));
         }
         return Some(line);
     }
@@ -49,12 +48,17 @@ pub(super) fn connection_line(s: &ScenarioReport) -> Option<String> {
 
 /// ` (48 full, 2 resumed, TLSv1.3)`: the handshakes by kind and the versions they settled.
 fn handshakes(tls: &TlsReport) -> String {
-    let versions = tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
     format!(
-        " ({} full, {} resumed, {versions})",
+        " ({} full, {} resumed, {})",
         thousands(tls.handshakes.saturating_sub(tls.resumed)),
-        thousands(tls.resumed)
+        thousands(tls.resumed),
+        versions(tls)
     )
+}
+
+/// `TLSv1.2, TLSv1.3`: the versions the handshakes settled.
+fn versions(tls: &TlsReport) -> String {
+    tls.versions.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
 }
 
 /// `0-RTT: N of M connections offered early data, K accepted (p50 …); time to first byte p50 …,

@@ -366,14 +366,14 @@ impl Lane {
     }
 
     /// The error of a request on `open` that did not complete within `timeout`. A 0-RTT
-    /// connection still waiting for the server's first answer is a QUIC handshake that timed
-    /// out, and is given up as a 1-RTT one past its deadline is: the next request opens anew.
+    /// connection whose handshake is unfinished is a QUIC handshake that timed out, and is given
+    /// up as a 1-RTT one past its deadline is: the next request opens anew.
     #[cold]
     #[cfg_attr(not(feature = "http3"), allow(unused_variables))]
     fn timed_out(&self, open: &Open, timeout: Duration) -> crate::error::Error {
         #[cfg(feature = "http3")]
         if let Open::Http3(h3) = open
-            && h3.handshaking()
+            && h3.handshake() != h3::Handshake::Complete
         {
             h3.abandon();
             self.forget(open);

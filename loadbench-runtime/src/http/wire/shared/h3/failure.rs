@@ -57,7 +57,7 @@ impl Opening {
 
 /// How far a failed request's connection got with its handshake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Handshake {
+pub(crate) enum Handshake {
     /// Completed: every 1-RTT connection, and a 0-RTT one the server answered.
     Complete,
     /// A 0-RTT connection the server has not answered, or whose handshake failed.

@@ -37,7 +37,8 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::uri::{Authority, PathAndQuery, Scheme};
 use tokio::time::Instant;
 
-use self::failure::{Handshake, Opening, stream_failed};
+pub(crate) use self::failure::Handshake;
+use self::failure::{Opening, stream_failed};
 use super::{Failure, Outgoing, Reply};
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Recorder;
@@ -273,16 +274,10 @@ impl Http3 {
         Some(answer)
     }
 
-    /// Whether its 0-RTT handshake is still under way: a request that times out then timed out
-    /// waiting for the handshake.
-    pub(crate) fn handshaking(&self) -> bool {
-        matches!(self.early.get(), EarlyData::Pending)
-    }
-
     /// How far its handshake got. A 0-RTT connection with no answer yet, or whose answer says
     /// the handshake failed, is unfinished; given up once closed here (only `abandon` closes
     /// one with requests on it).
-    fn handshake(&self) -> Handshake {
+    pub(crate) fn handshake(&self) -> Handshake {
         let unfinished = match self.early.get() {
             EarlyData::Pending => true,
             EarlyData::Answered(answer) => !answer.established,
