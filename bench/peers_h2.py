@@ -23,13 +23,12 @@ loadbench does where a protocol is not built yet) is reported and left out; the 
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
-import urllib.request
 
-from loopback import costs, free_port, pinned, runner_arguments, wait_listening, wrk_duration_us
+from loopback import (costs, fmt_us, free_port, interleaved, loadbench_result, median_of, pinned, print_targets,
+                      runner_arguments, save_runs, server_stats, wait_listening, wrk_duration_us)
 
 DURATION_S = 5  # fixed by the `duration = "5s"` of the scenarios in bench/src/bin/peer-loadbench.rs
 H2_CONNECTIONS, H2_STREAMS = 10, 100
@@ -88,14 +87,7 @@ def parse(tool, stdout, out):
     """Returns (completed requests, req/s, p50 µs, p99 µs, protocol or None) from what the tool wrote;
     p50 and p99 are None where the tool gives no percentiles (h2load prints min, max and mean)."""
     if tool in OURS:
-        with open(out) as f:
-            s = json.load(f)["scenarios"][0]
-        if s["failed"]:
-            errors = {k: v for k, v in (s.get("errors") or {}).items() if v}
-            print(f"warning: {tool}: {s['failed']} iterations failed: {errors}", file=sys.stderr)
-        if not s["ok"]:
-            return 0, 0.0, None, None, None
-        return s["ok"], s["rps"], s["latency_us"]["p50"], s["latency_us"]["p99"], (s.get("http") or {}).get("version")
+        return loadbench_result(tool, out)
     if tool.startswith("wrk"):
         requests = int(re.search(r"(\d+) requests in", stdout).group(1))
         rps = float(re.search(r"Requests/sec:\s+([\d.]+)", stdout).group(1))
@@ -119,17 +111,6 @@ def parse(tool, stdout, out):
         p = o["latencyPercentiles"]
         return requests, o["summary"]["requestsPerSec"], p["p50"] * 1e6, p["p99"] * 1e6, "HTTP/2"
     raise ValueError(tool)
-
-
-def server_stats(server):
-    if server["kind"] == "h2":
-        # urllib speaks HTTP/1.1 only; nghttp (from nghttp2-client, with h2load) speaks h2c.
-        proc = subprocess.run(["nghttp", server["url"] + "/stats"], capture_output=True, text=True, timeout=10)
-        if proc.returncode != 0:
-            raise RuntimeError(f"nghttp {server['url']}/stats failed: {proc.stderr.strip()}")
-        return json.loads(proc.stdout)
-    with urllib.request.urlopen(server["url"] + "/stats", timeout=10) as r:
-        return json.load(r)
 
 
 def run_once(tool, server, cpu):
@@ -162,21 +143,6 @@ def run_once(tool, server, cpu):
         "server_requests": after["requests"] - before["requests"] - 1,
         **costs(user, system, rss_kb, requests),
     }
-
-
-def fmt_us(us):
-    if us is None:
-        return "—"
-    return f"{us / 1e3:.2f}ms" if us >= 1000 else f"{us:.0f}µs"
-
-
-def median_of(runs, key):
-    values = [r[key] for r in runs if r[key] is not None]
-    return statistics.median(values) if values else None
-
-
-def per_round_ratios(results, ours, other):
-    return [a["cpu_us"] / b["cpu_us"] for a, b in zip(results[ours], results[other]) if a and b]
 
 
 def shapes():
@@ -219,16 +185,7 @@ def report(results, loads):
                   f"| {m['rss_mb']:.1f} MB |")
         print()
     print("Targets (CPU per request, median of each round's ratio):\n")
-    for ours, other, bound in targets():
-        each = per_round_ratios(results, ours, other)
-        if not each:
-            print(f"- {ours}/{other} ≤ {bound}×: not measured (a side failed or did not run)")
-            continue
-        ratio = statistics.median(each)
-        verdict = "met" if ratio <= bound else "NOT met"
-        rounds = ", ".join(f"{x:.2f}" for x in each)
-        print(f"- {ours}/{other}: {ratio:.2f}× (rounds: {rounds}); target ≤ {bound}×: {verdict}")
-    print()
+    print_targets(results, targets())
 
 
 def start_server(kind, cpu):
@@ -240,37 +197,11 @@ def start_server(kind, cpu):
 
 
 def main():
-    cpus = os.cpu_count() or 1
-    server_cpu, generator_cpu = (0, 1) if cpus >= 2 else (None, None)
     selected = set(ARGS.tools.split(",")) if ARGS.tools else None
-    results = {t: [] for _, _, tools in shapes() for t in tools}
-    loads = []
-    servers = {}
-    try:
-        servers["h2"] = start_server("h2", server_cpu)
-        servers["h1"] = start_server("h1", server_cpu)
-        for r in range(1, ARGS.rounds + 1):
-            with open("/proc/loadavg") as f:
-                loads.append(float(f.read().split()[0]))
-            for shape, server, tools in shapes():
-                for tool in tools:
-                    if selected and tool not in selected:
-                        continue
-                    res = run_once(tool, servers[server], generator_cpu)
-                    results[tool].append(res)
-                    if res:
-                        print(f"round {r} {tool}: {res['rps']:,.0f} req/s, {res['cpu_us']:.2f} µs CPU/request, "
-                              f"{res['requests']} requests ({res['server_requests']} at the server) on "
-                              f"{res['server_connections']} connections, {res['protocol']}, {res['rss_mb']:.1f} MB",
-                              file=sys.stderr, flush=True)
-    finally:
-        for s in servers.values():
-            s["proc"].terminate()
-            s["proc"].wait()
+    results, loads = interleaved(ARGS.rounds, shapes(), ("h2", "h1"), start_server, run_once, selected,
+                                 lambda res: f"{res['rss_mb']:.1f} MB")
     if ARGS.save:
-        with open(ARGS.save, "w") as f:
-            json.dump({"rounds": ARGS.rounds, "duration_s": DURATION_S, "loads": loads, "results": results}, f,
-                      indent=1)
+        save_runs(ARGS.save, ARGS.rounds, DURATION_S, loads, results)
     report(results, loads)
 
 

@@ -27,13 +27,12 @@ yet) is reported and left out; the others still run.
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import urllib.request
 
-from loopback import costs, free_port, pinned, runner_arguments, wait_listening
+from loopback import (costs, fmt_us, free_port, interleaved, loadbench_result, median_of, pinned, print_targets,
+                      runner_arguments, save_runs, server_stats, wait_listening)
 
 DURATION_S = 5  # fixed by the `duration = "5s"` of the scenarios in bench/src/bin/peer-loadbench.rs
 CONNECTIONS, STREAMS = 10, 100
@@ -85,14 +84,7 @@ def command(tool, url, out):
 def parse(tool, out):
     """Returns (completed requests, req/s, p50 µs, p99 µs, protocol or None) from what the tool wrote."""
     if tool in OURS:
-        with open(out) as f:
-            s = json.load(f)["scenarios"][0]
-        if s["failed"]:
-            errors = {k: v for k, v in (s.get("errors") or {}).items() if v}
-            print(f"warning: {tool}: {s['failed']} iterations failed: {errors}", file=sys.stderr)
-        if not s["ok"]:
-            return 0, 0.0, None, None, None
-        return s["ok"], s["rps"], s["latency_us"]["p50"], s["latency_us"]["p99"], (s.get("http") or {}).get("version")
+        return loadbench_result(tool, out)
     if tool.startswith("oha"):
         with open(out) as f:
             o = json.load(f)
@@ -107,18 +99,6 @@ def parse(tool, out):
             return 0, 0.0, None, None, None
         return requests, o["summary"]["requestsPerSec"], p["p50"] * 1e6, p["p99"] * 1e6, "HTTP/3"
     raise ValueError(tool)
-
-
-def server_stats(server):
-    """The server's counts: the h3 server's over plain HTTP/1.1 on its stats port, the h2 server's
-    over h2c with `nghttp` (urllib speaks HTTP/1.1 only)."""
-    if server["kind"] == "h2":
-        proc = subprocess.run(["nghttp", server["url"] + "/stats"], capture_output=True, text=True, timeout=10)
-        if proc.returncode != 0:
-            raise RuntimeError(f"nghttp {server['url']}/stats failed: {proc.stderr.strip()}")
-        return json.loads(proc.stdout)
-    with urllib.request.urlopen(server["stats"] + "/stats", timeout=10) as r:
-        return json.load(r)
 
 
 def udp_rcvbuf_errors():
@@ -169,21 +149,6 @@ def run_once(tool, server, cpu):
     }
 
 
-def fmt_us(us):
-    if us is None:
-        return "—"
-    return f"{us / 1e3:.2f}ms" if us >= 1000 else f"{us:.0f}µs"
-
-
-def median_of(runs, key):
-    values = [r[key] for r in runs if r[key] is not None]
-    return statistics.median(values) if values else None
-
-
-def per_round_ratios(results, ours, other):
-    return [a["cpu_us"] / b["cpu_us"] for a, b in zip(results[ours], results[other]) if a and b]
-
-
 def report(results, loads):
     pinning = "servers on CPU 0, generators on CPU 1" if (os.cpu_count() or 1) >= 2 else "no pinning (1 CPU)"
     print(f"\nMedians of {ARGS.rounds} interleaved rounds, {DURATION_S} s per run; {pinning}; CPU = user+sys of the "
@@ -214,19 +179,7 @@ def report(results, loads):
                   f"| {m['user_us']:.2f} | {m['sys_us']:.2f} | {m['core_use']:.0%} | {m['rss_mb']:.1f} MB | {drops} |")
         print()
     print("CPU per request, median of each round's ratio:\n")
-    for ours, other, bound in TARGETS:
-        each = per_round_ratios(results, ours, other)
-        if not each:
-            print(f"- {ours}/{other}: not measured (a side failed or did not run)")
-            continue
-        ratio = statistics.median(each)
-        rounds = ", ".join(f"{x:.2f}" for x in each)
-        if bound is None:
-            print(f"- {ours}/{other}: {ratio:.2f}× (rounds: {rounds})")
-        else:
-            verdict = "met" if ratio <= bound else "NOT met"
-            print(f"- {ours}/{other}: {ratio:.2f}× (rounds: {rounds}); target ≤ {bound}×: {verdict}")
-    print()
+    print_targets(results, TARGETS)
 
 
 def start_server(kind, cpu):
@@ -247,38 +200,12 @@ def start_server(kind, cpu):
 
 
 def main():
-    cpus = os.cpu_count() or 1
-    server_cpu, generator_cpu = (0, 1) if cpus >= 2 else (None, None)
     selected = set(ARGS.tools.split(",")) if ARGS.tools else None
-    results = {t: [] for _, _, tools in SHAPES for t in tools}
-    loads = []
-    servers = {}
-    try:
-        servers["h3"] = start_server("h3", server_cpu)
-        servers["h2"] = start_server("h2", server_cpu)
-        for r in range(1, ARGS.rounds + 1):
-            with open("/proc/loadavg") as f:
-                loads.append(float(f.read().split()[0]))
-            for _, server, tools in SHAPES:
-                for tool in tools:
-                    if selected and tool not in selected:
-                        continue
-                    res = run_once(tool, servers[server], generator_cpu)
-                    results[tool].append(res)
-                    if res:
-                        print(f"round {r} {tool}: {res['rps']:,.0f} req/s, {res['cpu_us']:.2f} µs CPU/request, "
-                              f"{res['requests']} requests ({res['server_requests']} at the server) on "
-                              f"{res['server_connections']} connections, {res['protocol']}, {res['core_use']:.0%} of a "
-                              f"core, {res['rss_mb']:.1f} MB, "
-                              f"{res['udp_drops']} UDP drops", file=sys.stderr, flush=True)
-    finally:
-        for s in servers.values():
-            s["proc"].terminate()
-            s["proc"].wait()
+    results, loads = interleaved(ARGS.rounds, SHAPES, ("h3", "h2"), start_server, run_once, selected,
+                                 lambda res: f"{res['core_use']:.0%} of a core, {res['rss_mb']:.1f} MB, "
+                                             f"{res['udp_drops']} UDP drops")
     if ARGS.save:
-        with open(ARGS.save, "w") as f:
-            json.dump({"rounds": ARGS.rounds, "duration_s": DURATION_S, "loads": loads, "results": results}, f,
-                      indent=1)
+        save_runs(ARGS.save, ARGS.rounds, DURATION_S, loads, results)
     report(results, loads)
 
 

@@ -32,7 +32,8 @@ import tempfile
 import time
 import urllib.request
 
-from loopback import costs, free_port, pinned, runner_arguments, wait_listening, wrk_duration_us
+from loopback import (costs, fmt_us, free_port, median_of, pinned, runner_arguments, save_runs, wait_listening,
+                      wrk_duration_us)
 
 STEADY_FROM_S = 2.0  # keep-alive runs: when every connection has made its handshake
 
@@ -174,14 +175,6 @@ def steady_cpu_per_request(proc, server):
     return (cpu1 - cpu0) / os.sysconf("SC_CLK_TCK") * 1e6 / max(req1 - req0 - 1, 1)
 
 
-def fmt_us(us):
-    return f"{us / 1e3:.2f}ms" if us >= 1000 else f"{us:.0f}µs"
-
-
-def median_of(runs, key):
-    return statistics.median(r[key] for r in runs)
-
-
 def ratio_line(results, key, ours, peer, label, fmt="{:.2f}"):
     pairs = [(a, b) for a, b in zip(results[ours], results[peer])
              if a is not None and b is not None and a[key] is not None and b[key] is not None]
@@ -284,10 +277,9 @@ def main():
                 s["proc"].terminate()
                 s["proc"].wait()
     if ARGS.save:
-        with open(ARGS.save, "w") as f:
-            json.dump({"rounds": ARGS.rounds, "duration_s": ARGS.duration, "loads": loads,
-                       "results": [{"shape": s, "c": c, "tool": t, "runs": runs}
-                                   for (s, c), by_tool in results.items() for t, runs in by_tool.items()]}, f, indent=1)
+        save_runs(ARGS.save, ARGS.rounds, ARGS.duration, loads,
+                  [{"shape": s, "c": c, "tool": t, "runs": runs}
+                   for (s, c), by_tool in results.items() for t, runs in by_tool.items()])
     report(results, ARGS.rounds, loads)
 
 
